@@ -1,0 +1,516 @@
+"""Loaders, samplers and datasets: which sampler reaches which loader, whether a loader is
+trained on, where it is iterated, and whether something else shards it for you.
+
+Every judgement a data rule needs is made here, once per file, so DDP001 and DDP002 agree on what
+a "training loader" or an "epoch loop" is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.facts import LoopSite
+from ddplint.analysis.flow import Flow, contained_values
+from ddplint.analysis.syntax import (
+    alternatives,
+    argument,
+    calls_in,
+    dotted_name,
+    double_star_args,
+    has_star_args,
+    identifier_words,
+    is_false,
+    is_none,
+    is_true,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+)
+
+if TYPE_CHECKING:
+    from ddplint.analysis.facts import CallSite, ModuleFacts
+
+DATALOADER = {"torch.utils.data.DataLoader"}
+DISTRIBUTED_SAMPLER = {"torch.utils.data.DistributedSampler"}
+BATCH_SAMPLER = {"torch.utils.data.BatchSampler"}
+# Samplers that always draw from the whole dataset: on every rank, the same data.
+WHOLE_DATASET_SAMPLERS = {"torch.utils.data.RandomSampler"}
+ITERABLE_DATASETS = {
+    "torch.utils.data.IterableDataset",
+    "torch.utils.data.ChainDataset",
+    "datasets.IterableDataset",
+    "webdataset.WebDataset",
+    "webdataset.DataPipeline",
+    "torchdata.datapipes.iter.IterableWrapper",
+}
+# Functions that split a dataset or stream per rank (the file shards by hand or by library).
+SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank"}
+
+# Hooks whose returned loader a framework re-wraps with a DistributedSampler.
+FRAMEWORK_LOADER_HOOKS = {
+    "train_dataloader",  # Lightning (LightningModule / LightningDataModule)
+    "val_dataloader",
+    "test_dataloader",
+    "predict_dataloader",
+    "get_train_dataloader",  # transformers.Trainer overrides
+    "get_eval_dataloader",
+    "get_test_dataloader",
+}
+LIGHTNING_PACKAGES = ("lightning", "lightning.pytorch", "lightning.fabric")
+ACCELERATE_PACKAGES = ("accelerate", "ray")
+LIGHTNING_SINKS = {"fit", "validate", "test", "predict", "setup_dataloaders"}
+ACCELERATE_SINKS = {"prepare", "prepare_data_loader"}
+ALWAYS_SINKS = {"setup_dataloaders", "prepare_data_loader"}
+
+EVAL_WORDS = {"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout", "calib"}
+_OPTIMIZER_LIKE = re.compile(r"optim|^opt$|scaler|engine")
+
+# DDP004: what counts as loading or preprocessing data.
+DATA_READERS = {
+    "torch.load",
+    "numpy.load",
+    "numpy.loadtxt",
+    "numpy.genfromtxt",
+    "numpy.fromfile",
+    "numpy.memmap",
+    "json.load",
+    "pickle.load",
+    "datasets.load_dataset",
+    "datasets.load_from_disk",
+    "h5py.File",
+}
+DATA_READER_PREFIXES = ("pandas.read_", "torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
+_DATA_VERBS = {"load", "read", "build", "prepare", "make", "create", "get", "generate", "fetch", "process", "gen"}
+_DATA_NOUNS = {
+    "data", "dataset", "datasets", "corpus", "vocab", "split", "splits", "shard", "shards", "example",
+    "examples", "sample", "samples", "feature", "features", "record", "records", "csv", "json", "jsonl",
+    "parquet", "text", "texts", "image", "images", "tokens", "df", "dataframe", "frame", "files", "items",
+}
+_PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "featurize", "featurise", "encode_dataset"}
+_NOT_DATA_WORDS = {"state", "checkpoint", "ckpt", "model", "weights", "config", "optimizer", "scheduler", "pretrained"}
+
+
+@dataclass(eq=False)
+class LoaderInfo:
+    site: "CallSite"
+    sampler: str  # "present" | "absent" | "whole-dataset" (a RandomSampler: no sharding)
+    dataset: Optional[cst.BaseExpression]
+    shuffle: Optional[bool]  # True / False literal, None when not passed or not a literal
+    names: set[str] = field(default_factory=set)  # words of the names it is stored under
+
+
+@dataclass(eq=False)
+class SamplerInfo:
+    site: "CallSite"
+    shuffles: bool
+    loaders: list[LoaderInfo]
+
+
+@dataclass(eq=False)
+class Iteration:
+    """A place where a loader is iterated, with the loop (if any) around it that repeats that."""
+
+    loader: LoaderInfo
+    where: "CallSite | LoopSite"
+    epoch_loop: Optional["LoopSite"]
+
+
+class DataModel:
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.facts = facts
+        self.flow = Flow(facts)
+
+    # -- classes defined in this file ---------------------------------------------------------
+    @cached_property
+    def loader_classes(self) -> set[str]:
+        return self.facts.subclasses_of(DATALOADER)
+
+    @cached_property
+    def sampler_classes(self) -> set[str]:
+        return self.facts.subclasses_of(DISTRIBUTED_SAMPLER)
+
+    @cached_property
+    def iterable_dataset_classes(self) -> set[str]:
+        return self.facts.subclasses_of(ITERABLE_DATASETS)
+
+    def constructs(self, node: Optional[cst.CSTNode], qualified: set[str], local: set[str]) -> bool:
+        return isinstance(node, cst.Call) and self.facts.is_instance_of(node, qualified, local)
+
+    # -- loaders ------------------------------------------------------------------------------
+    @cached_property
+    def loaders(self) -> list[LoaderInfo]:
+        out = []
+        for site in self.facts.calls:
+            if self.constructs(site.node, DATALOADER, self.loader_classes):
+                out.append(self._describe_loader(site))
+        return out
+
+    def _describe_loader(self, site: "CallSite") -> LoaderInfo:
+        call = site.node
+        shuffle_arg = argument(call, "shuffle", 2)
+        shuffle = True if is_true(shuffle_arg) else False if is_false(shuffle_arg) else None
+        return LoaderInfo(
+            site=site,
+            sampler=self._sampler_state(site),
+            dataset=argument(call, "dataset", 0),
+            shuffle=shuffle,
+            names=self._stored_names(site),
+        )
+
+    def _sampler_state(self, site: "CallSite") -> str:
+        call, scope = site.node, site.context.scope
+        passed = [e for e in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)) if e is not None]
+        if has_star_args(call):
+            return "present"  # positional *args: cannot tell, so assume the author passed one
+        for kwargs in double_star_args(call):
+            keys = self._dict_keys(kwargs, scope)
+            if keys is None or keys & {"sampler", "batch_sampler"}:
+                return "present"
+        state = "absent"
+        for expr in passed:
+            sources = self.flow.sources(expr, scope)
+            if all(is_none(s.node) for s in sources):
+                continue
+            if all(self.constructs(s.node, WHOLE_DATASET_SAMPLERS, set()) for s in sources):
+                state = "whole-dataset"
+                continue
+            return "present"
+        return state
+
+    def _dict_keys(self, expr: cst.BaseExpression, scope) -> Optional[set[str]]:
+        """The literal keys a `**kwargs` dict may hold, or None if they cannot be known."""
+        keys: set[str] = set()
+        for source in self.flow.sources(expr, scope):
+            literal = _literal_dict_keys(source.node)
+            if literal is None:
+                return None
+            keys |= literal
+        name = dotted_name(expr)
+        if name is not None:
+            added = self._keys_added_later(name, scope)
+            if added is None:
+                return None
+            keys |= added
+        return keys
+
+    def _keys_added_later(self, name: str, scope) -> Optional[set[str]]:
+        """Keys put into dict `name` after it is built: `d["k"] = v`, `d.update(k=v)`."""
+        keys = {b.item for holder in _scopes_up(scope) for b in holder.bindings.get(name, []) if b.kind == "item"}
+        for site in self.facts.calls:
+            owner = receiver(site.node.func)
+            if site.name not in ("update", "setdefault") or owner is None or dotted_name(owner) != name:
+                continue
+            if site.name == "setdefault" and site.node.args:
+                literal = string_value(site.node.args[0].value)
+                if literal is None:
+                    return None
+                keys.add(literal)
+            elif site.name == "update" and all(arg.keyword is not None for arg in site.node.args):
+                keys.update(arg.keyword.value for arg in site.node.args)
+            else:
+                return None
+        return keys
+
+    def _stored_names(self, site: "CallSite") -> set[str]:
+        """Words of the names a loader is assigned to or handed over as (`train_loader` ->
+        {'train', 'loader'}), and of its dataset argument."""
+        words: set[str] = set()
+        call = site.node
+        for holder in _scopes_up(site.context.scope):
+            for key, bindings in holder.bindings.items():
+                for binding in bindings:
+                    if binding.value is not None and any(option is call for option in alternatives(binding.value)):
+                        words.update(identifier_words(key.split(".")[-1]))
+        function = self.facts.function_of(site.context.scope)
+        if function is not None and any(call is value for value in function.returns):
+            words.update(identifier_words(function.name))
+        dataset = argument(call, "dataset", 0)
+        if dataset is not None:
+            name = dotted_name(dataset)
+            if name:
+                words.update(identifier_words(name.split(".")[-1]))
+        return words
+
+    # -- who shards for you -------------------------------------------------------------------
+    def handed_to_framework(self, loader: LoaderInfo) -> bool:
+        """Whether a framework re-wraps this loader with a sampler of its own."""
+        for function in self.facts.functions:
+            if function.name in FRAMEWORK_LOADER_HOOKS and function.class_name is not None:
+                for value in function.returns:
+                    if self.flow.feeds(value, function.scope, loader.site.node):
+                        return True
+        for site in self._framework_sinks:
+            for arg in site.node.args:
+                if self.flow.feeds(arg.value, site.context.scope, loader.site.node):
+                    return True
+        return False
+
+    @cached_property
+    def _framework_sinks(self) -> list["CallSite"]:
+        imports = self.facts.imports
+        uses_lightning = imports.imports_any(LIGHTNING_PACKAGES)
+        uses_accelerate = imports.imports_any(ACCELERATE_PACKAGES)
+        sinks = []
+        for site in self.facts.calls:
+            name = site.name
+            owner = receiver(site.node.func)
+            owner_words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+            if name in ALWAYS_SINKS:
+                sinks.append(site)
+            elif name in LIGHTNING_SINKS and owner is not None and uses_lightning:
+                sinks.append(site)
+            elif name in ACCELERATE_SINKS and (uses_accelerate or "accelerator" in owner_words):
+                sinks.append(site)
+        return sinks
+
+    def is_iterable_dataset(self, loader: LoaderInfo) -> bool:
+        if loader.dataset is None:
+            return False
+        for source in self.flow.sources(loader.dataset, loader.site.context.scope):
+            node = source.node
+            if self.constructs(node, ITERABLE_DATASETS, self.iterable_dataset_classes):
+                return True
+            if isinstance(node, cst.Call):
+                streaming = keyword_arg(node, "streaming")
+                if streaming is not None and not is_false(streaming.value):
+                    return True  # datasets.load_dataset(..., streaming=True)
+                if last_name(node.func) == "to_iterable_dataset":
+                    return True
+        return False
+
+    def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
+        """The dataset is already this rank's part (`Subset(ds, range(rank, n, world))`,
+        `ds.shard(num_shards=world, index=rank)`, `split_dataset_by_node(...)`)."""
+        if loader.dataset is None:
+            return False
+        ranks = self.facts.ranks
+        scope = loader.site.context.scope
+        for source in self.flow.sources(loader.dataset, scope):
+            if source.node is None:
+                continue
+            if ranks.depends_on_rank(source.node, source.scope):
+                return True
+            for sub in calls_in(source.node):
+                if last_name(sub.func) in SHARDING_FUNCTIONS:
+                    return True
+        return False
+
+    # -- training vs evaluation -----------------------------------------------------------------
+    def is_training_loader(self, loader: LoaderInfo) -> bool:
+        """Trained on: shuffled, named for training, or iterated where the model steps."""
+        if loader.shuffle:
+            return True
+        words = loader.names
+        if any(w.startswith("train") for w in words) and not (words & EVAL_WORDS):
+            return True
+        for iteration in self.iterations(loader):
+            if self._is_training_place(iteration.where):
+                return True
+        return False
+
+    def _is_training_place(self, where) -> bool:
+        if isinstance(where, LoopSite):
+            return any(self._is_training_call(site) for site in self._calls_in_loop.get(id(where.node), ()))
+        # passed to a callee: named for training (`train_one_epoch(loader)`)
+        return any(word.startswith("train") or word == "fit" for word in identifier_words(where.name or ""))
+
+    def _is_training_call(self, site: "CallSite") -> bool:
+        name = site.name
+        if name == "backward":
+            return True
+        if name == "step":
+            owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
+            return bool(_OPTIMIZER_LIKE.search(owner.lower()))
+        if any(word.startswith("train") for word in identifier_words(name or "")):
+            return True
+        return any(f in self._training_functions for f, _ in self.facts.functions_called_by(site))
+
+    @cached_property
+    def _calls_in_loop(self) -> dict[int, list["CallSite"]]:
+        index: dict[int, list] = {}
+        for site in self.facts.calls:
+            for loop in site.context.loops:
+                index.setdefault(id(loop.node), []).append(site)
+        return index
+
+    @cached_property
+    def _training_functions(self) -> set:
+        """The file's functions that call backward() / optimizer.step(), directly or through
+        other functions of the file."""
+        direct_calls: dict[int, list] = {}
+        for site in self.facts.calls:
+            function = self.facts.function_of(site.context.scope)
+            if function is not None:
+                direct_calls.setdefault(id(function), []).append(site)
+        trained: set = set()
+        changed = True
+        while changed:
+            changed = False
+            for function in self.facts.functions:
+                if function in trained:
+                    continue
+                for site in direct_calls.get(id(function), []):
+                    name = site.name
+                    owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
+                    if name == "backward" or (name == "step" and _OPTIMIZER_LIKE.search(owner.lower())) or any(
+                        f in trained for f, _ in self.facts.functions_called_by(site)
+                    ):
+                        trained.add(function)
+                        changed = True
+                        break
+        return trained
+
+    # -- iteration and epochs -------------------------------------------------------------------
+    def iterations(self, loader: LoaderInfo) -> list[Iteration]:
+        return self._iterations.get(id(loader), [])
+
+    @cached_property
+    def _iterations(self) -> dict[int, list[Iteration]]:
+        out: dict[int, list[Iteration]] = {}
+        for loader in self.loaders:
+            found: list[Iteration] = []
+            target = loader.site.node
+            for loop in self.facts.loops:
+                iterable = loop.iterable
+                if iterable is None:
+                    continue
+                for via in self._feeding_paths(iterable, loop.context.scope, target):
+                    found.append(Iteration(loader, loop, _enclosing_loop(loop.context.loops, via)))
+            for site in self.facts.calls:
+                if site.name in ("iter", "cycle") and site.node.args:
+                    for via in self._feeding_paths(site.node.args[0].value, site.context.scope, target):
+                        found.append(Iteration(loader, site, _enclosing_loop(site.context.loops, via)))
+                elif self._passes_to_unknown_trainer(site, target):
+                    found.append(Iteration(loader, site, _enclosing_loop(site.context.loops, ())))
+            out[id(loader)] = found
+        return out
+
+    def _passes_to_unknown_trainer(self, site: "CallSite", target) -> bool:
+        """`engine.train_one_epoch(model, loader)`: a call out of this file that runs an epoch."""
+        if self.facts.functions_called_by(site):
+            return False
+        words = identifier_words(site.name or "")
+        if not any(w.startswith("train") or w in ("fit", "epoch") for w in words):
+            return False
+        return any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args)
+
+    def _feeding_paths(self, expr, scope, target) -> list[tuple]:
+        """The call-site chains (`via`) along which `target` reaches `expr`."""
+        paths = []
+        for source in self.flow.sources(expr, scope):
+            if source.node is target or (
+                source.node is not None and self._wraps(source, target)
+            ):
+                paths.append(source.via)
+        return paths
+
+    def _wraps(self, source, target) -> bool:
+        return any(self.flow.feeds(inner, source.scope, target) for inner in contained_values(source.node))
+
+    # -- samplers -------------------------------------------------------------------------------
+    @cached_property
+    def samplers(self) -> list[SamplerInfo]:
+        out = []
+        for site in self.facts.calls:
+            if self.constructs(site.node, DISTRIBUTED_SAMPLER, self.sampler_classes):
+                shuffle = argument(site.node, "shuffle", 3)
+                shuffles = not is_false(shuffle)
+                out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
+        return out
+
+    def _loaders_of(self, sampler_site: "CallSite") -> list[LoaderInfo]:
+        target = sampler_site.node
+        out = []
+        for loader in self.loaders:
+            call, scope = loader.site.node, loader.site.context.scope
+            sampler = argument(call, "sampler", 3)
+            batch_sampler = argument(call, "batch_sampler", 4)
+            for expr in (sampler, batch_sampler):
+                if expr is not None and self.flow.feeds(expr, scope, target):
+                    out.append(loader)
+                    break
+        return out
+
+    def set_epoch_reaches(self, sampler: SamplerInfo) -> bool:
+        """Whether some `set_epoch(...)` call may be made on this sampler (or unknowably might)."""
+        targets = [sampler.site.node, *(loader.site.node for loader in sampler.loaders)]
+        for site in self.facts.calls:
+            if site.name != "set_epoch":
+                continue
+            owner = receiver(site.node.func)
+            if owner is None:
+                continue
+            # loader.sampler.set_epoch / loader.batch_sampler.sampler.set_epoch: the loader decides.
+            while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
+                owner = owner.value
+            for target in targets:
+                answer = self.flow.feeds(owner, site.context.scope, target)
+                if answer is None or answer:
+                    return True
+        return False
+
+    # -- DDP004 -----------------------------------------------------------------------------------
+    def is_data_work(self, site: "CallSite") -> bool:
+        """Loading or preprocessing data (not checkpoints, models, configs or logs)."""
+        call = site.node
+        qualified = self.facts.qualified_names(call.func)
+        words = set(identifier_words(site.name or ""))
+        argument_words = set()
+        for arg in call.args[:1]:
+            argument_words.update(identifier_words(dotted_name(arg.value) or ""))
+        if words & _NOT_DATA_WORDS or argument_words & _NOT_DATA_WORDS:
+            return False
+        if qualified & DATA_READERS or any(q.startswith(DATA_READER_PREFIXES) for q in qualified):
+            return True
+        if words & _PREPROCESS_WORDS or any(w.startswith(("preprocess", "tokeniz")) for w in words):
+            return True
+        if words & _DATA_VERBS and words & _DATA_NOUNS:
+            return True
+        if (dotted_name(call.func) or "") in self.dataset_classes:
+            return True
+        name = site.name or ""
+        return name.endswith("Dataset") or name == "ImageFolder"
+
+    @cached_property
+    def dataset_classes(self) -> set[str]:
+        return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
+
+
+def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:
+    """Keys of `{"a": 1}` or `dict(a=1)`; None for anything whose keys are not all literal."""
+    if isinstance(node, cst.Dict):
+        keys = set()
+        for element in node.elements:
+            literal = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if literal is None:
+                return None
+            keys.add(literal)
+        return keys
+    if isinstance(node, cst.Call) and last_name(node.func) == "dict":
+        if any(arg.keyword is None for arg in node.args):
+            return None
+        return {arg.keyword.value for arg in node.args}
+    return None
+
+
+def _scopes_up(scope):
+    while scope is not None:
+        yield scope
+        scope = scope.parent
+
+
+def _enclosing_loop(loops, via) -> Optional["LoopSite"]:
+    """The innermost loop that repeats this place: around it in its own function, or else
+    around the call site(s) through which the loader arrived."""
+    if loops:
+        return loops[-1]
+    for call_site in via:
+        if call_site.context.loops:
+            return call_site.context.loops[-1]
+    return None

@@ -1,0 +1,245 @@
+"""Is this a distributed script, what is a rank, and what is a rank-0 guard.
+
+Rank guards are written a dozen ways in real code (`rank == 0`, `not rank`, `local_rank in (-1,
+0)`, `is_main_process()`, `accelerator.is_main_process`, `trainer.is_global_zero`, `master_process
+= ddp_rank == 0`, `args.rank % ngpus_per_node == 0`); this module is the one place that knows them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.syntax import dotted_name, int_value, last_name, receiver, string_value, walk
+
+if TYPE_CHECKING:
+    from ddplint.analysis.facts import CallSite, ModuleFacts, Scope
+
+# Reading one of these from the environment means the script expects a launcher (torchrun).
+LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
+RANK_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID", "GROUP_RANK"})
+
+# Calls that make a script multi-process by themselves.
+DISTRIBUTED_ENTRY_POINTS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+        "torch.utils.data.DistributedSampler",
+        "deepspeed.init_distributed",
+    }
+)
+
+RANK_FUNCTIONS = frozenset(
+    {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
+)
+_RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
+
+# Names (of functions, properties or flags) that mean "this process is rank 0".
+RANK_ZERO_NAMES = frozenset(
+    {
+        "is_main_process",
+        "is_local_main_process",
+        "main_process",
+        "is_main",
+        "is_master",
+        "master",
+        "is_master_process",
+        "master_process",
+        "is_master_ordinal",
+        "is_rank_zero",
+        "is_rank_0",
+        "rank_zero",
+        "is_global_zero",
+        "is_local_zero",
+        "is_world_process_zero",
+        "is_local_process_zero",
+        "is_primary",
+        "is_chief",
+    }
+)
+
+BROADCAST_COLLECTIVES = frozenset({"broadcast", "broadcast_object_list", "scatter", "scatter_object_list"})
+BARRIER_COLLECTIVES = frozenset({"barrier", "monitored_barrier", "wait_for_everyone"})
+
+_MAX_DEPTH = 4  # how far a value is followed through assignments
+
+
+@dataclass(frozen=True)
+class DistributedContext:
+    """Why a file counts as distributed (empty evidence: it does not)."""
+
+    evidence: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.evidence)
+
+
+def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
+    for site in facts.calls:
+        names = facts.qualified_names(site.node.func)
+        hit = names & DISTRIBUTED_ENTRY_POINTS
+        if hit:
+            return DistributedContext(f"calls {sorted(hit)[0]}")
+    for key, _ in facts.env_reads:
+        if key in LAUNCHER_ENV_VARS:
+            return DistributedContext(f"reads {key} from the environment")
+    for site in facts.calls:
+        key = environment_key(site.node)
+        if key in LAUNCHER_ENV_VARS:
+            return DistributedContext(f"reads {key} from the environment")
+    for branch in facts.branches:
+        key = _environ_membership(branch.test)
+        if key in LAUNCHER_ENV_VARS:
+            return DistributedContext(f"reads {key} from the environment")
+    return DistributedContext()
+
+
+def environment_key(call: cst.Call) -> Optional[str]:
+    """`os.environ.get("RANK")` / `os.getenv("RANK")` -> "RANK"."""
+    name = last_name(call.func)
+    owner = dotted_name(receiver(call.func)) if receiver(call.func) is not None else None
+    reads_env = (name == "get" and owner is not None and owner.split(".")[-1] == "environ") or name == "getenv"
+    if reads_env and call.args and call.args[0].keyword is None:
+        return string_value(call.args[0].value)
+    return None
+
+
+def _environ_membership(test: cst.BaseExpression) -> Optional[str]:
+    """`"LOCAL_RANK" in os.environ` -> "LOCAL_RANK"."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        owner = dotted_name(target.comparator)
+        if isinstance(target.operator, cst.In) and owner and owner.split(".")[-1] == "environ":
+            return string_value(test.left)
+    if isinstance(test, cst.BooleanOperation):
+        return _environ_membership(test.left) or _environ_membership(test.right)
+    return None
+
+
+def _environ_subscript_key(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        owner = dotted_name(node.value)
+        element = node.slice[0].slice
+        if owner and owner.split(".")[-1] == "environ" and isinstance(element, cst.Index):
+            return string_value(element.value)
+    return None
+
+
+class RankModel:
+    """Answers "is this expression a rank?" and "is this condition true only on rank 0?"."""
+
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.facts = facts
+
+    # -- ranks ------------------------------------------------------------------------------
+    def is_rank(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = last_name(node) or ""
+            if _RANK_WORD.search(name.lower()):
+                return True
+            return self._bound_to(node, scope, depth, self.is_rank)
+        if isinstance(node, cst.Call):
+            name = last_name(node.func)
+            if name in RANK_FUNCTIONS:
+                return True
+            if environment_key(node) in RANK_ENV_VARS:
+                return True
+            # int(os.environ["LOCAL_RANK"]), str(rank)
+            if name in ("int", "str") and node.args:
+                return self.is_rank(node.args[0].value, scope, depth + 1)
+            return False
+        if _environ_subscript_key(node) in RANK_ENV_VARS:
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Modulo, cst.FloorDivide)):
+            # args.rank % ngpus_per_node: the local rank on each node
+            return self.is_rank(node.left, scope, depth + 1)
+        return False
+
+    def depends_on_rank(self, node: cst.CSTNode, scope: "Scope", depth: int = 0) -> bool:
+        """Whether any part of an expression is, or is computed from, a rank
+        (`indices[rank::world_size]`, `Subset(ds, my_indices)` with `my_indices = range(rank, ...)`)."""
+        if depth > _MAX_DEPTH:
+            return False
+        for sub in walk(node):
+            if not isinstance(sub, cst.BaseExpression):
+                continue
+            if self.is_rank(sub, scope, depth):
+                return True
+            if isinstance(sub, cst.Name) and self._bound_to(sub, scope, depth, self.depends_on_rank):
+                return True
+        return False
+
+    # -- rank-0 guards ------------------------------------------------------------------------
+    def is_rank_zero_guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(test, cst.Comparison):
+            return self._compares_rank_to_zero(test, scope, depth)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            # `not rank` is rank 0; `not is_main_process()` is everyone else.
+            return self.is_rank(test.expression, scope, depth + 1)
+        if isinstance(test, cst.BooleanOperation):
+            return self.is_rank_zero_guard(test.left, scope, depth + 1) or self.is_rank_zero_guard(
+                test.right, scope, depth + 1
+            )
+        if isinstance(test, cst.Call):
+            return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            if (last_name(test) or "").lower() in RANK_ZERO_NAMES:
+                return True
+            return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
+        return False
+
+    def _compares_rank_to_zero(self, test: cst.Comparison, scope: "Scope", depth: int) -> bool:
+        if len(test.comparisons) != 1:
+            return False
+        operator = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(operator, (cst.Equal, cst.Is)):
+            if int_value(right) == 0:
+                return self.is_rank(left, scope, depth + 1)
+            if int_value(left) == 0:
+                return self.is_rank(right, scope, depth + 1)
+            return False
+        if isinstance(operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            values = {int_value(element.value) for element in right.elements}
+            return 0 in values and values <= {0, -1} and self.is_rank(left, scope, depth + 1)
+        if isinstance(operator, cst.LessThanEqual) and int_value(right) == 0:
+            return self.is_rank(left, scope, depth + 1)
+        if isinstance(operator, cst.LessThan) and int_value(right) == 1:
+            return self.is_rank(left, scope, depth + 1)
+        return False
+
+    def _bound_to(self, node, scope, depth, predicate) -> bool:
+        """Whether a name is assigned (in scope) from something the predicate accepts."""
+        key = dotted_name(node)
+        if key is None:
+            return False
+        for binding in scope.lookup(key):
+            if binding.kind == "assign" and binding.value is not None:
+                if predicate(binding.value, scope, depth + 1):
+                    return True
+        return False
+
+    # -- collectives ----------------------------------------------------------------------------
+    def collective_kind(self, site: "CallSite") -> Optional[str]:
+        """"broadcast" / "barrier" for a call that makes the other ranks wait, else None."""
+        name = site.name
+        if name not in BROADCAST_COLLECTIVES and name not in BARRIER_COLLECTIVES:
+            return None
+        qualified = self.facts.qualified_names(site.node.func)
+        if qualified and not any(q.startswith(("torch.distributed", "accelerate", "deepspeed")) for q in qualified):
+            return None  # numpy.broadcast and friends
+        return "broadcast" if name in BROADCAST_COLLECTIVES else "barrier"

@@ -1,0 +1,475 @@
+"""ModuleFacts: one pass over a libcst module that records what every rule needs.
+
+The pass is deliberately cheaper than libcst's generic metadata providers (scope, qualified
+names, parents): it keeps an import table, the bindings of each scope, every call / loop / branch
+with the context it sits in (scope, enclosing loops and branches, statement path), and the
+functions and classes of the file. Questions about meaning (is this a rank-0 guard, which loader
+does this sampler reach) are answered from these records by `distributed.py` and `data.py`, each
+at most once per file (cached properties below).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator, Optional, Sequence, Union
+
+import libcst as cst
+
+from ddplint.analysis.imports import ImportTable
+from ddplint.analysis.syntax import dotted_name, last_name, string_value
+
+Loop = Union[cst.For, cst.While]
+Branch = Union[cst.If, cst.IfExp]
+
+
+@dataclass(eq=False)
+class Binding:
+    """One assignment to a name or attribute chain (`x`, `self.loader`, `args.rank`)."""
+
+    key: str
+    value: Optional[cst.BaseExpression]
+    kind: str  # assign | param | loop | with | unpack | item
+    node: cst.CSTNode
+    index: Optional[int] = None  # position in a tuple unpacking
+    item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # module | class | function
+    node: cst.CSTNode
+    parent: Optional["Scope"]
+    name: str = ""
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    path_depth: int = 0  # statement-path depth at which this scope's body starts
+
+    def bind(self, binding: Binding) -> None:
+        self.bindings.setdefault(binding.key, []).append(binding)
+
+    @property
+    def class_scope(self) -> Optional["Scope"]:
+        scope: Optional[Scope] = self
+        while scope is not None and scope.kind != "class":
+            if scope.kind == "module":
+                return None
+            scope = scope.parent
+        return scope
+
+    def lookup(self, key: str) -> list[Binding]:
+        """Bindings visible for `key` from here, Python's LEGB order (class bodies skipped),
+        except that `self.x` is looked up in the enclosing class."""
+        if key.startswith("self."):
+            owner = self.class_scope
+            return owner.bindings.get(key, []) if owner is not None else []
+        scope: Optional[Scope] = self
+        first = True
+        while scope is not None:
+            if first or scope.kind != "class":
+                if key in scope.bindings:
+                    return scope.bindings[key]
+            first = False
+            scope = scope.parent
+        return []
+
+
+@dataclass(eq=False)
+class LoopSite:
+    node: Loop
+    context: "Context"
+
+    @property
+    def iterable(self) -> Optional[cst.BaseExpression]:
+        return self.node.iter if isinstance(self.node, cst.For) else None
+
+
+@dataclass(eq=False)
+class Context:
+    """Where a node sits: its scope, the loops and `if` branches around it (same function,
+    outermost first) and the statement path (block body, index) used to find what runs after."""
+
+    scope: Scope
+    loops: tuple[LoopSite, ...]
+    branches: tuple[tuple[cst.If, bool], ...]  # (if statement, inside its body rather than else)
+    path: tuple[tuple[Sequence[cst.BaseStatement], int], ...]
+
+    def statements_after(self) -> Iterator[cst.BaseStatement]:
+        """Statements that run after this one in the same function, innermost block first."""
+        for body, index in reversed(self.path):
+            yield from body[index + 1 :]
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    context: Context
+
+    @property
+    def name(self) -> Optional[str]:
+        return last_name(self.node.func)
+
+
+@dataclass(eq=False)
+class BranchSite:
+    node: Branch
+    context: Context
+
+    @property
+    def test(self) -> cst.BaseExpression:
+        return self.node.test
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    scope: Scope
+    class_name: Optional[str]
+    params: list[str]
+    returns: list[cst.BaseExpression] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def param_for(self, call: cst.Call, bound_method: bool) -> dict[str, cst.BaseExpression]:
+        """Map this function's parameter names to the expressions a call passes."""
+        params = self.params[1:] if bound_method and self.params else self.params
+        mapping: dict[str, cst.BaseExpression] = {}
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                mapping[arg.keyword.value] = arg.value
+            elif position < len(params):
+                mapping[params[position]] = arg.value
+                position += 1
+        return mapping
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    bases: list[cst.BaseExpression]
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+
+class _Collector(cst.CSTVisitor):
+    """The single pass. Kept free of rule knowledge: it records, it does not judge."""
+
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.facts = facts
+        self.scope = facts.module_scope
+        self.loops: list[LoopSite] = []
+        self.branches: list[tuple[cst.If, bool]] = []
+        self.path: list[list] = []  # [body, index of current statement]
+        self.functions: list[FunctionInfo] = []
+        self.classes: list[str] = []
+        self._context: Optional[Context] = None
+        self._saved: list[tuple] = []
+
+    # -- context --------------------------------------------------------------------------
+    def context(self) -> Context:
+        if self._context is None:
+            depth = self.scope.path_depth
+            self._context = Context(
+                scope=self.scope,
+                loops=tuple(self.loops),
+                branches=tuple(self.branches),
+                path=tuple((body, index) for body, index in self.path[depth:] if index >= 0),
+            )
+        return self._context
+
+    def _changed(self) -> None:
+        self._context = None
+
+    # -- statement path -------------------------------------------------------------------
+    def _enter_block(self, body: Sequence[cst.CSTNode]) -> None:
+        self.path.append([body, -1])
+        self._changed()
+
+    def _leave_block(self) -> None:
+        self.path.pop()
+        self._changed()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter_block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_block(node.body)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._leave_block()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_block(node.body)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._leave_block()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.path:
+            top = self.path[-1]
+            body, index = top
+            # Statements of a block are visited in order; `elif` nodes are not block members.
+            if index + 1 < len(body) and body[index + 1] is node:
+                top[1] = index + 1
+                self._changed()
+        return super().on_visit(node)
+
+    # -- scopes ---------------------------------------------------------------------------
+    def _push_scope(self, kind: str, node: cst.CSTNode, name: str) -> Scope:
+        self._saved.append((self.scope, self.loops, self.branches))
+        self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path))
+        self.loops, self.branches = [], []
+        self._changed()
+        return self.scope
+
+    def _pop_scope(self) -> None:
+        self.scope, self.loops, self.branches = self._saved.pop()
+        self._changed()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self._push_scope("function", node, node.name.value)
+        params = []
+        p = node.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            params.append(param.name.value)
+            scope.bind(Binding(param.name.value, param.default, "param", param))
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bind(Binding(star.name.value, None, "param", star))
+        info = FunctionInfo(node, scope, self.classes[-1] if self.classes else None, params)
+        self.facts.functions.append(info)
+        self.facts.functions_by_name.setdefault(node.name.value, []).append(info)
+        self.functions.append(info)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+        self._pop_scope()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = ClassInfo(node, [arg.value for arg in node.bases if arg.keyword is None])
+        self.facts.classes[node.name.value] = info
+        self.classes.append(node.name.value)
+        self._push_scope("class", node, node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+        self._pop_scope()
+
+    # -- loops and branches -----------------------------------------------------------------
+    def _enter_loop(self, node: Loop) -> None:
+        site = LoopSite(node, self.context())
+        self.facts.loops.append(site)
+        self.loops.append(site)
+        self._changed()
+
+    def _leave_loop(self) -> None:
+        self.loops.pop()
+        self._changed()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, node.iter, "loop", node)
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._enter_loop(node)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._leave_loop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self.facts.branches.append(BranchSite(node, self.context()))
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self.branches.append((node, True))
+        self._changed()
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.branches.pop()
+        self._changed()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self.branches.append((node, False))
+        self._changed()
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self.branches.pop()
+        self._changed()
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.facts.branches.append(BranchSite(node, self.context()))
+
+    # -- bindings -------------------------------------------------------------------------
+    def _bind_target(self, target: cst.BaseExpression, value, kind: str, node, index=None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for i, element in enumerate(target.elements):
+                inner = element.value
+                if isinstance(element, cst.StarredElement):
+                    continue
+                self._bind_target(inner, value, "unpack" if kind == "assign" else kind, node, i)
+            return
+        if isinstance(target, cst.Subscript):
+            owner = dotted_name(target.value)
+            elements = target.slice
+            if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+                item = string_value(elements[0].slice.value)
+                if item is not None:
+                    self.scope.bind(Binding(owner, value, "item", node, item=item))
+            return
+        key = dotted_name(target)
+        if key is None:
+            return
+        scope = self.scope
+        if key.startswith("self.") and scope.class_scope is not None:
+            scope = scope.class_scope
+        scope.bind(Binding(key, value, kind, node, index))
+        if kind == "assign" and scope.kind == "module" and "." not in key:
+            self.facts.imports.add_alias(key, value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, node.value, "assign", node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, "assign", node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, node.value, "assign", node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, node.item, "with", node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.functions and node.value is not None:
+            self.functions[-1].returns.append(node.value)
+
+    # -- imports --------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.facts.imports.add_import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.facts.imports.add_import_from(node)
+
+    # -- calls and environment reads --------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self.facts.calls.append(CallSite(node, self.context()))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # os.environ["LOCAL_RANK"]
+        owner = dotted_name(node.value)
+        if owner and owner.split(".")[-1] == "environ" and len(node.slice) == 1:
+            element = node.slice[0].slice
+            if isinstance(element, cst.Index):
+                key = string_value(element.value)
+                if key is not None:
+                    self.facts.env_reads.append((key, node))
+
+
+class ModuleFacts:
+    """Everything the rules know about one file. Derived questions are cached properties."""
+
+    def __init__(self, module: cst.Module, source: str = "") -> None:
+        self.module = module
+        self.source = source
+        self.imports = ImportTable()
+        self.module_scope = Scope("module", module, None)
+        self.calls: list[CallSite] = []
+        self.loops: list[LoopSite] = []
+        self.branches: list[BranchSite] = []
+        self.functions: list[FunctionInfo] = []
+        self.functions_by_name: dict[str, list[FunctionInfo]] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.env_reads: list[tuple[str, cst.CSTNode]] = []
+
+    # -- generic queries used by the analysis modules ----------------------------------------
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        return self.imports.qualified_names(node)
+
+    def calls_named(self, *qualified: str) -> Iterator[CallSite]:
+        wanted = set(qualified)
+        for site in self.calls:
+            if not wanted.isdisjoint(self.qualified_names(site.node.func)):
+                yield site
+
+    def subclasses_of(self, qualified: set[str]) -> set[str]:
+        """Names of classes in this file that derive (transitively) from one of `qualified`."""
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, info in self.classes.items():
+                if name in found:
+                    continue
+                for base in info.bases:
+                    base_name = dotted_name(base)
+                    if (base_name in found) or not qualified.isdisjoint(self.qualified_names(base)):
+                        found.add(name)
+                        changed = True
+                        break
+        return found
+
+    def is_instance_of(self, call: cst.Call, qualified: set[str], local_classes: set[str]) -> bool:
+        """Whether a call constructs one of `qualified` or a local subclass of them."""
+        callee = dotted_name(call.func)
+        return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))
+
+    def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, bool]]:
+        """File-local functions a call may reach, with whether the call is a bound method call."""
+        func = site.node.func
+        if isinstance(func, cst.Name):
+            return [(f, False) for f in self.functions_by_name.get(func.value, []) if f.class_name is None]
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
+            cls = site.context.scope.class_scope
+            owner = cls.name if cls is not None else None
+            return [(f, True) for f in self.functions_by_name.get(func.attr.value, []) if f.class_name == owner]
+        return []
+
+    def call_sites_of(self, function: FunctionInfo) -> Iterator[tuple[CallSite, bool]]:
+        for site in self.calls:
+            for target, bound in self.functions_called_by(site):
+                if target is function:
+                    yield site, bound
+
+    def function_of(self, scope: Scope) -> Optional[FunctionInfo]:
+        for info in self.functions:
+            if info.scope is scope:
+                return info
+        return None
+
+    # -- derived facts (computed on first use, shared by every rule) ---------------------------
+    # Imported here, not at the top: those modules build on the record types defined above.
+    @cached_property
+    def distributed(self):
+        from ddplint.analysis.distributed import detect_distributed
+
+        return detect_distributed(self)
+
+    @cached_property
+    def data(self):
+        from ddplint.analysis.data import DataModel
+
+        return DataModel(self)
+
+    @cached_property
+    def ranks(self):
+        from ddplint.analysis.distributed import RankModel
+
+        return RankModel(self)
+
+
+def build_facts(module: cst.Module, source: str = "") -> ModuleFacts:
+    facts = ModuleFacts(module, source)
+    module.visit(_Collector(facts))
+    return facts

@@ -1,0 +1,140 @@
+"""Small, pure helpers over libcst expression nodes: names, literals, arguments."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def last_name(node: cst.CSTNode) -> Optional[str]:
+    """The rightmost identifier of a callee or reference: `self.opt.step` -> `step`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """For `x.y.method`, the expression `x.y`; None for a bare name."""
+    if isinstance(node, cst.Attribute):
+        return node.value
+    return None
+
+
+def is_none(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def is_true(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def is_false(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def int_value(node: Optional[cst.CSTNode]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = int_value(node.expression)
+        return -inner if inner is not None else None
+    return None
+
+
+def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The value of a plain (non f-) string literal, else None."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # malformed escape in user code: not a literal we can use
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional_args(call: cst.Call) -> list[cst.Arg]:
+    out = []
+    for arg in call.args:
+        if arg.keyword is not None or arg.star:
+            break
+        out.append(arg)
+    return out
+
+
+def argument(call: cst.Call, name: str, position: Optional[int] = None) -> Optional[cst.BaseExpression]:
+    """The expression passed for a parameter, by keyword or (if given) by position."""
+    kw = keyword_arg(call, name)
+    if kw is not None:
+        return kw.value
+    if position is not None:
+        positional = positional_args(call)
+        if position < len(positional):
+            return positional[position].value
+    return None
+
+
+def double_star_args(call: cst.Call) -> list[cst.BaseExpression]:
+    return [arg.value for arg in call.args if arg.star == "**"]
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star == "*" for arg in call.args)
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below `node` (itself included), depth first, without metadata."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    for sub in walk(node):
+        if isinstance(sub, cst.Call):
+            yield sub
+
+
+def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
+    """The values an expression may take when it picks between others.
+
+    `a if c else b` -> (a, b); `a or b` -> (a, b); anything else -> (node,).
+    """
+    if isinstance(node, cst.IfExp):
+        return (*alternatives(node.body), *alternatives(node.orelse))
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        return (*alternatives(node.left), *alternatives(node.right))
+    return (node,)
+
+
+def identifier_words(name: str) -> list[str]:
+    """`trainLoader` / `train_loader` / `TrainLoader` -> ['train', 'loader']."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w for w in re.split(r"[_\W]+", spaced.lower()) if w]

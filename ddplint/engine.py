@@ -1,0 +1,187 @@
+"""Discover files, screen them, parse each once, run the rules, apply `# noqa`.
+
+`lint_source()` is the single entry point every front end uses (CLI today, LSP and verify later);
+`lint_paths()` adds discovery and keeps going past any bad file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddplint.analysis import build_facts
+from ddplint.diagnostics import Diagnostic, Location
+from ddplint.rules import ERROR_CODE, Finding, Rule, select_rules
+
+# Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+        "__pypackages__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
+    }
+)
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class InternalError:
+    """A rule that crashed on a file: reported, never fatal to the run."""
+
+    filename: str
+    code: str
+    detail: str
+
+
+def lint_source(
+    source: bytes | str,
+    filename: str = "<stdin>",
+    rules: Optional[Sequence[Rule]] = None,
+    errors: Optional[list[InternalError]] = None,
+) -> list[Diagnostic]:
+    """Check one file's contents. Never raises for anything in the source."""
+    rules = select_rules() if rules is None else rules
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    active = [rule for rule in rules if _mentions_any(data, rule.triggers)]
+    if not active:
+        return []  # the common case: nothing here any selected rule could care about
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:
+        return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)]
+    except RecursionError:
+        return [_error(filename, "cannot parse: expressions nested too deeply")]
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        return [_error(filename, f"cannot decode file: {_one_line(str(exc))}")]
+    except Exception as exc:  # libcst raises a few other types on exotic input
+        return [_error(filename, f"cannot parse: {type(exc).__name__}: {_one_line(str(exc))}")]
+    text = module.code
+    if _FILE_NOQA.search(text):
+        return []
+    try:
+        facts = build_facts(module, text)
+    except RecursionError:
+        return [_error(filename, "cannot analyse: expressions nested too deeply")]
+    findings: list[Finding] = []
+    for rule in active:
+        try:
+            findings.extend(rule.check(facts))
+        except Exception as exc:  # a bug in one rule must not hide the others' findings
+            detail = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {_one_line(str(exc))}"
+            if errors is not None:
+                errors.append(InternalError(filename, rule.code, detail))
+    if not findings:
+        return []
+    return _locate(findings, module, text, filename)
+
+
+def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:
+    # Positions cost a full extra pass, so they are resolved only for files that have findings.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = text.splitlines()
+    out = []
+    for finding in findings:
+        start = positions[finding.node].start
+        end = positions[_header(finding.node)].end
+        if _suppressed(lines, start.line, finding.code):
+            continue
+        out.append(
+            Diagnostic(
+                code=finding.code,
+                message=finding.message,
+                filename=filename,
+                location=Location(start.line, start.column + 1),
+                end_location=Location(end.line, end.column + 1),
+            )
+        )
+    return sorted(set(out), key=lambda d: d.sort_key)
+
+
+def _header(node: cst.CSTNode) -> cst.CSTNode:
+    """For a compound statement, the part users think of as "the line": its header."""
+    if isinstance(node, cst.For):
+        return node.iter
+    if isinstance(node, (cst.While, cst.If)):
+        return node.test
+    return node
+
+
+def _suppressed(lines: list[str], row: int, code: str) -> bool:
+    if not 0 < row <= len(lines):
+        return False
+    match = _NOQA.search(lines[row - 1])
+    if match is None:
+        return False
+    codes = match.group("codes")
+    return codes is None or code in {c.strip().upper() for c in codes.split(",")}
+
+
+def _mentions_any(data: bytes, triggers: Iterable[bytes]) -> bool:
+    return any(trigger in data for trigger in triggers)
+
+
+def _error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    location = Location(max(row, 1), max(column, 1))
+    return Diagnostic(ERROR_CODE, message, filename, location, location)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- files ------------------------------------------------------------------------------------
+def discover(paths: Sequence[str]) -> Iterator[tuple[str, Optional[str]]]:
+    """(path, problem) for every file to check: explicit files as given, `.py` files under
+    directories (excluded directories skipped), sorted for a stable order."""
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            yield from ((str(p), None) for p in sorted(_walk_python_files(path)))
+        elif path.exists() or path.is_symlink():
+            yield given, None
+        else:
+            yield given, "no such file or directory"
+
+
+def _walk_python_files(root: Path) -> Iterator[Path]:
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs[:] = [d for d in subdirs if d not in EXCLUDED_DIRS and not _is_virtualenv(Path(directory, d))]
+        for name in files:
+            if name.endswith((".py", ".pyi")):
+                yield Path(directory, name)
+
+
+def _is_virtualenv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").exists()
+
+
+def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None) -> list[Diagnostic]:
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        return [_error(path, "cannot read: is a directory")]
+    except OSError as exc:
+        return [_error(path, f"cannot read: {exc.strerror or type(exc).__name__}")]
+    return lint_source(data, path, rules, errors)
+
+
+def lint_paths(
+    paths: Sequence[str],
+    rules: Optional[Sequence[Rule]] = None,
+    errors: Optional[list[InternalError]] = None,
+) -> Iterator[Diagnostic]:
+    """Diagnostics for every file under `paths`, file by file in a stable order."""
+    rules = select_rules() if rules is None else rules
+    for path, problem in discover(paths):
+        if problem is not None:
+            yield _error(path, problem)
+            continue
+        yield from lint_file(path, rules, errors)

@@ -1,0 +1,54 @@
+"""The rule registry: every rule module contributes one `RULE`."""
+
+from __future__ import annotations
+
+from ddplint.rules import (
+    ddp001_missing_distributed_sampler,
+    ddp002_missing_set_epoch,
+    ddp003_data_parallel,
+    ddp004_rank_zero_only_preprocessing,
+)
+from ddplint.rules.base import Finding, Rule
+
+ALL_RULES: tuple[Rule, ...] = tuple(
+    module.RULE
+    for module in (
+        ddp001_missing_distributed_sampler,
+        ddp002_missing_set_epoch,
+        ddp003_data_parallel,
+        ddp004_rank_zero_only_preprocessing,
+    )
+)
+RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+
+# Not a rule: the code under which unreadable / unparsable files and internal errors are reported.
+ERROR_CODE = "DDP000"
+
+
+class UnknownSelector(ValueError):
+    pass
+
+
+def select_rules(select=None, ignore=None) -> tuple[Rule, ...]:
+    """Rules chosen by codes or prefixes (`DDP001`, `DDP00`, `DDP`, `ALL`), ruff style:
+    `select` replaces the default set, `ignore` removes from it."""
+    if select:
+        chosen = {rule.code for selector in select for rule in _matching(selector)}
+    else:
+        chosen = {rule.code for rule in ALL_RULES if rule.default_enabled}
+    for selector in ignore or ():
+        chosen -= {rule.code for rule in _matching(selector)}
+    return tuple(rule for rule in ALL_RULES if rule.code in chosen)
+
+
+def _matching(selector: str) -> list[Rule]:
+    wanted = selector.strip().upper()
+    if wanted == "ALL":
+        return list(ALL_RULES)
+    matches = [rule for rule in ALL_RULES if rule.code.startswith(wanted) or rule.name == selector.strip()]
+    if not matches:
+        raise UnknownSelector(f"unknown rule selector {selector!r} (try `ddplint rule --all`)")
+    return matches
+
+
+__all__ = ["ALL_RULES", "ERROR_CODE", "Finding", "RULES_BY_CODE", "Rule", "UnknownSelector", "select_rules"]

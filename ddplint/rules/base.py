@@ -1,0 +1,79 @@
+"""What a rule is: its identity, its documentation, its examples and its check."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from ddplint.analysis.facts import ModuleFacts
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's verdict on one node; the engine turns it into a located `Diagnostic`."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str  # one line, for `ddplint rule` listings and LSP hovers
+    what: str
+    why: str
+    fix: str
+    silent: str  # when the rule deliberately says nothing
+    blind_spots: str
+    # Byte strings of which at least one must occur in a file for the rule to have anything to
+    # say: the engine never parses a file that holds none of the selected rules' triggers.
+    triggers: tuple[bytes, ...]
+    check: Callable[[ModuleFacts], Iterable[Finding]]
+    # Executable examples (Fixit style): the tests run every one. In `invalid` examples each
+    # expected finding is marked by `# <- CODE` at the end of the reported line.
+    invalid: tuple[str, ...]
+    valid: tuple[str, ...]
+    default_enabled: bool = True
+
+    def finding(self, node: cst.CSTNode, message: str) -> Finding:
+        return Finding(self.code, node, message)
+
+    def documentation(self) -> str:
+        """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""
+        sections = [
+            f"# {self.name} ({self.code})",
+            self.summary,
+            "## What it does\n" + _prose(self.what),
+            "## Why is this bad?\n" + _prose(self.why),
+            "## Example\n```python\n" + example_source(self.invalid[0]) + "```",
+            "Use instead:\n```python\n" + example_source(self.valid[0]) + "```",
+            "## Fix\n" + _prose(self.fix),
+            "## When it stays silent\n" + _prose(self.silent),
+            "## Known blind spots\n" + _prose(self.blind_spots),
+        ]
+        if not self.default_enabled:
+            sections.insert(2, f"Off by default: enable with `--select {self.code}`.")
+        return "\n\n".join(sections) + "\n"
+
+
+def example_source(example: str) -> str:
+    return textwrap.dedent(example).lstrip("\n")
+
+
+def _prose(text: str) -> str:
+    return textwrap.dedent(text).strip()
+
+
+def expected_marks(source: str) -> list[tuple[int, str]]:
+    """(line, code) for every `# <- CODE [CODE...]` mark in an example or corpus file."""
+    marks: list[tuple[int, str]] = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        _, sep, tail = line.partition("# <- ")
+        if sep:
+            marks.extend((number, code) for code in tail.split() if code.startswith("DDP"))
+    return marks

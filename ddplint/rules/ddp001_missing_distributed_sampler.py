@@ -1,0 +1,178 @@
+"""DDP001 missing-distributed-sampler."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ddplint.analysis.facts import ModuleFacts
+from ddplint.rules.base import Finding, Rule
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    if not facts.distributed:
+        return
+    data = facts.data
+    for loader in data.loaders:
+        if loader.sampler == "present":
+            continue
+        if not data.is_training_loader(loader):
+            continue  # evaluation-only: redundant work at worst, never wrong results
+        if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
+            continue
+        if loader.sampler == "whole-dataset":
+            message = (
+                "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
+                "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
+                "times the work; use DistributedSampler(dataset) (it shuffles too)"
+            )
+        else:
+            message = (
+                "DataLoader has no DistributedSampler in a distributed script: every rank iterates "
+                "the whole dataset, so an epoch does world_size times the work and the ranks train on "
+                "the same batches; pass sampler=DistributedSampler(dataset) and drop shuffle=True"
+            )
+        yield RULE.finding(loader.site.node, message)
+
+
+RULE = Rule(
+    code="DDP001",
+    name="missing-distributed-sampler",
+    summary="A training DataLoader in a distributed script gives every rank the whole dataset.",
+    what="""
+        Flags a `torch.utils.data.DataLoader(...)` in a distributed script (one that calls
+        `init_process_group`, builds `DistributedDataParallel` / FSDP, uses
+        `torch.multiprocessing.spawn` or reads `LOCAL_RANK` / `RANK` / `WORLD_SIZE`) that is trained
+        on but gets no `sampler` / `batch_sampler`, or only a `RandomSampler`. The sampler is looked
+        for as a keyword, positionally, through variables (`sampler if distributed else None`), and
+        inside a `**loader_kwargs` dict.
+    """,
+    why="""
+        Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
+        world_size times the data loading and compute it should, the ranks see the same batches (so
+        the effective batch is smaller than you think), and adding GPUs makes epochs no shorter.
+    """,
+    fix="""
+        Build `sampler = DistributedSampler(dataset)` (it shuffles by default; pass `shuffle=False`
+        for a fixed order), pass `sampler=sampler` to the DataLoader, remove `shuffle=True` from the
+        DataLoader, and call `sampler.set_epoch(epoch)` at the start of every epoch (see DDP002).
+    """,
+    silent="""
+        - Scripts that are not distributed.
+        - Loaders handed to something that shards them for you: `accelerator.prepare(...)`,
+          `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks and `trainer.fit(model,
+          loader)` / `validate` / `test` / `predict`, `get_train_dataloader` overrides of the HF
+          `Trainer`, `ray.train.torch.prepare_data_loader(...)`.
+        - IterableDatasets (their sharding is DDP009's business) and datasets already split per rank
+          (`Subset(ds, range(rank, n, world_size))`, `ds.shard(num_shards=..., index=rank)`,
+          `split_dataset_by_node(...)`).
+        - Evaluation-only loaders: not shuffled, not named for training, and never iterated where
+          the model is stepped (`backward()` / `optimizer.step()`) or handed to a training function.
+          Evaluating the full set on every rank wastes time but does not change results, and a
+          DistributedSampler would pad the last batch with repeated samples and skew the metric.
+        - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
+          one is there.
+    """,
+    blind_spots="""
+        - A loader built in another module (`from .data import build_loader`) is judged where it is
+          built, and only if that module is itself distributed.
+        - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
+          and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
+          in another file with a loader named neutrally and not shuffled goes unflagged.
+        - Custom sampler classes are trusted to shard.
+    """,
+    triggers=(b"DataLoader",),
+    check=check,
+    invalid=(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, TensorDataset
+
+        dist.init_process_group("gloo")
+        dataset = TensorDataset(torch.randn(1024, 8), torch.randn(1024, 1))
+        train_loader = DataLoader(dataset, batch_size=32, shuffle=True)  # <- DDP001
+        """,
+        """
+        import os
+        import torch
+        from torch.utils import data
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        loader_kwargs = {"batch_size": 64, "num_workers": 2}
+        loader = data.DataLoader(train_set, **loader_kwargs)  # <- DDP001
+        for epoch in range(10):
+            for x, y in loader:
+                loss = model(x).sub(y).pow(2).mean()
+                loss.backward()
+                optimizer.step()
+        """,
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, RandomSampler
+
+        dist.init_process_group("nccl")
+        train_loader = DataLoader(train_set, batch_size=32, sampler=RandomSampler(train_set))  # <- DDP001
+        """,
+    ),
+    valid=(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+        dist.init_process_group("gloo")
+        dataset = TensorDataset(torch.randn(1024, 8), torch.randn(1024, 1))
+        sampler = DistributedSampler(dataset)
+        train_loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        """,
+        """
+        # The ImageNet example's shape: a sampler only when distributed, shuffle otherwise.
+        import torch.utils.data
+        import torch.distributed as dist
+
+        if args.distributed:
+            dist.init_process_group(backend="nccl")
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_set) if args.distributed else None
+        train_loader = torch.utils.data.DataLoader(
+            train_set, batch_size=256, shuffle=(train_sampler is None), sampler=train_sampler
+        )
+        val_loader = torch.utils.data.DataLoader(val_set, batch_size=256, shuffle=False)
+        """,
+        """
+        # Accelerate shards the loader in prepare().
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader
+        import os
+
+        accelerator = Accelerator()
+        rank = int(os.environ.get("RANK", 0))
+        train_dataloader = DataLoader(train_set, shuffle=True, batch_size=16)
+        model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)
+        """,
+        """
+        # Not distributed: one process, the whole dataset is right.
+        from torch.utils.data import DataLoader
+
+        train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+        """,
+        """
+        # Sharded by hand: each rank keeps every world_size-th sample.
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, Subset
+
+        dist.init_process_group("gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        shard = Subset(train_set, range(rank, len(train_set), world))
+        train_loader = DataLoader(shard, batch_size=32, shuffle=True)
+        """,
+        """
+        # Sampler passed through a kwargs dict.
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("gloo")
+        kwargs = {"batch_size": 32, "sampler": DistributedSampler(train_set)}
+        train_loader = DataLoader(train_set, **kwargs)
+        """,
+    ),
+)

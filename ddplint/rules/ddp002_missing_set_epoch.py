@@ -1,0 +1,142 @@
+"""DDP002 missing-set-epoch."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ddplint.analysis.facts import ModuleFacts
+from ddplint.rules.base import Finding, Rule
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    if not facts.distributed:
+        return
+    data = facts.data
+    reported: set[int] = set()
+    for sampler in data.samplers:
+        if not sampler.shuffles or data.set_epoch_reaches(sampler):
+            continue
+        for loader in sampler.loaders:
+            for iteration in data.iterations(loader):
+                loop = iteration.epoch_loop
+                if loop is None or id(loop.node) in reported:
+                    continue
+                reported.add(id(loop.node))
+                yield RULE.finding(
+                    loop.node,
+                    "this loop iterates a loader whose shuffling DistributedSampler never gets "
+                    "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
+                    "replays the same order on every rank; call sampler.set_epoch(epoch) at the "
+                    "start of each epoch",
+                )
+
+
+RULE = Rule(
+    code="DDP002",
+    name="missing-set-epoch",
+    summary="A shuffling DistributedSampler is reused across epochs without set_epoch(epoch).",
+    what="""
+        Flags the epoch loop (`for` or `while`) around the iteration of a DataLoader whose
+        `DistributedSampler` (or a subclass) shuffles (the default) when `set_epoch` is never called
+        on that sampler: not by name, not as `loader.sampler.set_epoch(...)` or
+        `loader.batch_sampler.sampler.set_epoch(...)`, not inside a function of the file that
+        receives the loader or the sampler. The loop is found also when the loader is iterated in a
+        helper (`train_one_epoch(model, loader)`) called from it.
+    """,
+    why="""
+        DistributedSampler derives its permutation from `seed + epoch`. Its epoch only changes when
+        you call `set_epoch`, so without it every epoch visits the data in exactly the same order:
+        the shuffle you asked for happens once, and models converge worse (and differently from the
+        single-GPU run you are scaling up).
+    """,
+    fix="""
+        Call `sampler.set_epoch(epoch)` as the first statement of the epoch loop (or
+        `loader.sampler.set_epoch(epoch)` when only the loader is at hand), before the loader is
+        iterated.
+    """,
+    silent="""
+        - Samplers built with `shuffle=False` (same order every epoch is what was asked for).
+        - Loaders iterated once, outside any loop.
+        - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
+          of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
+          the sampler: the rule prefers silence to guessing.
+        - Scripts that are not distributed.
+    """,
+    blind_spots="""
+        - `set_epoch` calls are not checked for being inside the epoch loop, or for passing the
+          epoch (`set_epoch(0)` counts).
+        - Samplers and loaders built in another module are not followed (yet).
+        - A sampler rebuilt inside the epoch loop with a new `seed=` each time is reported anyway.
+    """,
+    triggers=(b"DistributedSampler",),
+    check=check,
+    invalid=(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("gloo")
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for epoch in range(10):  # <- DDP002
+            for x, y in loader:
+                train_step(x, y)
+        """,
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def train_one_epoch(model, loader, optimizer):
+            for batch in loader:
+                optimizer.zero_grad()
+                model(batch).mean().backward()
+                optimizer.step()
+
+        dist.init_process_group("nccl")
+        loader = DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
+        step = 0
+        while step < 1000:  # <- DDP002
+            train_one_epoch(model, loader, optimizer)
+            step += len(loader)
+        """,
+    ),
+    valid=(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("gloo")
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                train_step(x, y)
+        """,
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def train_one_epoch(loader, epoch):
+            loader.sampler.set_epoch(epoch)
+            for batch in loader:
+                step(batch)
+
+        dist.init_process_group("gloo")
+        train_loader = DataLoader(train_set, sampler=DistributedSampler(train_set))
+        for epoch in range(5):
+            train_one_epoch(train_loader, epoch)
+        """,
+        """
+        # A fixed order was asked for.
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("gloo")
+        val_loader = DataLoader(val_set, sampler=DistributedSampler(val_set, shuffle=False))
+        for epoch in range(5):
+            for batch in val_loader:
+                evaluate(batch)
+        """,
+    ),
+)

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ddplint.engine import lint_source
+from ddplint.rules import select_rules
+
+
+def findings(source: str, select=None) -> list[tuple[int, str]]:
+    """(line, code) of every diagnostic ddplint reports on a snippet."""
+    rules = select_rules(select) if select else select_rules()
+    diagnostics = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", rules)
+    return sorted((d.location.row, d.code) for d in diagnostics)
+
+
+@pytest.fixture
+def lint():
+    return findings
