@@ -194,14 +194,9 @@ class Flow:
         node = source.node
         if node is target:
             return True
-        result: Optional[bool] = False
-        for inner in contained_values(node):
-            answer = self._feeds(inner, source.scope, target, depth + 1)
-            if answer:
-                return True
-            if answer is None:
-                result = None
-        return result
+        # Inside a known wrapper (`enumerate(loader)`, `prepare(loader)`) only a positive answer
+        # counts: an untraceable argument of a known call does not make the call the target.
+        return any(self._feeds(inner, source.scope, target, depth + 1) for inner in contained_values(node))
 
 
 def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

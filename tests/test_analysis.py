@@ -1,0 +1,306 @@
+"""The shared analysis layer, tested on its own: imports, distributed context, rank guards,
+data flow. Rules only combine these answers."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ddplint.analysis import build_facts
+
+
+def facts_of(source: str):
+    return build_facts(cst.parse_module(textwrap.dedent(source).lstrip("\n")))
+
+
+def first_call(facts, name):
+    return next(site for site in facts.calls if site.name == name)
+
+
+# -- qualified names through every import form ----------------------------------------------------
+@pytest.mark.parametrize(
+    "source,call",
+    [
+        ("import torch\ntorch.nn.DataParallel(m)", "torch.nn.DataParallel"),
+        ("import torch.nn as nn\nnn.DataParallel(m)", "torch.nn.DataParallel"),
+        ("import torch.nn.parallel\ntorch.nn.parallel.DataParallel(m)", "torch.nn.DataParallel"),
+        ("from torch.nn.parallel import DataParallel as DP\nDP(m)", "torch.nn.DataParallel"),
+        ("from torch.nn.parallel.data_parallel import DataParallel\nDataParallel(m)", "torch.nn.DataParallel"),
+        ("import torch.utils.data as tud\ntud.DataLoader(d)", "torch.utils.data.DataLoader"),
+        ("from torch.utils import data\ndata.DataLoader(d)", "torch.utils.data.DataLoader"),
+        ("from torch.utils.data.dataloader import DataLoader\nDataLoader(d)", "torch.utils.data.DataLoader"),
+        ("import torch\ntorch.utils.data.distributed.DistributedSampler(d)", "torch.utils.data.DistributedSampler"),
+        (
+            "from torch.nn.parallel import DistributedDataParallel as Net\nNet(m)",
+            "torch.nn.parallel.DistributedDataParallel",
+        ),
+        ("from torch import distributed as dist\ndist.init_process_group('gloo')", "torch.distributed.init_process_group"),
+        ("import torch.distributed\ntorch.distributed.init_process_group()", "torch.distributed.init_process_group"),
+        ("from torch.utils.data import *\nDataLoader(d)", "torch.utils.data.DataLoader"),
+        ("import torch.nn as nn\nDP = nn.DataParallel\nDP(m)", "torch.nn.DataParallel"),
+        ("import pytorch_lightning as pl\npl.Trainer()", "lightning.pytorch.Trainer"),
+    ],
+)
+def test_qualified_names(source, call):
+    facts = facts_of(source)
+    assert call in facts.qualified_names(facts.calls[-1].node.func)
+
+
+def test_unrelated_names_do_not_resolve_to_torch():
+    facts = facts_of("from mylib import DataParallel\nDataParallel(m)\nDistributedDataParallel(m)")
+    assert facts.qualified_names(facts.calls[0].node.func) == {"mylib.DataParallel"}
+    assert "torch.nn.DataParallel" not in facts.qualified_names(facts.calls[1].node.func)
+
+
+def test_try_except_import_binds_both_names():
+    facts = facts_of(
+        """
+        try:
+            from apex.parallel import DistributedDataParallel as DDP
+        except ImportError:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+        DDP(model)
+        """
+    )
+    names = facts.qualified_names(facts.calls[-1].node.func)
+    assert {"apex.parallel.DistributedDataParallel", "torch.nn.parallel.DistributedDataParallel"} <= names
+
+
+# -- distributed context ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch.distributed as dist\ndist.init_process_group('nccl')",
+        "from torch.nn.parallel import DistributedDataParallel\nm = DistributedDataParallel(m)",
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nm = FSDP(m)",
+        "import torch.multiprocessing as mp\nmp.spawn(worker, nprocs=4)",
+        "import os\nlocal_rank = int(os.environ['LOCAL_RANK'])",
+        "import os\nrank = os.environ.get('RANK', 0)",
+        "import os\nws = int(os.getenv('WORLD_SIZE', '1'))",
+        "import os\nif 'LOCAL_RANK' in os.environ:\n    pass",
+    ],
+)
+def test_distributed_scripts_are_recognised(source):
+    assert facts_of(source).distributed
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nmodel = torch.nn.Linear(2, 2).cuda()",
+        "import os\npath = os.environ['DATA_DIR']",
+        "print('LOCAL_RANK')",
+        "from torch.nn import DataParallel\nmodel = DataParallel(model)",
+    ],
+)
+def test_single_process_scripts_are_not_distributed(source):
+    assert not facts_of(source).distributed
+
+
+# -- rank-0 guards ---------------------------------------------------------------------------------
+def guard_verdicts(source: str) -> list[bool]:
+    facts = facts_of(source)
+    return [facts.ranks.is_rank_zero_guard(b.test, b.context.scope) for b in facts.branches]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "rank == 0",
+        "0 == rank",
+        "args.local_rank in (-1, 0)",
+        "args.local_rank in [-1, 0]",
+        "dist.get_rank() == 0",
+        "torch.distributed.get_rank() == 0",
+        "int(os.environ['RANK']) == 0",
+        "not rank",
+        "is_main_process()",
+        "utils.is_main_process()",
+        "accelerator.is_main_process",
+        "accelerator.is_local_main_process",
+        "trainer.is_global_zero",
+        "self.trainer.is_global_zero",
+        "args.rank % ngpus_per_node == 0",
+        "not args.multiprocessing_distributed or args.rank % ngpus_per_node == 0",
+        "args.distributed and global_rank == 0",
+        "training_args.should_save and trainer.is_world_process_zero()",
+    ],
+)
+def test_rank_zero_guards(condition):
+    assert guard_verdicts(f"if {condition}:\n    pass") == [True]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "rank != 0",
+        "args.local_rank not in (-1, 0)",
+        "rank > 0",
+        "not is_main_process()",
+        "world_size > 1",
+        "epoch == 0",
+        "step % 100 == 0",
+        "args.distributed",
+    ],
+)
+def test_not_rank_zero_guards(condition):
+    assert guard_verdicts(f"if {condition}:\n    pass") == [False]
+
+
+def test_guard_flag_assigned_from_rank_comparison():
+    verdicts = guard_verdicts(
+        """
+        import os
+        ddp_rank = int(os.environ["RANK"])
+        master_process = ddp_rank == 0
+        if master_process:
+            pass
+        """
+    )
+    assert verdicts == [True]
+
+
+def test_rank_taint_through_assignment():
+    verdicts = guard_verdicts(
+        """
+        import torch.distributed as dist
+        me = dist.get_rank()
+        if me == 0:
+            pass
+        """
+    )
+    assert verdicts == [True]
+
+
+# -- data flow ---------------------------------------------------------------------------------------
+def test_sampler_reaches_loader_through_helper_and_conditional():
+    facts = facts_of(
+        """
+        import torch.utils.data as tud
+
+        def make_sampler(ds, distributed):
+            return tud.DistributedSampler(ds) if distributed else None
+
+        sampler = make_sampler(train_set, True)
+        loader = tud.DataLoader(train_set, sampler=sampler)
+        """
+    )
+    (sampler,) = facts.data.samplers
+    assert [loader.site.node for loader in sampler.loaders] == [facts.data.loaders[0].site.node]
+
+
+def test_epoch_loop_found_through_helper_call():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def run_epoch(model, data):
+            for batch in data:
+                model(batch).sum().backward()
+
+        loader = DataLoader(ds, sampler=DistributedSampler(ds))
+        for epoch in range(3):
+            run_epoch(model, loader)
+        """
+    )
+    (loader,) = facts.data.loaders
+    iterations = facts.data.iterations(loader)
+    assert iterations and all(i.epoch_loop is not None for i in iterations)
+    assert {i.epoch_loop.node.target.value for i in iterations} == {"epoch"}
+    assert facts.data.is_training_loader(loader)
+
+
+def test_set_epoch_on_loader_sampler_reaches_sampler():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+        loader = DataLoader(ds, sampler=DistributedSampler(ds))
+        for epoch in range(3):
+            loader.sampler.set_epoch(epoch)
+        """
+    )
+    assert facts.data.set_epoch_reaches(facts.data.samplers[0])
+
+
+def test_set_epoch_on_a_different_sampler_does_not_count():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader, DistributedSampler
+        train_sampler = DistributedSampler(train_set)
+        other_sampler = DistributedSampler(other_set)
+        train_loader = DataLoader(train_set, sampler=train_sampler)
+        other_loader = DataLoader(other_set, sampler=other_sampler)
+        for epoch in range(3):
+            other_sampler.set_epoch(epoch)
+        """
+    )
+    by_name = {s.site.node.args[0].value.value: s for s in facts.data.samplers}
+    assert not facts.data.set_epoch_reaches(by_name["train_set"])
+    assert facts.data.set_epoch_reaches(by_name["other_set"])
+
+
+def test_loop_over_samplers_list_reaches_each():
+    facts = facts_of(
+        """
+        from torch.utils.data import DistributedSampler
+        a = DistributedSampler(x)
+        b = DistributedSampler(y)
+        for epoch in range(3):
+            for s in [a, b]:
+                s.set_epoch(epoch)
+        """
+    )
+    assert all(facts.data.set_epoch_reaches(s) for s in facts.data.samplers)
+
+
+@pytest.mark.parametrize(
+    "kwargs_source,has_sampler",
+    [
+        ("kw = {'batch_size': 8}", False),
+        ("kw = dict(batch_size=8)", False),
+        ("kw = {'batch_size': 8, 'sampler': s}", True),
+        ("kw = {'batch_size': 8}\nkw['sampler'] = s", True),
+        ("kw = {'batch_size': 8}\nkw.update(sampler=s)", True),
+        ("kw = {'batch_size': 8}\nkw.update(other)", True),  # unknown: assume it is there
+        ("kw = get_kwargs()", True),
+    ],
+)
+def test_sampler_in_kwargs_dict(kwargs_source, has_sampler):
+    facts = facts_of(f"from torch.utils.data import DataLoader\n{kwargs_source}\nloader = DataLoader(ds, **kw)")
+    assert (facts.data.loaders[0].sampler == "present") is has_sampler
+
+
+@pytest.mark.parametrize(
+    "call,state",
+    [
+        ("DataLoader(ds, batch_size=4)", "absent"),
+        ("DataLoader(ds, 4, False, None)", "absent"),
+        ("DataLoader(ds, 4, False, s)", "present"),
+        ("DataLoader(ds, sampler=None)", "absent"),
+        ("DataLoader(ds, batch_sampler=bs)", "present"),
+        ("DataLoader(ds, sampler=RandomSampler(ds))", "whole-dataset"),
+        ("DataLoader(ds, *args)", "present"),
+    ],
+)
+def test_sampler_argument_forms(call, state):
+    facts = facts_of(f"from torch.utils.data import DataLoader, RandomSampler\nloader = {call}")
+    assert facts.data.loaders[0].sampler == state
+
+
+def test_loader_training_evidence():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader
+        val_loader = DataLoader(val_set, batch_size=64)
+        loader = DataLoader(data, batch_size=64)
+        for x, y in loader:
+            opt.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt.step()
+        """
+    )
+    val, trained = facts.data.loaders
+    assert not facts.data.is_training_loader(val)
+    assert facts.data.is_training_loader(trained)
