@@ -15,6 +15,7 @@ from ddplint.rules import select_rules
 from ddplint.rules.base import expected_marks
 
 CORPUS = Path(__file__).parent / "corpus"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 FILES = sorted(CORPUS.rglob("*.py"))
 
 
@@ -33,3 +34,14 @@ def test_corpus_has_both_kinds():
             assert not expected_marks(path.read_text()), f"{path.name}: clean files carry no marks"
         else:
             assert expected_marks(path.read_text()), f"{path.name}: flagged files mark their findings"
+
+
+def test_examples_buggy_flagged_fixed_silent():
+    """`ddplint examples/` flags each *_buggy.py exactly where marked and is silent on *_fixed.py."""
+    scripts = sorted(EXAMPLES.glob("*.py"))
+    assert len([p for p in scripts if p.stem.endswith("_buggy")]) >= 4
+    for path in scripts:
+        actual = sorted((d.location.row, d.code) for d in lint_file(str(path), select_rules()))
+        expected = sorted(expected_marks(path.read_text()))
+        assert actual == expected, path.name
+        assert bool(expected) == path.stem.endswith("_buggy"), path.name
