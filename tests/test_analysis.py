@@ -304,3 +304,29 @@ def test_loader_training_evidence():
     val, trained = facts.data.loaders
     assert not facts.data.is_training_loader(val)
     assert facts.data.is_training_loader(trained)
+
+
+def test_parameter_default_is_not_trusted_when_nobody_in_the_file_calls():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader
+
+        def build_train_loader(dataset, sampler=None):
+            return DataLoader(dataset, batch_size=32, shuffle=True, sampler=sampler)
+        """
+    )
+    assert facts.data.loaders[0].sampler == "present"  # unknown: a caller elsewhere may pass one
+
+
+def test_parameter_default_used_by_a_call_that_omits_it():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader
+
+        def build_train_loader(dataset, sampler=None):
+            return DataLoader(dataset, batch_size=32, shuffle=True, sampler=sampler)
+
+        loader = build_train_loader(train_set)
+        """
+    )
+    assert facts.data.loaders[0].sampler == "absent"

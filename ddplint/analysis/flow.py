@@ -127,15 +127,17 @@ class Flow:
     def _param_sources(self, binding, scope, via, depth, seen, out) -> None:
         owner = self._scope_of(binding, scope)
         function = self.facts.function_of(owner)
-        found = False
-        if function is not None:
-            for site, bound in self.facts.call_sites_of(function):
-                argument = function.param_for(site.node, bound).get(binding.key)
-                if argument is not None:
-                    found = True
-                    self._sources(argument, site.context.scope, (site, *via), depth + 1, seen, out)
-        if not found:
-            if binding.value is not None:  # the default value
+        sites = list(self.facts.call_sites_of(function)) if function is not None else []
+        if not sites:
+            # Called from elsewhere (another module, a framework, a callback): the default value
+            # says nothing about what callers pass.
+            out.append(Source(None, scope, via))
+            return
+        for site, bound in sites:
+            argument = function.param_for(site.node, bound).get(binding.key)
+            if argument is not None:
+                self._sources(argument, site.context.scope, (site, *via), depth + 1, seen, out)
+            elif binding.value is not None:  # this call leaves the default in place
                 self._sources(binding.value, owner, via, depth + 1, seen, out)
             else:
                 out.append(Source(None, scope, via))
