@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.analysis import build_facts
+from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.rules import ERROR_CODE, Finding, Rule, select_rules
 
@@ -51,7 +52,8 @@ def lint_source(
     """Check one file's contents. Never raises for anything in the source."""
     rules = select_rules() if rules is None else rules
     data = source.encode("utf-8") if isinstance(source, str) else source
-    active = [rule for rule in rules if _mentions_any(data, rule.triggers)]
+    distributed = _mentions_any(data, DISTRIBUTED_TOKENS)
+    active = [r for r in rules if _mentions_any(data, r.triggers) and (distributed or not r.distributed_only)]
     if not active:
         return []  # the common case: nothing here any selected rule could care about
     problem = _unparsable(data, filename)

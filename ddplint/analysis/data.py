@@ -98,10 +98,10 @@ _NOT_DATA_WORDS = {"state", "checkpoint", "ckpt", "model", "weights", "config", 
 
 @dataclass(eq=False)
 class LoaderInfo:
-    site: "CallSite"
+    site: "CallSite" = field(repr=False)
     sampler: str  # "present" | "absent" | "whole-dataset" (a RandomSampler: no sharding)
-    dataset: Optional[cst.BaseExpression]
-    shuffle: Optional[bool]  # True / False literal, None when not passed or not a literal
+    dataset: Optional[cst.BaseExpression] = field(repr=False)
+    shuffle: Optional[bool] = None  # True / False literal, None when not passed or not a literal
     names: set[str] = field(default_factory=set)  # words of the names it is stored under
 
 
@@ -211,8 +211,12 @@ class DataModel:
                 if literal is None:
                     return None
                 keys.add(literal)
-            elif site.name == "update" and all(arg.keyword is not None for arg in site.node.args):
-                keys.update(arg.keyword.value for arg in site.node.args)
+            elif site.name == "update":
+                for arg in site.node.args:
+                    literal = {arg.keyword.value} if arg.keyword is not None else _literal_dict_keys(arg.value)
+                    if literal is None:
+                        return None
+                    keys |= literal
             else:
                 return None
         return keys
@@ -249,6 +253,21 @@ class DataModel:
             for arg in site.node.args:
                 if self.flow.feeds(arg.value, site.context.scope, loader.site.node):
                     return True
+        return self._dataset_given_to_deepspeed(loader)
+
+    def _dataset_given_to_deepspeed(self, loader: LoaderInfo) -> bool:
+        """`deepspeed.initialize(training_data=ds)` builds the sharded training loader itself; a
+        loader of the script's own over the same dataset is a preview, not the training loader."""
+        if loader.dataset is None:
+            return False
+        mine = {id(s.node) for s in self.flow.sources(loader.dataset, loader.site.context.scope) if s.node is not None}
+        for site in self.facts.calls_named("deepspeed.initialize"):
+            data = keyword_arg(site.node, "training_data")
+            if data is None:
+                continue
+            theirs = {id(s.node) for s in self.flow.sources(data.value, site.context.scope) if s.node is not None}
+            if mine & theirs:
+                return True
         return False
 
     @cached_property
@@ -381,15 +400,42 @@ class DataModel:
                 if iterable is None:
                     continue
                 for via in self._feeding_paths(iterable, loop.context.scope, target):
-                    found.append(Iteration(loader, loop, _enclosing_loop(loop.context.loops, via)))
+                    found.append(Iteration(loader, loop, self.repeating_loop(loop.context, via)))
             for site in self.facts.calls:
                 if site.name in ("iter", "cycle") and site.node.args:
                     for via in self._feeding_paths(site.node.args[0].value, site.context.scope, target):
-                        found.append(Iteration(loader, site, _enclosing_loop(site.context.loops, via)))
+                        found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
                 elif self._passes_to_unknown_trainer(site, target):
-                    found.append(Iteration(loader, site, _enclosing_loop(site.context.loops, ())))
+                    found.append(Iteration(loader, site, self.repeating_loop(site.context, ())))
             out[id(loader)] = found
         return out
+
+    def repeating_loop(self, context, via=()) -> Optional[LoopSite]:
+        """The innermost loop that repeats a place: around it in its own function, else around
+        the call sites through which the loader arrived (`via`), else around the calls of the
+        function it sits in (`for epoch in ...: self._run_epoch(epoch)`), a few levels up."""
+        if context.loops:
+            return context.loops[-1]
+        for call_site in via:
+            if call_site.context.loops:
+                return call_site.context.loops[-1]
+        for place in (context, *(site.context for site in via)):
+            found = self._loop_around_callers(place.scope, 0)
+            if found is not None:
+                return found
+        return None
+
+    def _loop_around_callers(self, scope, depth: int) -> Optional[LoopSite]:
+        function = self.facts.function_of(scope)
+        if function is None or depth > 3:
+            return None
+        for site, _ in self.facts.call_sites_of(function):
+            if site.context.loops:
+                return site.context.loops[-1]
+            found = self._loop_around_callers(site.context.scope, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _passes_to_unknown_trainer(self, site: "CallSite", target) -> bool:
         """`engine.train_one_epoch(model, loader)`: a call out of this file that runs an epoch."""
@@ -503,14 +549,3 @@ def _scopes_up(scope):
     while scope is not None:
         yield scope
         scope = scope.parent
-
-
-def _enclosing_loop(loops, via) -> Optional["LoopSite"]:
-    """The innermost loop that repeats this place: around it in its own function, or else
-    around the call site(s) through which the loader arrived."""
-    if loops:
-        return loops[-1]
-    for call_site in via:
-        if call_site.context.loops:
-            return call_site.context.loops[-1]
-    return None

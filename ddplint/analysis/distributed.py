@@ -16,7 +16,7 @@ import libcst as cst
 from ddplint.analysis.syntax import dotted_name, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts, Scope
+    from ddplint.analysis.facts import CallSite, Context, ModuleFacts, Scope
 
 # Reading one of these from the environment means the script expects a launcher (torchrun).
 LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
@@ -38,6 +38,15 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "deepspeed.init_distributed",
     }
 )
+
+# A distributed script contains at least one of these byte strings: the engine skips the
+# distributed-only rules in files without any (tests keep this in step with the checks below).
+DISTRIBUTED_TOKENS = (
+    b"distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
+    b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh",
+)
+# torch.distributed calls that do not by themselves mean the code runs on several processes.
+_NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
 
 RANK_FUNCTIONS = frozenset(
     {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
@@ -90,6 +99,12 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         hit = names & DISTRIBUTED_ENTRY_POINTS
         if hit:
             return DistributedContext(f"calls {sorted(hit)[0]}")
+    for site in facts.calls:
+        # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
+        # inside a distributed job even though it never initialises one.
+        for name in facts.qualified_names(site.node.func):
+            if name.startswith("torch.distributed.") and name.split(".")[-1] not in _NOT_DISTRIBUTED_BY_ITSELF:
+                return DistributedContext(f"calls {name}")
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
@@ -202,15 +217,19 @@ class RankModel:
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
 
+    def runs_only_on_rank_zero(self, context: "Context") -> bool:
+        """Whether a place sits inside the body of a rank-0 guard."""
+        return any(in_body and self.is_rank_zero_guard(branch.test, context.scope) for branch, in_body in context.branches)
+
     def _compares_rank_to_zero(self, test: cst.Comparison, scope: "Scope", depth: int) -> bool:
         if len(test.comparisons) != 1:
             return False
         operator = test.comparisons[0].operator
         left, right = test.left, test.comparisons[0].comparator
         if isinstance(operator, (cst.Equal, cst.Is)):
-            if int_value(right) == 0:
+            if self._is_zero(right, scope):
                 return self.is_rank(left, scope, depth + 1)
-            if int_value(left) == 0:
+            if self._is_zero(left, scope):
                 return self.is_rank(right, scope, depth + 1)
             return False
         if isinstance(operator, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
@@ -220,6 +239,16 @@ class RankModel:
             return self.is_rank(left, scope, depth + 1)
         if isinstance(operator, cst.LessThan) and int_value(right) == 1:
             return self.is_rank(left, scope, depth + 1)
+        return False
+
+    @staticmethod
+    def _is_zero(node: cst.BaseExpression, scope: "Scope") -> bool:
+        """`0`, or a name only ever assigned 0 (`LEADER = 0`)."""
+        if int_value(node) == 0:
+            return True
+        if isinstance(node, cst.Name):
+            bindings = scope.lookup(node.value)
+            return bool(bindings) and all(b.kind == "assign" and int_value(b.value) == 0 for b in bindings)
         return False
 
     def _bound_to(self, node, scope, depth, predicate) -> bool:

@@ -28,20 +28,23 @@ class Binding:
     """One assignment to a name or attribute chain (`x`, `self.loader`, `args.rank`)."""
 
     key: str
-    value: Optional[cst.BaseExpression]
+    value: Optional[cst.BaseExpression] = field(repr=False)
     kind: str  # assign | param | loop | with | unpack | item
-    node: cst.CSTNode
+    node: cst.CSTNode = field(repr=False)
     index: Optional[int] = None  # position in a tuple unpacking
     item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
+    # Where the value is evaluated. Usually the scope holding the binding, but `self.x = v` in a
+    # method is stored on the class while `v` is evaluated in the method.
+    scope: Optional["Scope"] = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
 class Scope:
     kind: str  # module | class | function
-    node: cst.CSTNode
-    parent: Optional["Scope"]
+    node: cst.CSTNode = field(repr=False)
+    parent: Optional["Scope"] = field(repr=False)
     name: str = ""
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    bindings: dict[str, list[Binding]] = field(default_factory=dict, repr=False)
     path_depth: int = 0  # statement-path depth at which this scope's body starts
 
     def bind(self, binding: Binding) -> None:
@@ -75,8 +78,8 @@ class Scope:
 
 @dataclass(eq=False)
 class LoopSite:
-    node: Loop
-    context: "Context"
+    node: Loop = field(repr=False)
+    context: "Context" = field(repr=False)
 
     @property
     def iterable(self) -> Optional[cst.BaseExpression]:
@@ -101,8 +104,8 @@ class Context:
 
 @dataclass(eq=False)
 class CallSite:
-    node: cst.Call
-    context: Context
+    node: cst.Call = field(repr=False)
+    context: Context = field(repr=False)
 
     @property
     def name(self) -> Optional[str]:
@@ -111,8 +114,8 @@ class CallSite:
 
 @dataclass(eq=False)
 class BranchSite:
-    node: Branch
-    context: Context
+    node: Branch = field(repr=False)
+    context: Context = field(repr=False)
 
     @property
     def test(self) -> cst.BaseExpression:
@@ -121,11 +124,11 @@ class BranchSite:
 
 @dataclass(eq=False)
 class FunctionInfo:
-    node: cst.FunctionDef
+    node: cst.FunctionDef = field(repr=False)
     scope: Scope
     class_name: Optional[str]
     params: list[str]
-    returns: list[cst.BaseExpression] = field(default_factory=list)
+    returns: list[cst.BaseExpression] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -149,8 +152,8 @@ class FunctionInfo:
 
 @dataclass(eq=False)
 class ClassInfo:
-    node: cst.ClassDef
-    bases: list[cst.BaseExpression]
+    node: cst.ClassDef = field(repr=False)
+    bases: list[cst.BaseExpression] = field(repr=False)
 
     @property
     def name(self) -> str:
@@ -238,10 +241,10 @@ class _Collector(cst.CSTVisitor):
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             params.append(param.name.value)
-            scope.bind(Binding(param.name.value, param.default, "param", param))
+            scope.bind(Binding(param.name.value, param.default, "param", param, scope=scope))
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
-                scope.bind(Binding(star.name.value, None, "param", star))
+                scope.bind(Binding(star.name.value, None, "param", star, scope=scope))
         info = FunctionInfo(node, scope, self.classes[-1] if self.classes else None, params)
         self.facts.functions.append(info)
         self.facts.functions_by_name.setdefault(node.name.value, []).append(info)
@@ -324,7 +327,7 @@ class _Collector(cst.CSTVisitor):
             if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
                 item = string_value(elements[0].slice.value)
                 if item is not None:
-                    self.scope.bind(Binding(owner, value, "item", node, item=item))
+                    self.scope.bind(Binding(owner, value, "item", node, item=item, scope=self.scope))
             return
         key = dotted_name(target)
         if key is None:
@@ -332,7 +335,7 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
-        scope.bind(Binding(key, value, kind, node, index))
+        scope.bind(Binding(key, value, kind, node, index, scope=self.scope))
         if kind == "assign" and scope.kind == "module" and "." not in key:
             self.facts.imports.add_alias(key, value)
 
@@ -426,27 +429,37 @@ class ModuleFacts:
         return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))
 
     def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, bool]]:
-        """File-local functions a call may reach, with whether the call is a bound method call."""
+        """File-local functions a call may reach, with whether the call binds `self` (a method
+        call through `self.`, or a class instantiation reaching `__init__`)."""
         func = site.node.func
         if isinstance(func, cst.Name):
-            return [(f, False) for f in self.functions_by_name.get(func.value, []) if f.class_name is None]
+            name = func.value
+            if name in self.classes:
+                return [(f, True) for f in self.functions_by_name.get("__init__", []) if f.class_name == name]
+            return [(f, False) for f in self.functions_by_name.get(name, []) if f.class_name is None]
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             cls = site.context.scope.class_scope
             owner = cls.name if cls is not None else None
             return [(f, True) for f in self.functions_by_name.get(func.attr.value, []) if f.class_name == owner]
         return []
 
-    def call_sites_of(self, function: FunctionInfo) -> Iterator[tuple[CallSite, bool]]:
+    def call_sites_of(self, function: FunctionInfo) -> list[tuple[CallSite, bool]]:
+        return self._call_sites_by_function.get(id(function), [])
+
+    @cached_property
+    def _call_sites_by_function(self) -> dict[int, list[tuple[CallSite, bool]]]:
+        index: dict[int, list[tuple[CallSite, bool]]] = {}
         for site in self.calls:
             for target, bound in self.functions_called_by(site):
-                if target is function:
-                    yield site, bound
+                index.setdefault(id(target), []).append((site, bound))
+        return index
 
     def function_of(self, scope: Scope) -> Optional[FunctionInfo]:
-        for info in self.functions:
-            if info.scope is scope:
-                return info
-        return None
+        return self._functions_by_scope.get(id(scope))
+
+    @cached_property
+    def _functions_by_scope(self) -> dict[int, FunctionInfo]:
+        return {id(info.scope): info for info in self.functions}
 
     # -- derived facts (computed on first use, shared by every rule) ---------------------------
     # Imported here, not at the top: those modules build on the record types defined above.

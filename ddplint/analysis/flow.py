@@ -114,15 +114,9 @@ class Flow:
             else:
                 out.append(Source(None, scope, via))
 
-    def _scope_of(self, binding, scope: "Scope") -> "Scope":
-        # A binding found by lookup lives in `scope` or an enclosing one; the value is evaluated
-        # there. For our bounded questions the difference only matters for names defined in both.
-        walker: Optional[Scope] = scope
-        while walker is not None:
-            if binding in walker.bindings.get(binding.key, ()):
-                return walker
-            walker = walker.parent
-        return scope
+    @staticmethod
+    def _scope_of(binding, scope: "Scope") -> "Scope":
+        return binding.scope or scope
 
     def _param_sources(self, binding, scope, via, depth, seen, out) -> None:
         owner = self._scope_of(binding, scope)

@@ -33,6 +33,8 @@ class Rule:
     # Byte strings of which at least one must occur in a file for the rule to have anything to
     # say: the engine never parses a file that holds none of the selected rules' triggers.
     triggers: tuple[bytes, ...]
+    # Rules that only speak in distributed scripts also need one of DISTRIBUTED_TOKENS.
+    distributed_only: bool
     check: Callable[[ModuleFacts], Iterable[Finding]]
     # Executable examples (Fixit style): the tests run every one. In `invalid` examples each
     # expected finding is marked by `# <- CODE` at the end of the reported line.

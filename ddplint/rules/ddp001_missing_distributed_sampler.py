@@ -17,6 +17,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if not data.is_training_loader(loader):
             continue  # evaluation-only: redundant work at worst, never wrong results
+        if facts.ranks.runs_only_on_rank_zero(loader.site.context):
+            continue  # only one rank iterates it; the others get their data some other way
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
         if loader.sampler == "whole-dataset":
@@ -69,6 +71,9 @@ RULE = Rule(
           the model is stepped (`backward()` / `optimizer.step()`) or handed to a training function.
           Evaluating the full set on every rank wastes time but does not change results, and a
           DistributedSampler would pad the last batch with repeated samples and skew the metric.
+        - Loaders built under a rank-0 guard: only that rank iterates them.
+        - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
+          the sharded training loader itself.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
           one is there.
     """,
@@ -81,6 +86,7 @@ RULE = Rule(
         - Custom sampler classes are trusted to shard.
     """,
     triggers=(b"DataLoader",),
+    distributed_only=True,
     check=check,
     invalid=(
         """

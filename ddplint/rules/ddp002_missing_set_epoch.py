@@ -69,6 +69,7 @@ RULE = Rule(
         - A sampler rebuilt inside the epoch loop with a new `seed=` each time is reported anyway.
     """,
     triggers=(b"DistributedSampler",),
+    distributed_only=True,
     check=check,
     invalid=(
         """

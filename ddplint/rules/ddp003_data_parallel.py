@@ -54,6 +54,7 @@ RULE = Rule(
         - The functional `torch.nn.parallel.data_parallel(...)` is not flagged yet.
     """,
     triggers=(b"DataParallel",),
+    distributed_only=False,
     check=check,
     invalid=(
         """

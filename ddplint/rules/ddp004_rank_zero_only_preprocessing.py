@@ -76,7 +76,7 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite) -> Optional
 
 def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> bool:
     """After the barrier, does this rank load data itself (rather than wrap what rank 0 made)?"""
-    if not facts.data.is_data_work(site) or _under_rank_zero_guard(facts, site):
+    if not facts.data.is_data_work(site) or facts.ranks.runs_only_on_rank_zero(site.context):
         return False
     used = {n.value for arg in site.node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     return used.isdisjoint(produced)
@@ -106,13 +106,6 @@ def _calls_in_statements(facts: ModuleFacts, statements: list[cst.CSTNode]) -> l
                 order[id(sub)] = len(order)
     sites = [site for site in facts.calls if id(site.node) in order]
     return sorted(sites, key=lambda site: order[id(site.node)])
-
-
-def _under_rank_zero_guard(facts: ModuleFacts, site: CallSite) -> bool:
-    return any(
-        in_body and facts.ranks.is_rank_zero_guard(if_node.test, site.context.scope)
-        for if_node, in_body in site.context.branches
-    )
 
 
 RULE = Rule(
@@ -155,7 +148,9 @@ RULE = Rule(
         - The cost is not estimated: cheap work under a rank-0 guard followed by a broadcast is
           reported like expensive work.
     """,
-    triggers=(b"rank", b"main_process", b"master", b"global_zero", b"process_zero"),
+    # The other ranks can only wait in one of these collectives.
+    triggers=(b"broadcast", b"scatter", b"barrier", b"wait_for_everyone"),
+    distributed_only=True,
     check=check,
     invalid=(
         """

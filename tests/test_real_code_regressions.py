@@ -1,0 +1,136 @@
+"""Constructs found in real, public training scripts that once misled ddplint (false positives)
+or hid a real bug from it (misses). Each is written from scratch to reproduce the construct; the
+fix for each lives in the shared analysis, not in a rule. See docs/precision.md."""
+
+from __future__ import annotations
+
+
+def test_loader_over_the_dataset_deepspeed_shards_is_not_flagged(lint):
+    # DeepSpeedExamples cifar: a shuffling loader for a preview batch, then DeepSpeed builds the
+    # real (sharded) training loader from the same dataset and the name is rebound.
+    assert lint(
+        """
+        import deepspeed
+        from torch.utils.data import DataLoader
+
+        deepspeed.init_distributed()
+        trainset = make_dataset()
+        trainloader = DataLoader(trainset, batch_size=16, shuffle=True)
+        images, labels = next(iter(trainloader))
+        engine, _, trainloader, _ = deepspeed.initialize(
+            model=net, model_parameters=net.parameters(), training_data=trainset
+        )
+        for epoch in range(2):
+            for x, y in trainloader:
+                loss = criterion(engine(x), y)
+                engine.backward(loss)
+                engine.step()
+        """
+    ) == []
+
+
+def test_kwargs_dict_grown_with_update_of_a_literal(lint):
+    # The MNIST example turned into DDP: kwargs dicts merged with .update({...}), no sampler.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(ds, model, opt):
+            dist.init_process_group("nccl")
+            train_kwargs = {"batch_size": 64}
+            train_kwargs.update({"num_workers": 1, "pin_memory": True, "shuffle": True})
+            train_loader = torch.utils.data.DataLoader(ds, **train_kwargs)
+            model = DDP(model)
+            for epoch in range(3):
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+        """
+    ) == [(9, "DDP001")]
+
+
+def test_loader_passed_to_a_trainer_class_and_iterated_in_a_method(lint):
+    # pytorch/examples multigpu: loader handed to Trainer.__init__, kept on self, iterated in
+    # _run_epoch, which train() calls once per epoch.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        class Trainer:
+            def __init__(self, model, train_data, opt):
+                self.model, self.train_data, self.opt = model, train_data, opt
+
+            def _run_epoch(self, epoch):
+                for x, y in self.train_data:
+                    self.opt.zero_grad()
+                    self.model(x).sum().backward()
+                    self.opt.step()
+
+            def train(self, n):
+                for epoch in range(n):
+                    self._run_epoch(epoch)
+
+        def main(ds, model, opt):
+            dist.init_process_group("nccl")
+            Trainer(model, DataLoader(ds, batch_size=32, sampler=DistributedSampler(ds)), opt).train(10)
+        """
+    ) == [(15, "DDP002")]
+
+
+def test_helper_module_that_only_calls_collectives_is_distributed(lint):
+    assert lint(
+        """
+        import torch.distributed as dist
+        from datasets import load_dataset
+
+        def build():
+            if dist.get_rank() == 0:
+                data = load_dataset("json", data_files="train.jsonl")
+            else:
+                data = None
+            objs = [data]
+            dist.broadcast_object_list(objs, src=0)
+            return objs[0]
+        """
+    ) == [(5, "DDP004")]
+
+
+def test_leader_rank_held_in_a_constant(lint):
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        LEADER = 0
+
+        def get_batches(rank, world_size, tokenizer, texts):
+            out = torch.zeros(8, 16, dtype=torch.long)
+            if rank == LEADER:
+                parts = [torch.tensor(tokenizer(texts[i::world_size])) for i in range(world_size)]
+            else:
+                parts = None
+            dist.scatter(out, parts, src=LEADER)
+            return out
+        """
+    ) == [(9, "DDP004")]
+
+
+def test_loader_built_by_the_leader_rank_only_needs_no_sampler(lint):
+    # The leader loads and scatters batches; its loader must not get a DistributedSampler.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        dist.init_process_group("gloo")
+        if dist.get_rank() == 0:
+            leader_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+            for batch in leader_loader:
+                send_to_workers(batch)
+        """
+    ) == []
