@@ -134,3 +134,55 @@ def test_loader_built_by_the_leader_rank_only_needs_no_sampler(lint):
                 send_to_workers(batch)
         """
     ) == []
+
+
+def test_shuffling_sampler_of_an_evaluation_loader_needs_no_set_epoch(lint):
+    # torchvision segmentation reference: the test sampler is a default (shuffling)
+    # DistributedSampler that never gets set_epoch; evaluation order does not matter.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        def evaluate(model, data_loader):
+            with torch.no_grad():
+                for image, target in data_loader:
+                    model(image)
+
+        def main(args):
+            dist.init_process_group("nccl")
+            train_sampler = torch.utils.data.distributed.DistributedSampler(dataset)
+            test_sampler = torch.utils.data.distributed.DistributedSampler(dataset_test)
+            data_loader = torch.utils.data.DataLoader(dataset, batch_size=8, sampler=train_sampler)
+            data_loader_test = torch.utils.data.DataLoader(dataset_test, batch_size=1, sampler=test_sampler)
+            for epoch in range(args.epochs):
+                train_sampler.set_epoch(epoch)
+                train_one_epoch(model, data_loader, epoch)
+                evaluate(model, data_loader_test)
+        """
+    ) == []
+
+
+def test_leader_rank_from_an_attribute_still_one_rank(lint):
+    # A leader rank held on self: the leader alone loads and tokenizes, the others wait in
+    # scatter; the leader's own DataLoader needs no DistributedSampler.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        class Feeder:
+            def __init__(self, rank, leader_rank, world_size):
+                dist.init_process_group("nccl")
+                self.rank, self.leader_rank, self.world_size = rank, leader_rank, world_size
+
+            def next_shard(self, out):
+                if self.rank == self.leader_rank:
+                    loader = DataLoader(load_corpus("train.txt"), batch_size=512, shuffle=True)
+                    parts = [tokenize(batch) for batch in loader]
+                else:
+                    parts = None
+                dist.scatter(out, parts, src=self.leader_rank)
+                return out
+        """
+    ) == [(10, "DDP004")]

@@ -68,7 +68,10 @@ LIGHTNING_SINKS = {"fit", "validate", "test", "predict", "setup_dataloaders"}
 ACCELERATE_SINKS = {"prepare", "prepare_data_loader"}
 ALWAYS_SINKS = {"setup_dataloaders", "prepare_data_loader"}
 
-EVAL_WORDS = {"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout", "calib"}
+EVAL_WORDS = {
+    "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
+    "holdout", "calib", "predict", "prediction", "inference",
+}
 _OPTIMIZER_LIKE = re.compile(r"optim|^opt$|scaler|engine")
 
 # DDP004: what counts as loading or preprocessing data.
@@ -332,6 +335,16 @@ class DataModel:
             if self._is_training_place(iteration.where):
                 return True
         return False
+
+    def is_evaluation_loader(self, loader: LoaderInfo) -> bool:
+        """Not trained on, and named or used for evaluation (`val_loader`, iterated only inside
+        `evaluate(...)`): its order and its coverage per rank do not change what is learned."""
+        if self.is_training_loader(loader):
+            return False
+        if loader.names & EVAL_WORDS:
+            return True
+        places = [iteration.where.context.scope for iteration in self.iterations(loader)]
+        return bool(places) and all(set(identifier_words(scope.name)) & EVAL_WORDS for scope in places)
 
     def _is_training_place(self, where) -> bool:
         if isinstance(where, LoopSite):

@@ -217,9 +217,20 @@ class RankModel:
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
 
-    def runs_only_on_rank_zero(self, context: "Context") -> bool:
-        """Whether a place sits inside the body of a rank-0 guard."""
-        return any(in_body and self.is_rank_zero_guard(branch.test, context.scope) for branch, in_body in context.branches)
+    def is_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """True on one rank only: a rank-0 guard, or `rank == leader` for any leader."""
+        if self.is_rank_zero_guard(test, scope):
+            return True
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            if isinstance(test.comparisons[0].operator, cst.Equal):
+                return self.is_rank(test.left, scope) or self.is_rank(test.comparisons[0].comparator, scope)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self.is_single_rank_guard(test.left, scope) or self.is_single_rank_guard(test.right, scope)
+        return False
+
+    def runs_on_one_rank_only(self, context: "Context") -> bool:
+        """Whether a place sits inside the body of a single-rank guard."""
+        return any(in_body and self.is_single_rank_guard(branch.test, context.scope) for branch, in_body in context.branches)
 
     def _compares_rank_to_zero(self, test: cst.Comparison, scope: "Scope", depth: int) -> bool:
         if len(test.comparisons) != 1:

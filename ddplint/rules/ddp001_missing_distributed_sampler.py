@@ -17,7 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if not data.is_training_loader(loader):
             continue  # evaluation-only: redundant work at worst, never wrong results
-        if facts.ranks.runs_only_on_rank_zero(loader.site.context):
+        if facts.ranks.runs_on_one_rank_only(loader.site.context):
             continue  # only one rank iterates it; the others get their data some other way
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue

@@ -17,6 +17,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if not sampler.shuffles or data.set_epoch_reaches(sampler):
             continue
         for loader in sampler.loaders:
+            if data.is_evaluation_loader(loader):
+                continue  # evaluation visits every sample once whatever the order
             for iteration in data.iterations(loader):
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported:
@@ -56,6 +58,8 @@ RULE = Rule(
     """,
     silent="""
         - Samplers built with `shuffle=False` (same order every epoch is what was asked for).
+        - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`): the order
+          in which a rank evaluates its samples does not matter.
         - Loaders iterated once, outside any loop.
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching

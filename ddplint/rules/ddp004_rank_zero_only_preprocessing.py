@@ -17,7 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     ranks, data = facts.ranks, facts.data
     for branch in facts.branches:
         scope = branch.context.scope
-        if not ranks.is_rank_zero_guard(branch.test, scope):
+        if not ranks.is_single_rank_guard(branch.test, scope):
             continue
         work = _first_data_work(facts, _guarded_calls(facts, branch))
         if work is None:
@@ -27,7 +27,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             branch.node,
-            f"only rank 0 runs the data loading / preprocessing in this branch "
+            f"only one rank (rank 0 or a leader) runs the data loading / preprocessing in this branch "
             f"(`{work.name}(...)`) while the other ranks wait for it in `{wait}`: their GPUs idle "
             f"for the whole step; have every rank load or preprocess its own shard, or cache the "
             f"result once and let every rank read it",
@@ -76,7 +76,7 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite) -> Optional
 
 def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> bool:
     """After the barrier, does this rank load data itself (rather than wrap what rank 0 made)?"""
-    if not facts.data.is_data_work(site) or facts.ranks.runs_only_on_rank_zero(site.context):
+    if not facts.data.is_data_work(site) or facts.ranks.runs_on_one_rank_only(site.context):
         return False
     used = {n.value for arg in site.node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     return used.isdisjoint(produced)
@@ -113,7 +113,7 @@ RULE = Rule(
     name="rank-zero-only-preprocessing",
     summary="Rank 0 loads or preprocesses the data while the other ranks wait for it.",
     what="""
-        Flags a rank-0 guard (`if rank == 0:`, `if dist.get_rank() == 0:`, `if local_rank in
+        Flags a rank-0 (or single leader rank: `if rank == leader:`) guard (`if rank == 0:`, `if dist.get_rank() == 0:`, `if local_rank in
         (-1, 0):`, `if is_main_process():`, `if master_process:` with `master_process = rank == 0`,
         `x = load() if rank == 0 else None`, ...) whose body loads or preprocesses data (dataset
         constructors, `torch.load` / `np.load` / `pd.read_*` / `load_dataset`, functions named like
