@@ -330,3 +330,18 @@ def test_parameter_default_used_by_a_call_that_omits_it():
         """
     )
     assert facts.data.loaders[0].sampler == "absent"
+
+
+def test_distributed_tokens_cover_every_distributed_signal():
+    """The engine's byte screen must never skip a file the analysis would call distributed."""
+    from ddplint.analysis.distributed import DISTRIBUTED_ENTRY_POINTS, DISTRIBUTED_TOKENS, LAUNCHER_ENV_VARS
+
+    def screened_in(text: str) -> bool:
+        return any(token in text.encode() for token in DISTRIBUTED_TOKENS)
+
+    for qualified in DISTRIBUTED_ENTRY_POINTS:
+        # the name as a file would spell it after `from module import name`
+        assert screened_in(qualified.split(".")[-1]) or screened_in(qualified), qualified
+    for variable in LAUNCHER_ENV_VARS:
+        assert screened_in(variable), variable
+    assert screened_in("torch.distributed")

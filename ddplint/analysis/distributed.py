@@ -42,7 +42,7 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
 # A distributed script contains at least one of these byte strings: the engine skips the
 # distributed-only rules in files without any (tests keep this in step with the checks below).
 DISTRIBUTED_TOKENS = (
-    b"distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
+    b"distributed", b"Distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
     b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh",
 )
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
