@@ -186,3 +186,28 @@ def test_leader_rank_from_an_attribute_still_one_rank(lint):
                 return out
         """
     ) == [(10, "DDP004")]
+
+
+def test_kwargs_dict_updated_with_another_named_dict(lint):
+    # PrincetonUniversity multi_gpu_training: MNIST example moved to DDP, loader kwargs merged
+    # from a second dict, and no DistributedSampler anywhere.
+    assert lint(
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        def main(args, dataset1, model, optimizer):
+            dist.init_process_group("nccl")
+            train_kwargs = {"batch_size": args.batch_size}
+            if torch.cuda.is_available():
+                cuda_kwargs = {"num_workers": int(os.environ["SLURM_CPUS_PER_TASK"]), "pin_memory": True, "shuffle": True}
+                train_kwargs.update(cuda_kwargs)
+            train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
+            for epoch in range(1, args.epochs + 1):
+                for data, target in train_loader:
+                    optimizer.zero_grad()
+                    model(data).sum().backward()
+                    optimizer.step()
+        """
+    ) == [(11, "DDP001")]

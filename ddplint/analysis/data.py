@@ -186,8 +186,10 @@ class DataModel:
             return "present"
         return state
 
-    def _dict_keys(self, expr: cst.BaseExpression, scope) -> Optional[set[str]]:
+    def _dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
         """The literal keys a `**kwargs` dict may hold, or None if they cannot be known."""
+        if depth > 3:
+            return None
         keys: set[str] = set()
         for source in self.flow.sources(expr, scope):
             literal = _literal_dict_keys(source.node)
@@ -196,14 +198,15 @@ class DataModel:
             keys |= literal
         name = dotted_name(expr)
         if name is not None:
-            added = self._keys_added_later(name, scope)
+            added = self._keys_added_later(name, scope, depth)
             if added is None:
                 return None
             keys |= added
         return keys
 
-    def _keys_added_later(self, name: str, scope) -> Optional[set[str]]:
-        """Keys put into dict `name` after it is built: `d["k"] = v`, `d.update(k=v)`."""
+    def _keys_added_later(self, name: str, scope, depth: int) -> Optional[set[str]]:
+        """Keys put into dict `name` after it is built: `d["k"] = v`, `d.update(k=v)`,
+        `d.update(other_dict)`."""
         keys = {b.item for holder in _scopes_up(scope) for b in holder.bindings.get(name, []) if b.kind == "item"}
         for site in self.facts.calls:
             owner = receiver(site.node.func)
@@ -216,10 +219,13 @@ class DataModel:
                 keys.add(literal)
             elif site.name == "update":
                 for arg in site.node.args:
-                    literal = {arg.keyword.value} if arg.keyword is not None else _literal_dict_keys(arg.value)
-                    if literal is None:
+                    if arg.keyword is not None:
+                        keys.add(arg.keyword.value)
+                        continue
+                    merged = self._dict_keys(arg.value, site.context.scope, depth + 1)
+                    if merged is None:
                         return None
-                    keys |= literal
+                    keys |= merged
             else:
                 return None
         return keys
