@@ -30,6 +30,10 @@ EXCLUDED_DIRS = frozenset(
     }
 )
 
+# Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
+# libcst's native parser overflows the C stack somewhere past a few thousand.
+MAX_NESTING = 500
+
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
@@ -93,7 +97,7 @@ def _unparsable(data: bytes, filename: str) -> Optional[Diagnostic]:
     ones users know, and it turns pathological nesting into a RecursionError/MemoryError, where
     libcst's native parser would overflow the C stack and kill the whole process."""
     try:
-        compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         reason = "cannot decode file" if "decod" in str(exc.msg) or "encoding" in str(exc.msg) else "syntax error"
         return _error(filename, f"{reason}: {_one_line(str(exc.msg))}", exc.lineno or 1, exc.offset or 1)
@@ -101,7 +105,20 @@ def _unparsable(data: bytes, filename: str) -> Optional[Diagnostic]:
         return _error(filename, "cannot parse: code nested too deeply")
     except (ValueError, UnicodeDecodeError, LookupError) as exc:
         return _error(filename, f"cannot decode file: {_one_line(str(exc))}")
+    # Python < 3.11 parses a 20,000-term `1+1+...` happily; libcst would not survive it.
+    if _nesting_exceeds(tree, MAX_NESTING):
+        return _error(filename, f"cannot parse: code nested too deeply (over {MAX_NESTING} levels)")
     return None
+
+
+def _nesting_exceeds(tree: ast.AST, limit: int) -> bool:
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:

@@ -132,7 +132,7 @@ def test_example_runs_under_torchrun(script):
         if returncode == 0 or EXIT_ABORT not in out + err or attempt == ATTEMPTS:
             break
         warnings.warn(f"{script}: a rank aborted at interpreter exit "
-                      f"({EXIT_ABORT!r}, known torch/gloo issue); retrying")
+                      f"({EXIT_ABORT!r}, known torch/gloo issue); retrying", stacklevel=2)
     assert returncode == 0, report
     for rank in range(NPROC):  # every rank trained (and printed) its epoch
         assert f"[rank {rank}/{NPROC}] epoch 0:" in out, report

@@ -14,7 +14,7 @@ from ddplint.rules.base import Finding, Rule
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
-    ranks, data = facts.ranks, facts.data
+    ranks = facts.ranks
     for branch in facts.branches:
         scope = branch.context.scope
         if not ranks.is_single_rank_guard(branch.test, scope):
