@@ -260,7 +260,7 @@ class DataModel:
                         return True
         for site in self._framework_sinks:
             for arg in site.node.args:
-                if self.flow.feeds(arg.value, site.context.scope, loader.site.node):
+                if self.flow.feeds(arg.value, site.context.scope, loader.site.node, site.context.branches):
                     return True
         return self._dataset_given_to_deepspeed(loader)
 
@@ -418,11 +418,11 @@ class DataModel:
                 iterable = loop.iterable
                 if iterable is None:
                     continue
-                for via in self._feeding_paths(iterable, loop.context.scope, target):
+                for via in self._feeding_paths(iterable, loop.context, target):
                     found.append(Iteration(loader, loop, self.repeating_loop(loop.context, via)))
             for site in self.facts.calls:
                 if site.name in ("iter", "cycle") and site.node.args:
-                    for via in self._feeding_paths(site.node.args[0].value, site.context.scope, target):
+                    for via in self._feeding_paths(site.node.args[0].value, site.context, target):
                         found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
                 elif self._passes_to_unknown_trainer(site, target):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, ())))
@@ -465,10 +465,10 @@ class DataModel:
             return False
         return any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args)
 
-    def _feeding_paths(self, expr, scope, target) -> list[tuple]:
+    def _feeding_paths(self, expr, context, target) -> list[tuple]:
         """The call-site chains (`via`) along which `target` reaches `expr`."""
         paths = []
-        for source in self.flow.sources(expr, scope):
+        for source in self.flow.sources(expr, context.scope, context.branches):
             if source.node is target or (
                 source.node is not None and self._wraps(source, target)
             ):
@@ -515,7 +515,7 @@ class DataModel:
             while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
                 owner = owner.value
             for target in targets:
-                answer = self.flow.feeds(owner, site.context.scope, target)
+                answer = self.flow.feeds(owner, site.context.scope, target, site.context.branches)
                 if answer is None or answer:
                     return True
         return False

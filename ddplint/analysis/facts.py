@@ -36,6 +36,8 @@ class Binding:
     # Where the value is evaluated. Usually the scope holding the binding, but `self.x = v` in a
     # method is stored on the class while `v` is evaluated in the method.
     scope: Optional["Scope"] = field(default=None, repr=False)
+    # The `if` arms the assignment sits in: a use in the other arm of the same `if` cannot see it.
+    arms: tuple = field(default=(), repr=False)
 
 
 @dataclass(eq=False)
@@ -96,10 +98,22 @@ class Context:
     branches: tuple[tuple[cst.If, bool], ...]  # (if statement, inside its body rather than else)
     path: tuple[tuple[Sequence[cst.BaseStatement], int], ...]
 
+    def excludes(self, arms: tuple) -> bool:
+        """Whether code in `arms` can never run together with this place (other arm, same if)."""
+        return excludes(self.branches, arms)
+
     def statements_after(self) -> Iterator[cst.BaseStatement]:
         """Statements that run after this one in the same function, innermost block first."""
         for body, index in reversed(self.path):
             yield from body[index + 1 :]
+
+
+def excludes(these: tuple, those: tuple) -> bool:
+    """Two places in opposite arms of one `if` statement never both run."""
+    if not these or not those:
+        return False
+    mine = dict((id(node), arm) for node, arm in these)
+    return any(mine.get(id(node), arm) != arm for node, arm in those)
 
 
 @dataclass(eq=False)
@@ -129,6 +143,7 @@ class FunctionInfo:
     class_name: Optional[str]
     params: list[str]
     returns: list[cst.BaseExpression] = field(default_factory=list, repr=False)
+    return_arms: list[tuple] = field(default_factory=list, repr=False)  # the `if` arms of each return
 
     @property
     def name(self) -> str:
@@ -327,7 +342,7 @@ class _Collector(cst.CSTVisitor):
             if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
                 item = string_value(elements[0].slice.value)
                 if item is not None:
-                    self.scope.bind(Binding(owner, value, "item", node, item=item, scope=self.scope))
+                    self.scope.bind(Binding(owner, value, "item", node, item=item, scope=self.scope, arms=tuple(self.branches)))
             return
         key = dotted_name(target)
         if key is None:
@@ -335,7 +350,7 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
-        scope.bind(Binding(key, value, kind, node, index, scope=self.scope))
+        scope.bind(Binding(key, value, kind, node, index, scope=self.scope, arms=tuple(self.branches)))
         if kind == "assign" and scope.kind == "module" and "." not in key:
             self.facts.imports.add_alias(key, value)
 
@@ -357,6 +372,7 @@ class _Collector(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         if self.functions and node.value is not None:
             self.functions[-1].returns.append(node.value)
+            self.functions[-1].return_arms.append(tuple(self.branches))
 
     # -- imports --------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:

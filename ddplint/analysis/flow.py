@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.facts import excludes
 from ddplint.analysis.syntax import alternatives, dotted_name
 
 if TYPE_CHECKING:
@@ -52,12 +53,14 @@ class Flow:
         return self._call_sites.get(id(node))
 
     # -- sources ------------------------------------------------------------------------------
-    def sources(self, expr: cst.BaseExpression, scope: "Scope") -> list[Source]:
+    def sources(self, expr: cst.BaseExpression, scope: "Scope", arms: tuple = ()) -> list[Source]:
+        """`arms`: the `if` arms the expression sits in, so that an assignment in the other arm
+        of the same `if` (`if train: loader = A  else: loader = B`) is not taken for its value."""
         out: list[Source] = []
-        self._sources(expr, scope, (), 0, set(), out)
+        self._sources(expr, scope, (), 0, set(), out, arms)
         return out
 
-    def _sources(self, expr, scope, via, depth, seen, out) -> None:
+    def _sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
         marker = (id(expr), id(scope))
         if marker in seen:
             return
@@ -68,31 +71,37 @@ class Flow:
         options = alternatives(expr)
         if len(options) > 1:
             for option in options:
-                self._sources(option, scope, via, depth + 1, seen, out)
+                self._sources(option, scope, via, depth + 1, seen, out, arms)
             return
         if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
             out.append(Source(expr, scope, via))
             return
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            self._name_sources(expr, scope, via, depth, seen, out)
+            self._name_sources(expr, scope, via, depth, seen, out, arms)
             return
         if isinstance(expr, cst.Call):
             returns = self._local_returns(expr)
             if returns:
-                for value, function_scope in returns:
-                    self._sources(value, function_scope, via, depth + 1, seen, out)
+                for value, function_scope, return_arms in returns:
+                    self._sources(value, function_scope, via, depth + 1, seen, out, return_arms)
                 return
         out.append(Source(expr, scope, via))
 
-    def _local_returns(self, call: cst.Call) -> list[tuple[cst.BaseExpression, "Scope"]]:
+    def _local_returns(self, call: cst.Call) -> list[tuple[cst.BaseExpression, "Scope", tuple]]:
         site = self.call_site(call)
         if site is None:
             return []
-        return [(value, f.scope) for f, _ in self.facts.functions_called_by(site) for value in f.returns]
+        return [
+            (value, f.scope, arms)
+            for f, _ in self.facts.functions_called_by(site)
+            for value, arms in zip(f.returns, f.return_arms)
+        ]
 
-    def _name_sources(self, expr, scope, via, depth, seen, out) -> None:
+    def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
         key = dotted_name(expr)
         bindings = [b for b in scope.lookup(key) if b.kind != "item"] if key else []
+        visible = [b for b in bindings if not excludes(arms, b.arms)]
+        bindings = visible or bindings
         if not bindings:
             if key and key.split(".")[0] in self.facts.imports.bindings:
                 out.append(Source(expr, scope, via))  # a module attribute: a known leaf
@@ -110,7 +119,7 @@ class Flow:
             elif binding.kind == "loop":
                 self._element_sources(binding, scope, via, depth, seen, out)
             elif binding.value is not None:
-                self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, out)
+                self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, out, binding.arms)
             else:
                 out.append(Source(None, scope, via))
 
@@ -130,7 +139,7 @@ class Flow:
         for site, bound in sites:
             argument = function.param_for(site.node, bound).get(binding.key)
             if argument is not None:
-                self._sources(argument, site.context.scope, (site, *via), depth + 1, seen, out)
+                self._sources(argument, site.context.scope, (site, *via), depth + 1, seen, out, site.context.branches)
             elif binding.value is not None:  # this call leaves the default in place
                 self._sources(binding.value, owner, via, depth + 1, seen, out)
             else:
@@ -140,7 +149,7 @@ class Flow:
         """`for s in [train_sampler, val_sampler]`: s is one of the elements. An element of
         anything else (a batch of a loader) is not followed: it is not the container."""
         containers: list[Source] = []
-        self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, containers)
+        self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, containers, binding.arms)
         for container in containers:
             if isinstance(container.node, (cst.List, cst.Tuple, cst.Set)):
                 for element in container.node.elements:
@@ -150,31 +159,31 @@ class Flow:
 
     def _unpack_sources(self, binding, scope, via, depth, seen, out) -> None:
         value = binding.value
-        candidates = [(value, self._scope_of(binding, scope))]
+        candidates = [(value, self._scope_of(binding, scope), binding.arms)]
         if isinstance(value, cst.Call):
             candidates = self._local_returns(value) or candidates
-        for candidate, candidate_scope in candidates:
+        for candidate, candidate_scope, arms in candidates:
             if isinstance(candidate, (cst.Tuple, cst.List)) and binding.index is not None:
                 elements = candidate.elements
                 if binding.index < len(elements):
-                    self._sources(elements[binding.index].value, candidate_scope, via, depth + 1, seen, out)
+                    self._sources(elements[binding.index].value, candidate_scope, via, depth + 1, seen, out, arms)
                     continue
             # `model, loader = accelerator.prepare(model, loader)`: the call is the source.
             out.append(Source(candidate, candidate_scope, via))
 
     # -- feeds --------------------------------------------------------------------------------
-    def feeds(self, expr: cst.BaseExpression, scope: "Scope", target: cst.CSTNode) -> Optional[bool]:
+    def feeds(self, expr: cst.BaseExpression, scope: "Scope", target: cst.CSTNode, arms: tuple = ()) -> Optional[bool]:
         """True if `target`'s value may reach `expr`; None if the trail went cold; else False."""
-        return self._feeds(expr, scope, target, 0)
+        return self._feeds(expr, scope, target, 0, arms)
 
-    def _feeds(self, expr, scope, target, depth) -> Optional[bool]:
-        memo_key = (id(expr), id(scope), id(target))
+    def _feeds(self, expr, scope, target, depth, arms=()) -> Optional[bool]:
+        memo_key = (id(expr), id(scope), id(target), tuple((id(node), arm) for node, arm in arms))
         if memo_key in self._feeds_memo:
             return self._feeds_memo[memo_key]
         self._feeds_memo[memo_key] = False  # cycle guard
         result: Optional[bool] = False
         if depth <= _MAX_DEPTH:
-            for source in self.sources(expr, scope):
+            for source in self.sources(expr, scope, arms):
                 answer = self._source_feeds(source, target, depth)
                 if answer:
                     result = True
