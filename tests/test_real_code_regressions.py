@@ -211,3 +211,173 @@ def test_kwargs_dict_updated_with_another_named_dict(lint):
                     optimizer.step()
         """
     ) == [(11, "DDP001")]
+
+
+def test_factory_returning_train_or_eval_loader_by_flag(lint):
+    # One helper builds either loader; the `loader` name is assigned in both arms of the `if`,
+    # and only the train arm's loader is trained on.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def make_loader(ds, train):
+            if train:
+                sampler = DistributedSampler(ds, shuffle=True)
+                loader = DataLoader(ds, batch_size=8, sampler=sampler)
+                return loader, sampler
+            else:
+                loader = DataLoader(ds, batch_size=8, shuffle=False)
+                return loader
+
+        def main(model, opt, train_ds, test_ds):
+            dist.init_process_group("gloo")
+            train_loader, sampler = make_loader(train_ds, train=True)
+            test_loader = make_loader(test_ds, train=False)
+            for epoch in range(3):
+                sampler.set_epoch(epoch)
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    opt.step()
+                with torch.no_grad():
+                    for x, y in test_loader:
+                        model(x)
+        """
+    ) == []
+
+
+def test_loader_on_the_single_process_path(lint):
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def main(model, opt, ds):
+            ddp = torch.cuda.device_count() > 1
+            if ddp:
+                dist.init_process_group("nccl")
+            if ddp:
+                train_loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))
+            else:
+                train_loader = DataLoader(ds, batch_size=8, shuffle=True)
+            for epoch in range(3):
+                if ddp:
+                    train_loader.sampler.set_epoch(epoch)
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+        """
+    ) == []
+
+
+def test_hf_style_local_rank_minus_one_means_single_process(lint):
+    assert lint(
+        """
+        import torch
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def train(args, train_dataset, model):
+            if args.local_rank != -1:
+                torch.distributed.init_process_group(backend="nccl")
+            if args.local_rank == -1:
+                train_dataloader = DataLoader(train_dataset, batch_size=8, shuffle=True)
+            else:
+                train_dataloader = DataLoader(train_dataset, batch_size=8, sampler=DistributedSampler(train_dataset))
+            for epoch in range(3):
+                for batch in train_dataloader:
+                    model(batch).loss.backward()
+        """
+    ) == [(11, "DDP002")]
+
+
+def test_dataset_handed_to_a_library_class_by_another_module(lint):
+    # EleutherAI-style Trainer: the caller (another module) shards the dataset per rank.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        class Trainer:
+            def __init__(self, dataset, model, opt):
+                self.dataset, self.model, self.opt = dataset, model, opt
+
+            def fit(self):
+                rank_zero = not dist.is_initialized() or dist.get_rank() == 0
+                loader = DataLoader(self.dataset, batch_size=8, shuffle=False)
+                for batch in loader:
+                    self.model(batch).mean().backward()
+                    self.opt.step()
+        """
+    ) == []
+
+
+def test_dataset_built_in_a_function_run_by_a_pool(lint):
+    # NVIDIA BERT pretraining: each rank's shard file is chosen by the caller and the loader is
+    # built in a helper submitted to a process pool.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from concurrent.futures import ProcessPoolExecutor
+        from torch.utils.data import DataLoader, RandomSampler
+
+        def create_pretraining_dataset(input_file, batch_size):
+            train_data = ShardFileDataset(input_file)
+            return DataLoader(train_data, sampler=RandomSampler(train_data), batch_size=batch_size)
+
+        def main(files, model, opt):
+            dist.init_process_group("nccl")
+            rank, world = dist.get_rank(), dist.get_world_size()
+            pool = ProcessPoolExecutor(1)
+            for f_id in range(1, len(files)):
+                future = pool.submit(create_pretraining_dataset, files[(f_id * world + rank) % len(files)], 32)
+                for batch in future.result():
+                    opt.zero_grad()
+                    model(batch).mean().backward()
+                    opt.step()
+        """
+    ) == []
+
+
+def test_download_only_with_inline_transforms(lint):
+    assert lint(
+        """
+        import os
+        import torch.distributed as dist
+        from torchvision import datasets, transforms
+
+        local_rank = int(os.getenv("LOCAL_RANK", 0))
+        dist.init_process_group("nccl")
+        if local_rank == 0:
+            dataset = datasets.FashionMNIST("./data", train=True, download=True, transform=transforms.ToTensor())
+        dist.barrier()
+        dataset = datasets.FashionMNIST("./data", train=True, download=False, transform=transforms.ToTensor())
+        """
+    ) == []
+
+
+def test_arguments_of_mp_spawn_reach_the_worker(lint):
+    # mp.spawn(worker, args=(world_size, dataset)) calls worker(rank, world_size, dataset).
+    assert lint(
+        """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        from torch.utils.data import DataLoader
+
+        class Trainer:
+            def __init__(self, dataset):
+                self.dataset = dataset
+
+        def worker(rank, world_size, dataset):
+            dist.init_process_group("gloo", rank=rank, world_size=world_size)
+            loader = DataLoader(dataset, batch_size=8, shuffle=True)
+            for x in loader:
+                pass
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2, make_dataset()), nprocs=2)
+        """
+    ) == [(11, "DDP001")]

@@ -329,6 +329,41 @@ class DataModel:
                     return True
         return False
 
+    def dataset_comes_from_caller(self, loader: LoaderInfo) -> bool:
+        """The dataset (or what it is built from) is a parameter filled in by code this file
+        cannot follow: a method of a class the file never instantiates (library code, a
+        `Trainer`), or a function handed to something else to call (`pool.submit(fn, ...)`,
+        `launch(main, ...)`). That caller decides what the dataset holds and may have sharded it."""
+        if loader.dataset is None:
+            return False
+        scope, arms = loader.site.context.scope, loader.site.context.branches
+        for source in self.flow.sources(loader.dataset, scope, arms):
+            if self._filled_in_elsewhere(source):
+                return True
+            if isinstance(source.node, cst.Call):
+                for arg in source.node.args:
+                    if isinstance(arg.value, cst.Name) and any(
+                        self._filled_in_elsewhere(s) for s in self.flow.sources(arg.value, source.scope)
+                    ):
+                        return True
+        return False
+
+    def _filled_in_elsewhere(self, source) -> bool:
+        function = source.parameter_of
+        if function is None:
+            return False
+        return function.class_name is not None or function.name in self._functions_passed_as_values
+
+    @cached_property
+    def _functions_passed_as_values(self) -> set[str]:
+        """Names of the file's functions handed to other calls (`pool.submit(fn, ...)`)."""
+        return {
+            arg.value.value
+            for site in self.facts.calls
+            for arg in site.node.args
+            if isinstance(arg.value, cst.Name) and arg.value.value in self.facts.functions_by_name
+        }
+
     # -- training vs evaluation -----------------------------------------------------------------
     def is_training_loader(self, loader: LoaderInfo) -> bool:
         """Trained on: shuffled, named for training, or iterated where the model steps."""

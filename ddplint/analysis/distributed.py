@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import dotted_name, int_value, last_name, receiver, string_value, walk
+from ddplint.analysis.syntax import dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, Context, ModuleFacts, Scope
@@ -226,6 +226,54 @@ class RankModel:
                 return self.is_rank(test.left, scope) or self.is_rank(test.comparisons[0].comparator, scope)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.is_single_rank_guard(test.left, scope) or self.is_single_rank_guard(test.right, scope)
+        return False
+
+    # -- single-process code paths ----------------------------------------------------------------
+    def distributed_polarity(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> Optional[bool]:
+        """True if the condition holds exactly when running distributed (`args.distributed`,
+        `world_size > 1`, `local_rank != -1`, `dist.is_initialized()`), False if it holds exactly
+        when running as a single process (`not ddp`, `local_rank == -1`), None if neither."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.distributed_polarity(test.expression, scope, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call):
+            return True if last_name(test.func) == "is_initialized" else None
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            words = set(identifier_words(last_name(test) or ""))
+            if words & {"distributed", "ddp"}:
+                return True
+            for binding in scope.lookup(dotted_name(test) or ""):
+                if binding.kind == "assign" and binding.value is not None:
+                    polarity = self.distributed_polarity(binding.value, scope, depth + 1)
+                    if polarity is not None:
+                        return polarity
+            return None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._compares_world_or_rank(test, scope, depth)
+        return None
+
+    def _compares_world_or_rank(self, test: cst.Comparison, scope: "Scope", depth: int) -> Optional[bool]:
+        operator, bound = test.comparisons[0].operator, int_value(test.comparisons[0].comparator)
+        if bound == -1 and self.is_rank(test.left, scope, depth + 1):
+            if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual)):
+                return True
+            if isinstance(operator, (cst.Equal, cst.Is)):
+                return False
+        if "world" in identifier_words(dotted_name(test.left) or last_name(test.left) or ""):
+            if isinstance(operator, cst.GreaterThan) and bound == 1:
+                return True
+            if (isinstance(operator, cst.Equal) and bound == 1) or (isinstance(operator, cst.LessThanEqual) and bound == 1):
+                return False
+        return None
+
+    def runs_single_process(self, context: "Context") -> bool:
+        """Inside the non-distributed arm of `if distributed: ... else: ...`."""
+        for branch, in_body in context.branches:
+            polarity = self.distributed_polarity(branch.test, context.scope)
+            if polarity is not None and polarity != in_body:
+                return True
         return False
 
     def runs_on_one_rank_only(self, context: "Context") -> bool:

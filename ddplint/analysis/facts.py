@@ -20,6 +20,7 @@ from ddplint.analysis.imports import ImportTable
 from ddplint.analysis.syntax import dotted_name, last_name, string_value
 
 Loop = Union[cst.For, cst.While]
+SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 Branch = Union[cst.If, cst.IfExp]
 
 
@@ -149,9 +150,17 @@ class FunctionInfo:
     def name(self) -> str:
         return self.node.name.value
 
-    def param_for(self, call: cst.Call, bound_method: bool) -> dict[str, cst.BaseExpression]:
-        """Map this function's parameter names to the expressions a call passes."""
-        params = self.params[1:] if bound_method and self.params else self.params
+    def param_for(self, call: cst.Call, binding: Optional[bool]) -> dict[str, cst.BaseExpression]:
+        """Map this function's parameter names to the expressions a call passes.
+
+        `binding`: False for a plain call, True when the call binds `self`, None for
+        `torch.multiprocessing.spawn(fn, args=(a, b))`, which calls `fn(rank, a, b)`."""
+        if binding is None:
+            spawned = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "args"), None)
+            if not isinstance(spawned, (cst.Tuple, cst.List)):
+                return {}
+            return {name: element.value for name, element in zip(self.params[1:], spawned.elements)}
+        params = self.params[1:] if binding and self.params else self.params
         mapping: dict[str, cst.BaseExpression] = {}
         position = 0
         for arg in call.args:
@@ -444,10 +453,16 @@ class ModuleFacts:
         callee = dotted_name(call.func)
         return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))
 
-    def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, bool]]:
-        """File-local functions a call may reach, with whether the call binds `self` (a method
-        call through `self.`, or a class instantiation reaching `__init__`)."""
+    def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, Optional[bool]]]:
+        """File-local functions a call may reach, with how it binds their parameters (see
+        `FunctionInfo.param_for`): a method call through `self.` and a class instantiation
+        reaching `__init__` bind `self`; `mp.spawn(fn, args=...)` calls `fn(rank, *args)`."""
         func = site.node.func
+        if site.node.args and not SPAWNERS.isdisjoint(self.qualified_names(func)):
+            target = site.node.args[0].value
+            if isinstance(target, cst.Name):
+                return [(f, None) for f in self.functions_by_name.get(target.value, []) if f.class_name is None]
+            return []
         if isinstance(func, cst.Name):
             name = func.value
             if name in self.classes:
@@ -459,12 +474,12 @@ class ModuleFacts:
             return [(f, True) for f in self.functions_by_name.get(func.attr.value, []) if f.class_name == owner]
         return []
 
-    def call_sites_of(self, function: FunctionInfo) -> list[tuple[CallSite, bool]]:
+    def call_sites_of(self, function: FunctionInfo) -> list[tuple[CallSite, Optional[bool]]]:
         return self._call_sites_by_function.get(id(function), [])
 
     @cached_property
-    def _call_sites_by_function(self) -> dict[int, list[tuple[CallSite, bool]]]:
-        index: dict[int, list[tuple[CallSite, bool]]] = {}
+    def _call_sites_by_function(self) -> dict[int, list[tuple[CallSite, Optional[bool]]]]:
+        index: dict[int, list[tuple[CallSite, Optional[bool]]]] = {}
         for site in self.calls:
             for target, bound in self.functions_called_by(site):
                 index.setdefault(id(target), []).append((site, bound))

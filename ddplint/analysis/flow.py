@@ -21,7 +21,7 @@ from ddplint.analysis.facts import excludes
 from ddplint.analysis.syntax import alternatives, dotted_name
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts, Scope
+    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Scope
 
 _MAX_DEPTH = 8
 
@@ -37,6 +37,8 @@ class Source:
     node: Optional[cst.CSTNode]
     scope: "Scope"
     via: tuple["CallSite", ...] = ()
+    # When the trail went cold at a parameter that no call in this file passes: its function.
+    parameter_of: Optional["FunctionInfo"] = None
 
     @property
     def unknown(self) -> bool:
@@ -134,7 +136,7 @@ class Flow:
         if not sites:
             # Called from elsewhere (another module, a framework, a callback): the default value
             # says nothing about what callers pass.
-            out.append(Source(None, scope, via))
+            out.append(Source(None, scope, via, parameter_of=function))
             return
         for site, bound in sites:
             argument = function.param_for(site.node, bound).get(binding.key)

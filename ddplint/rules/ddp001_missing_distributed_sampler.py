@@ -19,6 +19,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # evaluation-only: redundant work at worst, never wrong results
         if facts.ranks.runs_on_one_rank_only(loader.site.context):
             continue  # only one rank iterates it; the others get their data some other way
+        if facts.ranks.runs_single_process(loader.site.context):
+            continue  # the `else` of `if args.distributed:`: one process, the whole dataset is right
+        if data.dataset_comes_from_caller(loader):
+            continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
         if loader.sampler == "whole-dataset":
@@ -72,6 +76,10 @@ RULE = Rule(
           Evaluating the full set on every rank wastes time but does not change results, and a
           DistributedSampler would pad the last batch with repeated samples and skew the metric.
         - Loaders built under a rank-0 guard: only that rank iterates them.
+        - Loaders built on the single-process path (`else:` of `if args.distributed:`, `if
+          local_rank == -1:`, `if world_size == 1:`).
+        - Loaders over a dataset handed in by a caller outside the file (a parameter no code in
+          the file passes, as in a `Trainer` class): the caller may have sharded it.
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes

@@ -92,7 +92,8 @@ def _names_written_in(facts: ModuleFacts, branch: BranchSite) -> set[str]:
             names.add(key.split(".")[0])
     for site in guarded:
         owner = site.node.func.value if isinstance(site.node.func, cst.Attribute) else None
-        if isinstance(owner, cst.Name):
+        # `examples.append(x)` mutates examples; `transforms.ToTensor()` does not mutate a module
+        if isinstance(owner, cst.Name) and owner.value not in facts.imports.bindings:
             names.add(owner.value)
     return names
 
