@@ -69,7 +69,8 @@ def lint_source(
         return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)]
     except Exception as exc:  # libcst raises a few other types on exotic input
         return [_error(filename, f"cannot parse: {type(exc).__name__}: {_one_line(str(exc))}")]
-    text = module.code
+    # Decoding ourselves: `module.code` would regenerate the whole source (a full codegen pass).
+    text = data.decode(module.encoding, errors="replace")
     if _FILE_NOQA.search(text):
         return []
     try:

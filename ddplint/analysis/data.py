@@ -455,11 +455,11 @@ class DataModel:
                     continue
                 for via in self._feeding_paths(iterable, loop.context, target):
                     found.append(Iteration(loader, loop, self.repeating_loop(loop.context, via)))
-            for site in self.facts.calls:
-                if site.name in ("iter", "cycle") and site.node.args:
-                    for via in self._feeding_paths(site.node.args[0].value, site.context, target):
-                        found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
-                elif self._passes_to_unknown_trainer(site, target):
+            for site in self._iterator_calls:
+                for via in self._feeding_paths(site.node.args[0].value, site.context, target):
+                    found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
+            for site in self._calls_out_to_trainers:
+                if any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, ())))
             out[id(loader)] = found
         return out
@@ -491,14 +491,20 @@ class DataModel:
                 return found
         return None
 
-    def _passes_to_unknown_trainer(self, site: "CallSite", target) -> bool:
-        """`engine.train_one_epoch(model, loader)`: a call out of this file that runs an epoch."""
-        if self.facts.functions_called_by(site):
-            return False
-        words = identifier_words(site.name or "")
-        if not any(w.startswith("train") or w in ("fit", "epoch") for w in words):
-            return False
-        return any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args)
+    @cached_property
+    def _iterator_calls(self) -> list["CallSite"]:
+        return [site for site in self.facts.calls if site.name in ("iter", "cycle") and site.node.args]
+
+    @cached_property
+    def _calls_out_to_trainers(self) -> list["CallSite"]:
+        """`engine.train_one_epoch(model, loader)`: calls out of this file that run an epoch."""
+        out = []
+        for site in self.facts.calls:
+            words = identifier_words(site.name or "")
+            if any(w.startswith("train") or w in ("fit", "epoch") for w in words):
+                if not self.facts.functions_called_by(site):
+                    out.append(site)
+        return out
 
     def _feeding_paths(self, expr, context, target) -> list[tuple]:
         """The call-site chains (`via`) along which `target` reaches `expr`."""
