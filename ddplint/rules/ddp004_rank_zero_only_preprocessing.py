@@ -114,9 +114,10 @@ RULE = Rule(
     name="rank-zero-only-preprocessing",
     summary="Rank 0 loads or preprocesses the data while the other ranks wait for it.",
     what="""
-        Flags a rank-0 (or single leader rank: `if rank == leader:`) guard (`if rank == 0:`, `if dist.get_rank() == 0:`, `if local_rank in
-        (-1, 0):`, `if is_main_process():`, `if master_process:` with `master_process = rank == 0`,
-        `x = load() if rank == 0 else None`, ...) whose body loads or preprocesses data (dataset
+        Flags a guard that lets one rank through (`if rank == 0:`, `if dist.get_rank() == 0:`,
+        `if local_rank in (-1, 0):`, `if is_main_process():`, `if master_process:` with
+        `master_process = rank == 0`, `if rank == leader:`, `x = load() if rank == 0 else None`,
+        ...) whose body loads or preprocesses data (dataset
         constructors, `torch.load` / `np.load` / `pd.read_*` / `load_dataset`, functions named like
         `load_data`, `preprocess`, `tokenize`, `build_dataset`) when the other ranks then wait for
         the result: in a `broadcast_object_list` / `broadcast` / `scatter` / `scatter_object_list`,
