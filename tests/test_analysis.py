@@ -345,3 +345,17 @@ def test_distributed_tokens_cover_every_distributed_signal():
     for variable in LAUNCHER_ENV_VARS:
         assert screened_in(variable), variable
     assert screened_in("torch.distributed")
+
+
+def test_star_import_does_not_claim_names_the_file_defines():
+    facts = facts_of(
+        """
+        from torch.utils.data import *
+
+        class DataLoader:
+            pass
+
+        DataLoader(items)
+        """
+    )
+    assert "torch.utils.data.DataLoader" not in facts.qualified_names(facts.calls[-1].node.func)

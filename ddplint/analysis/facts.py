@@ -260,6 +260,7 @@ class _Collector(cst.CSTVisitor):
         self._changed()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.facts.imports.local_names.add(node.name.value)
         scope = self._push_scope("function", node, node.name.value)
         params = []
         p = node.params
@@ -279,6 +280,7 @@ class _Collector(cst.CSTVisitor):
         self._pop_scope()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.facts.imports.local_names.add(node.name.value)
         info = ClassInfo(node, [arg.value for arg in node.bases if arg.keyword is None])
         self.facts.classes[node.name.value] = info
         self.classes.append(node.name.value)
@@ -299,37 +301,47 @@ class _Collector(cst.CSTVisitor):
         self.loops.pop()
         self._changed()
 
-    def visit_For(self, node: cst.For) -> None:
+    # Loops and `if`s visit their children by hand: the loop covers its body but not its
+    # iterable, and the branch is known per arm. (libcst's per-attribute hooks would do the same
+    # at the price of a lookup on every attribute of every node; they are switched off below.)
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def visit_For(self, node: cst.For) -> bool:
         self._bind_target(node.target, node.iter, "loop", node)
-
-    def visit_For_body(self, node: cst.For) -> None:
+        node.target.visit(self)
+        node.iter.visit(self)
         self._enter_loop(node)
-
-    def leave_For_body(self, node: cst.For) -> None:
+        node.body.visit(self)
         self._leave_loop()
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
-    def visit_While_body(self, node: cst.While) -> None:
+    def visit_While(self, node: cst.While) -> bool:
+        node.test.visit(self)
         self._enter_loop(node)
-
-    def leave_While_body(self, node: cst.While) -> None:
+        node.body.visit(self)
         self._leave_loop()
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
-    def visit_If(self, node: cst.If) -> None:
+    def visit_If(self, node: cst.If) -> bool:
         self.facts.branches.append(BranchSite(node, self.context()))
+        node.test.visit(self)
+        self._in_branch(node, True, node.body)
+        if node.orelse is not None:
+            self._in_branch(node, False, node.orelse)
+        return False
 
-    def visit_If_body(self, node: cst.If) -> None:
-        self.branches.append((node, True))
+    def _in_branch(self, node: cst.If, in_body: bool, child: cst.CSTNode) -> None:
+        self.branches.append((node, in_body))
         self._changed()
-
-    def leave_If_body(self, node: cst.If) -> None:
-        self.branches.pop()
-        self._changed()
-
-    def visit_If_orelse(self, node: cst.If) -> None:
-        self.branches.append((node, False))
-        self._changed()
-
-    def leave_If_orelse(self, node: cst.If) -> None:
+        child.visit(self)
         self.branches.pop()
         self._changed()
 
@@ -360,8 +372,10 @@ class _Collector(cst.CSTVisitor):
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
         scope.bind(Binding(key, value, kind, node, index, scope=self.scope, arms=tuple(self.branches)))
-        if kind == "assign" and scope.kind == "module" and "." not in key:
-            self.facts.imports.add_alias(key, value)
+        if scope.kind == "module" and "." not in key:
+            self.facts.imports.local_names.add(key)
+            if kind == "assign":
+                self.facts.imports.add_alias(key, value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

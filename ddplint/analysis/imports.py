@@ -58,6 +58,7 @@ class ImportTable:
         self.star_modules: list[str] = []
         self.modules: set[str] = set()  # every module imported, for "is this a Lightning file"
         self.aliases: dict[str, cst.BaseExpression] = {}  # module-level `X = a.b.C`
+        self.local_names: set[str] = set()  # classes, functions and globals the file defines
 
     # -- building ---------------------------------------------------------------------------
     def add_import(self, node: cst.Import) -> None:
@@ -109,7 +110,10 @@ class ImportTable:
             if target and target.partition(".")[0] != head:
                 return self._resolve_dotted(target + suffix, depth + 1)
         # An unbound name may come from `from M import *`: guess each absolute star module; a
-        # wrong guess only yields a name no rule asks about.
+        # wrong guess only yields a name no rule asks about. A name the file defines itself is
+        # its own (`from torch.utils.data import *` then `class DataLoader: ...`).
+        if head in self.local_names:
+            return set()
         return {canonical(f"{m}.{dotted}") for m in self.star_modules if not m.startswith(".")}
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
