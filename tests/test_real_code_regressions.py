@@ -381,3 +381,24 @@ def test_arguments_of_mp_spawn_reach_the_worker(lint):
             mp.spawn(worker, args=(2, make_dataset()), nprocs=2)
         """
     ) == [(11, "DDP001")]
+
+
+def test_conditional_expression_inside_the_collective_call(lint):
+    assert lint(
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        payload = [load_and_tokenize("train.jsonl") if rank == 0 else None]
+        dist.broadcast_object_list(payload, src=0)
+        """
+    ) == [(5, "DDP004")]
+    assert lint(
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        objects = [load_dataset_file("a.pt") if dist.get_rank() == 0 else None]; dist.broadcast_object_list(objects)
+        """
+    ) == [(4, "DDP004")]

@@ -103,6 +103,12 @@ class Context:
         """Whether code in `arms` can never run together with this place (other arm, same if)."""
         return excludes(self.branches, arms)
 
+    def current_statement(self) -> Optional[cst.CSTNode]:
+        if not self.path:
+            return None
+        body, index = self.path[-1]
+        return body[index]
+
     def statements_after(self) -> Iterator[cst.BaseStatement]:
         """Statements that run after this one in the same function, innermost block first."""
         for body, index in reversed(self.path):

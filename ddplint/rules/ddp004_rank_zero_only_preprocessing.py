@@ -60,7 +60,11 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite) -> Optional
         for site in facts.calls:
             if (node, False) in site.context.branches and ranks.collective_kind(site) == "broadcast":
                 return site.name
-    following = _calls_in_statements(facts, list(branch.context.statements_after()))
+    statements = list(branch.context.statements_after())
+    if isinstance(node, cst.IfExp) and branch.context.current_statement() is not None:
+        # `objs = broadcast(load() if rank == 0 else None)`: the wait is in the same statement
+        statements.insert(0, branch.context.current_statement())
+    following = _calls_in_statements(facts, statements)
     for index, site in enumerate(following):
         kind = ranks.collective_kind(site)
         if kind == "broadcast":
