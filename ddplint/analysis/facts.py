@@ -99,10 +99,6 @@ class Context:
     branches: tuple[tuple[cst.If, bool], ...]  # (if statement, inside its body rather than else)
     path: tuple[tuple[Sequence[cst.BaseStatement], int], ...]
 
-    def excludes(self, arms: tuple) -> bool:
-        """Whether code in `arms` can never run together with this place (other arm, same if)."""
-        return excludes(self.branches, arms)
-
     def current_statement(self) -> Optional[cst.CSTNode]:
         if not self.path:
             return None
