@@ -146,7 +146,7 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
 
 def _header(node: cst.CSTNode) -> cst.CSTNode:
     """For a compound statement, the part users think of as "the line": its header."""
-    if isinstance(node, cst.For):
+    if isinstance(node, (cst.For, cst.CompFor)):
         return node.iter
     if isinstance(node, (cst.While, cst.If)):
         return node.test

@@ -102,7 +102,7 @@ def test_single_process_scripts_are_not_distributed(source):
 # -- rank-0 guards ---------------------------------------------------------------------------------
 def guard_verdicts(source: str) -> list[bool]:
     facts = facts_of(source)
-    return [facts.ranks.is_rank_zero_guard(b.test, b.context.scope) for b in facts.branches]
+    return [facts.ranks.is_rank_zero_guard(b.test, b.context.scope) for b in facts.branches if isinstance(b.node, cst.If)]
 
 
 @pytest.mark.parametrize(
@@ -359,3 +359,20 @@ def test_star_import_does_not_claim_names_the_file_defines():
         """
     )
     assert "torch.utils.data.DataLoader" not in facts.qualified_names(facts.calls[-1].node.func)
+
+
+@pytest.mark.parametrize(
+    "assignment,is_rank",
+    [
+        ("rank = dist.get_rank() if dist.is_initialized() else 0", True),
+        ("global_rank = node_rank * gpus_per_node + local_rank", True),
+        ("rank, world = dist.get_rank(), dist.get_world_size()", True),
+        ("rank = args.lora_rank", False),
+        ("rank = config.low_rank_dim", False),
+        ("r = int(os.environ['LOCAL_RANK'])", True),
+    ],
+)
+def test_rank_variables_are_judged_by_what_they_hold(assignment, is_rank):
+    name = assignment.split("=")[0].split(",")[0].strip()
+    verdicts = guard_verdicts(f"import os\nimport torch.distributed as dist\n{assignment}\nif {name} == 0:\n    pass")
+    assert verdicts == [is_rank]

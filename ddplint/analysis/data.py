@@ -19,7 +19,6 @@ from ddplint.analysis.flow import Flow, contained_values
 from ddplint.analysis.syntax import (
     alternatives,
     argument,
-    calls_in,
     dotted_name,
     double_star_args,
     has_star_args,
@@ -31,6 +30,7 @@ from ddplint.analysis.syntax import (
     last_name,
     receiver,
     string_value,
+    walk,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ DATALOADER = {"torch.utils.data.DataLoader"}
 DISTRIBUTED_SAMPLER = {"torch.utils.data.DistributedSampler"}
 BATCH_SAMPLER = {"torch.utils.data.BatchSampler"}
 # Samplers that always draw from the whole dataset: on every rank, the same data.
-WHOLE_DATASET_SAMPLERS = {"torch.utils.data.RandomSampler"}
+WHOLE_DATASET_SAMPLERS = {"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"}
 ITERABLE_DATASETS = {
     "torch.utils.data.IterableDataset",
     "torch.utils.data.ChainDataset",
@@ -48,6 +48,8 @@ ITERABLE_DATASETS = {
     "webdataset.WebDataset",
     "webdataset.DataPipeline",
     "torchdata.datapipes.iter.IterableWrapper",
+    "streaming.StreamingDataset",  # MosaicML streaming: partitions by rank and worker itself
+    "litdata.StreamingDataset",
 }
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank"}
@@ -301,9 +303,10 @@ class DataModel:
         if loader.dataset is None:
             return False
         for source in self.flow.sources(loader.dataset, loader.site.context.scope):
-            node = source.node
+            node = _innermost_receiver(source.node)  # wds.WebDataset(urls).shuffle(...).decode(...)
             if self.constructs(node, ITERABLE_DATASETS, self.iterable_dataset_classes):
                 return True
+            node = source.node
             if isinstance(node, cst.Call):
                 streaming = keyword_arg(node, "streaming")
                 if streaming is not None and not is_false(streaming.value):
@@ -324,8 +327,9 @@ class DataModel:
                 continue
             if ranks.depends_on_rank(source.node, source.scope):
                 return True
-            for sub in calls_in(source.node):
-                if last_name(sub.func) in SHARDING_FUNCTIONS:
+            for sub in walk(source.node):
+                # split_dataset_by_node(...), .shard(...), nodesplitter=wds.split_by_node
+                if isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS:
                     return True
         return False
 
@@ -543,23 +547,54 @@ class DataModel:
                     break
         return out
 
-    def set_epoch_reaches(self, sampler: SamplerInfo) -> bool:
-        """Whether some `set_epoch(...)` call may be made on this sampler (or unknowably might)."""
-        targets = [sampler.site.node, *(loader.site.node for loader in sampler.loaders)]
-        for site in self.facts.calls:
-            if site.name != "set_epoch":
+    def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite] = None) -> bool:
+        """Whether some `set_epoch(...)` call may be made on this sampler each epoch (or
+        unknowably might). With `epoch_loop`, a call made once next to that loop, outside any
+        loop, does not count: it sets one epoch, not every epoch."""
+        loaders = {id(loader.site.node) for loader in sampler.loaders}
+        for site, owner, via_loader_attribute in self._set_epoch_calls:
+            context = site.context
+            if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
-            owner = receiver(site.node.func)
-            if owner is None:
+            if not via_loader_attribute and self._is_plain_loader(owner, context, loaders):
                 continue
-            # loader.sampler.set_epoch / loader.batch_sampler.sampler.set_epoch: the loader decides.
-            while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
-                owner = owner.value
-            for target in targets:
-                answer = self.flow.feeds(owner, site.context.scope, target, site.context.branches)
-                if answer is None or answer:
+            for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
+                reach = self.flow.feeds(owner, context.scope, target, context.branches)
+                if reach is None or reach:
                     return True
         return False
+
+    @cached_property
+    def _set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
+        """(call, receiver, reached through `.sampler` / `.batch_sampler`) for every
+        `x.set_epoch(e)` and `getattr(x, "set_epoch", ...)(e)`."""
+        out = []
+        for site in self.facts.calls:
+            func = site.node.func
+            if site.name == "set_epoch" and isinstance(func, cst.Attribute):
+                owner = func.value
+            elif (
+                isinstance(func, cst.Call)
+                and last_name(func.func) == "getattr"
+                and len(func.args) >= 2
+                and string_value(func.args[1].value) == "set_epoch"
+            ):
+                owner = func.args[0].value
+            else:
+                continue
+            stripped = False
+            while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
+                owner, stripped = owner.value, True
+            out.append((site, owner, stripped))
+        return out
+
+    def _is_plain_loader(self, owner, context, loaders: set[int]) -> bool:
+        """The receiver is a torch DataLoader as built, which has no `set_epoch` (a call guarded
+        by `hasattr(loader, "set_epoch")` never runs); Accelerate's prepared loaders do have one."""
+        sources = self.flow.sources(owner, context.scope, context.branches)
+        return bool(sources) and all(
+            id(s.node) in loaders and self.constructs(s.node, DATALOADER, set()) for s in sources
+        )
 
     # -- DDP004 -----------------------------------------------------------------------------------
     def is_data_work(self, site: "CallSite") -> bool:
@@ -567,9 +602,7 @@ class DataModel:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
-        argument_words = set()
-        for arg in call.args[:1]:
-            argument_words.update(identifier_words(dotted_name(arg.value) or ""))
+        argument_words = self._first_argument_words(site)
         if words & _NOT_DATA_WORDS or argument_words & _NOT_DATA_WORDS:
             return False
         if qualified & DATA_READERS or any(q.startswith(DATA_READER_PREFIXES) for q in qualified):
@@ -583,9 +616,30 @@ class DataModel:
         name = site.name or ""
         return name.endswith("Dataset") or name == "ImageFolder"
 
+    def _first_argument_words(self, site: "CallSite") -> set[str]:
+        """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};
+        `json.load(f)` with `f = open("run_config.json")` -> {run, config, json}."""
+        if not site.node.args:
+            return set()
+        first = site.node.args[0].value
+        words = set(identifier_words(dotted_name(first) or string_value(first) or ""))
+        if isinstance(first, cst.Name):
+            for source in self.flow.sources(first, site.context.scope, site.context.branches):
+                if isinstance(source.node, cst.Call) and source.node.args:
+                    inner = source.node.args[0].value
+                    words.update(identifier_words(dotted_name(inner) or string_value(inner) or ""))
+        return words
+
     @cached_property
     def dataset_classes(self) -> set[str]:
         return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
+
+
+def _innermost_receiver(node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """For a method chain `A(...).b(...).c(...)`, the call `A(...)` it starts from."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        node = node.func.value
+    return node
 
 
 def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
+from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, Context, ModuleFacts, Scope
@@ -52,6 +52,8 @@ RANK_FUNCTIONS = frozenset(
     {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
 )
 _RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
+# "rank" in these names is linear algebra, not a process: `lora_rank`, `low_rank`, `matrix_rank`.
+_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$")
 
 # Names (of functions, properties or flags) that mean "this process is rank 0".
 RANK_ZERO_NAMES = frozenset(
@@ -94,6 +96,8 @@ class DistributedContext:
 
 
 def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
+    if any(_single_process_group(site.node) for site in facts.calls_named("torch.distributed.init_process_group")):
+        return DistributedContext()  # a process group of one, e.g. for torch.distributed.checkpoint
     for site in facts.calls:
         names = facts.qualified_names(site.node.func)
         hit = names & DISTRIBUTED_ENTRY_POINTS
@@ -117,6 +121,12 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
     return DistributedContext()
+
+
+def _single_process_group(call: cst.Call) -> bool:
+    """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints."""
+    size = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "world_size"), None)
+    return int_value(size) == 1
 
 
 def environment_key(call: cst.Call) -> Optional[str]:
@@ -160,11 +170,17 @@ class RankModel:
     def is_rank(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
         if depth > _MAX_DEPTH:
             return False
+        if isinstance(node, cst.NamedExpr):  # `(rank := dist.get_rank()) == 0`
+            return self.is_rank(node.value, scope, depth + 1)
         if isinstance(node, (cst.Name, cst.Attribute)):
-            name = last_name(node) or ""
-            if _RANK_WORD.search(name.lower()):
+            name = (last_name(node) or "").lower()
+            assigned = [b for b in scope.lookup(dotted_name(node) or "") if b.kind == "assign" and b.value is not None]
+            if assigned and all(b.kind == "assign" for b in scope.lookup(dotted_name(node) or "")):
+                # `rank = args.lora_rank`: what it is assigned decides, not what it is called
+                return any(self.is_rank(b.value, scope, depth + 1) for b in assigned)
+            if _RANK_WORD.search(name) and not _NOT_PROCESS_RANK.search(name):
                 return True
-            return self._bound_to(node, scope, depth, self.is_rank)
+            return False
         if isinstance(node, cst.Call):
             name = last_name(node.func)
             if name in RANK_FUNCTIONS:
@@ -177,9 +193,12 @@ class RankModel:
             return False
         if _environ_subscript_key(node) in RANK_ENV_VARS:
             return True
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Modulo, cst.FloorDivide)):
-            # args.rank % ngpus_per_node: the local rank on each node
-            return self.is_rank(node.left, scope, depth + 1)
+        if isinstance(node, cst.BinaryOperation):
+            # `args.rank % ngpus_per_node`, `node_rank * gpus_per_node + local_rank`
+            return self.is_rank(node.left, scope, depth + 1) or self.is_rank(node.right, scope, depth + 1)
+        options = alternatives(node)  # `dist.get_rank() if dist.is_initialized() else 0`
+        if len(options) > 1:
+            return any(self.is_rank(option, scope, depth + 1) for option in options)
         return False
 
     def depends_on_rank(self, node: cst.CSTNode, scope: "Scope", depth: int = 0) -> bool:
@@ -217,6 +236,22 @@ class RankModel:
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
 
+    def is_other_ranks_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """True on every rank but rank 0 (`rank != 0`, `not is_main_process()`, `local_rank not
+        in (-1, 0)`): its `else:` is a rank-0 guard."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.is_rank_zero_guard(test.expression, scope) and not self.is_rank(test.expression, scope)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            if isinstance(operator, (cst.NotEqual, cst.IsNot)) and self._is_zero(right, scope):
+                return self.is_rank(test.left, scope)
+            if isinstance(operator, cst.GreaterThan) and self._is_zero(right, scope):
+                return self.is_rank(test.left, scope)
+            if isinstance(operator, cst.NotIn) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+                values = {int_value(element.value) for element in right.elements}
+                return 0 in values and values <= {0, -1} and self.is_rank(test.left, scope)
+        return False
+
     def is_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """True on one rank only: a rank-0 guard, or `rank == leader` for any leader."""
         if self.is_rank_zero_guard(test, scope):
@@ -239,7 +274,12 @@ class RankModel:
             inner = self.distributed_polarity(test.expression, scope, depth + 1)
             return None if inner is None else not inner
         if isinstance(test, cst.Call):
-            return True if last_name(test.func) == "is_initialized" else None
+            return True if last_name(test.func) in ("is_initialized", "is_available") else None
+        if isinstance(test, cst.BooleanOperation):
+            # `not dist.is_available() or not dist.is_initialized()`: both sides agree
+            left = self.distributed_polarity(test.left, scope, depth + 1)
+            right = self.distributed_polarity(test.right, scope, depth + 1)
+            return left if left == right else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
             if words & {"distributed", "ddp"}:
@@ -261,7 +301,8 @@ class RankModel:
                 return True
             if isinstance(operator, (cst.Equal, cst.Is)):
                 return False
-        if "world" in identifier_words(dotted_name(test.left) or last_name(test.left) or ""):
+        left = test.left.func if isinstance(test.left, cst.Call) else test.left
+        if "world" in identifier_words(dotted_name(left) or last_name(left) or ""):
             if isinstance(operator, cst.GreaterThan) and bound == 1:
                 return True
             if (isinstance(operator, cst.Equal) and bound == 1) or (isinstance(operator, cst.LessThanEqual) and bound == 1):

@@ -19,7 +19,7 @@ import libcst as cst
 from ddplint.analysis.imports import ImportTable
 from ddplint.analysis.syntax import dotted_name, last_name, string_value
 
-Loop = Union[cst.For, cst.While]
+Loop = Union[cst.For, cst.While, cst.CompFor]
 SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 Branch = Union[cst.If, cst.IfExp]
 
@@ -86,7 +86,7 @@ class LoopSite:
 
     @property
     def iterable(self) -> Optional[cst.BaseExpression]:
-        return self.node.iter if isinstance(self.node, cst.For) else None
+        return self.node.iter if isinstance(self.node, (cst.For, cst.CompFor)) else None
 
 
 @dataclass(eq=False)
@@ -330,6 +330,34 @@ class _Collector(cst.CSTVisitor):
         self._leave_loop()
         if node.orelse is not None:
             node.orelse.visit(self)
+        return False
+
+    # `[step(x) for x in loader]` is a loop over the loader like any `for` statement.
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return self._comprehension(node.for_in, (node.elt,))
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return self._comprehension(node.for_in, (node.elt,))
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return self._comprehension(node.for_in, (node.elt,))
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return self._comprehension(node.for_in, (node.key, node.value))
+
+    def _comprehension(self, comp: cst.CompFor, elements: tuple) -> bool:
+        comp.iter.visit(self)
+        self._bind_target(comp.target, comp.iter, "loop", comp)
+        self._enter_loop(comp)
+        comp.target.visit(self)
+        for condition in comp.ifs:
+            condition.visit(self)
+        if comp.inner_for_in is not None:
+            self._comprehension(comp.inner_for_in, elements)
+        else:
+            for element in elements:
+                element.visit(self)
+        self._leave_loop()
         return False
 
     def visit_If(self, node: cst.If) -> bool:

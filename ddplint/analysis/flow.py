@@ -218,6 +218,10 @@ def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 yield element.value
+    elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        yield node.elt
+    elif isinstance(node, cst.DictComp):
+        yield node.value
     elif isinstance(node, cst.Attribute):
         yield node.value
     elif isinstance(node, cst.Subscript):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.syntax import int_value, keyword_arg
 from ddplint.rules.base import Finding, Rule
 
 
@@ -14,14 +15,16 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     data = facts.data
     reported: set[int] = set()
     for sampler in data.samplers:
-        if not sampler.shuffles or data.set_epoch_reaches(sampler):
+        if not sampler.shuffles:
             continue
         for loader in sampler.loaders:
             if data.is_evaluation_loader(loader):
                 continue  # evaluation visits every sample once whatever the order
             for iteration in data.iterations(loader):
                 loop = iteration.epoch_loop
-                if loop is None or id(loop.node) in reported:
+                if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
+                    continue
+                if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
                 yield RULE.finding(
@@ -33,6 +36,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 )
 
 
+def _reseeded_per_epoch(sampler, loop) -> bool:
+    """`DistributedSampler(ds, seed=base + epoch)` rebuilt inside the epoch loop: a new order
+    every epoch without set_epoch."""
+    seed = keyword_arg(sampler.site.node, "seed")
+    inside = any(enclosing is loop for enclosing in sampler.site.context.loops)
+    return inside and seed is not None and int_value(seed.value) is None
+
+
 RULE = Rule(
     code="DDP002",
     name="missing-set-epoch",
@@ -41,8 +52,10 @@ RULE = Rule(
         Flags the epoch loop (`for` or `while`) around the iteration of a DataLoader whose
         `DistributedSampler` (or a subclass) shuffles (the default) when `set_epoch` is never called
         on that sampler: not by name, not as `loader.sampler.set_epoch(...)` or
-        `loader.batch_sampler.sampler.set_epoch(...)`, not inside a function of the file that
-        receives the loader or the sampler. The loop is found also when the loader is iterated in a
+        `loader.batch_sampler.sampler.set_epoch(...)` or `getattr(sampler, "set_epoch")(...)`, not
+        inside a function of the file that receives the loader or the sampler. A call made once
+        beside the epoch loop (not in any loop) does not count, nor `loader.set_epoch(...)` on a
+        plain torch DataLoader, which has no such method (only Accelerate's prepared loaders do). The loop is found also when the loader is iterated in a
         helper (`train_one_epoch(model, loader)`) called from it.
     """,
     why="""
@@ -61,16 +74,15 @@ RULE = Rule(
         - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`): the order
           in which a rank evaluates its samples does not matter.
         - Loaders iterated once, outside any loop.
+        - A sampler rebuilt inside the epoch loop with a seed that changes (`seed=base + epoch`).
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.
         - Scripts that are not distributed.
     """,
     blind_spots="""
-        - `set_epoch` calls are not checked for being inside the epoch loop, or for passing the
-          epoch (`set_epoch(0)` counts).
+        - The argument is not checked: `set_epoch(0)` inside the loop counts.
         - Samplers and loaders built in another module are not followed (yet).
-        - A sampler rebuilt inside the epoch loop with a new `seed=` each time is reported anyway.
     """,
     triggers=(b"DistributedSampler",),
     distributed_only=True,

@@ -14,15 +14,16 @@ from ddplint.rules.base import Finding, Rule
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
-    ranks = facts.ranks
     for branch in facts.branches:
-        scope = branch.context.scope
-        if not ranks.is_single_rank_guard(branch.test, scope):
+        arm = _single_rank_arm(facts, branch)
+        if arm is None:
             continue
-        work = _first_data_work(facts, _guarded_calls(facts, branch))
+        work = _first_data_work(facts, _calls_in_arm(facts, branch, arm))
         if work is None:
             continue
-        wait = _what_the_others_wait_in(facts, branch)
+        if _first_data_work(facts, _calls_in_arm(facts, branch, not arm)) is not None:
+            continue  # the other ranks do the same work in the other arm
+        wait = _what_the_others_wait_in(facts, branch, arm)
         if wait is None:
             continue
         yield RULE.finding(
@@ -34,13 +35,29 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
-def _guarded_calls(facts: ModuleFacts, branch: BranchSite) -> list[CallSite]:
-    """Calls that run only on rank 0: inside the `if` body (or the `a` of `a if cond else b`)."""
+def _single_rank_arm(facts: ModuleFacts, branch: BranchSite) -> Optional[bool]:
+    """Which arm of the branch runs on one rank only: True for the body (`if rank == 0:`),
+    False for the `else` of `if rank != 0:`, None if neither."""
+    ranks, scope = facts.ranks, branch.context.scope
+    if ranks.is_single_rank_guard(branch.test, scope):
+        return True
+    node = branch.node
+    if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) and ranks.is_other_ranks_guard(node.test, scope):
+        return False
+    return None
+
+
+def _arm_node(branch: BranchSite, arm: bool) -> Optional[cst.CSTNode]:
+    return branch.node.body if arm else branch.node.orelse
+
+
+def _calls_in_arm(facts: ModuleFacts, branch: BranchSite, arm: bool) -> list[CallSite]:
+    """Calls in one arm of an `if` statement or a conditional expression."""
     node = branch.node
     if isinstance(node, cst.IfExp):
-        inner = {id(n) for n in walk(node.body)}
+        inner = {id(n) for n in walk(_arm_node(branch, arm))}
         return [site for site in facts.calls if id(site.node) in inner]
-    return [site for site in facts.calls if (node, True) in site.context.branches]
+    return [site for site in facts.calls if (node, arm) in site.context.branches]
 
 
 def _first_data_work(facts: ModuleFacts, sites: list[CallSite]) -> Optional[CallSite]:
@@ -50,16 +67,15 @@ def _first_data_work(facts: ModuleFacts, sites: list[CallSite]) -> Optional[Call
     return None
 
 
-def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
+def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> Optional[str]:
     """The collective in which the other ranks wait for rank 0's result, if any: a broadcast /
-    scatter after the branch (or in its `else`), or a barrier after which they do not load data
+    scatter in the other arm or after the branch, or a barrier after which they do not load data
     themselves (that would be the download-then-everyone-loads pattern, which is fine)."""
     node = branch.node
     ranks = facts.ranks
-    if isinstance(node, cst.If):
-        for site in facts.calls:
-            if (node, False) in site.context.branches and ranks.collective_kind(site) == "broadcast":
-                return site.name
+    for site in _calls_in_arm(facts, branch, not arm):
+        if ranks.collective_kind(site) == "broadcast":
+            return site.name
     statements = list(branch.context.statements_after())
     if isinstance(node, cst.IfExp) and branch.context.current_statement() is not None:
         # `objs = broadcast(load() if rank == 0 else None)`: the wait is in the same statement
@@ -70,7 +86,7 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite) -> Optional
         if kind == "broadcast":
             return site.name
         if kind == "barrier":
-            produced = _names_written_in(facts, branch)
+            produced = _names_written_in(facts, branch, arm)
             later = following[index + 1 :]
             if any(_redoes_the_work(facts, s, produced) for s in later):
                 return None
@@ -86,10 +102,10 @@ def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> 
     return used.isdisjoint(produced)
 
 
-def _names_written_in(facts: ModuleFacts, branch: BranchSite) -> set[str]:
+def _names_written_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> set[str]:
     """Names the guarded code assigns or mutates (`rows = ...`, `examples.append(...)`)."""
-    guarded = _guarded_calls(facts, branch)
-    inside = {id(n) for n in walk(branch.node.body)}
+    guarded = _calls_in_arm(facts, branch, arm)
+    inside = {id(n) for n in walk(_arm_node(branch, arm))}
     names = set()
     for key, bindings in branch.context.scope.bindings.items():
         if any(id(binding.node) in inside for binding in bindings):
@@ -140,7 +156,10 @@ RULE = Rule(
         / `training_args.main_process_first()` / `torch_distributed_zero_first` do exactly this).
     """,
     silent="""
-        - Logging, printing, TensorBoard / W&B writes and checkpoint saving under a rank-0 guard.
+        - Logging, printing, TensorBoard / W&B writes, checkpoint saving and loading, and
+          reading a config file under a rank-0 guard.
+        - Guards whose other arm does the same data work (every rank loads, rank 0 just with a
+          progress bar).
         - Download-only steps: rank 0 downloads, a barrier, then every rank builds the dataset.
         - `main_process_first()` / `torch_distributed_zero_first(rank)` context managers and the
           hand-written form (`if local_rank not in (-1, 0): barrier()` ... everyone loads ...

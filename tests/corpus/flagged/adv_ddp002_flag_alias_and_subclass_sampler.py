@@ -1,0 +1,23 @@
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler as DS
+
+
+class DistributedEvenSampler(DS):
+    def __init__(self, dataset, **kw):
+        super().__init__(dataset, drop_last=True, **kw)
+
+
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+loader = DataLoader(ds, batch_size=64, sampler=DistributedEvenSampler(ds))
+model = torch.nn.Linear(16, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):  # <- DDP002
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()

@@ -1,0 +1,18 @@
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+train_loader = DataLoader(ds, batch_size=64, sampler=DistributedSampler(ds))
+model = torch.nn.Linear(16, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):  # <- DDP002
+    if hasattr(train_loader, "set_epoch"):  # torch DataLoader has no set_epoch: never true
+        train_loader.set_epoch(epoch)
+    for x, y in train_loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()

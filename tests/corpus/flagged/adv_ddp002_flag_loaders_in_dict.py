@@ -1,0 +1,16 @@
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+train_ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+loaders = {"train": DataLoader(train_ds, batch_size=64, sampler=DistributedSampler(train_ds))}
+model = torch.nn.Linear(16, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):  # <- DDP002
+    for x, y in loaders["train"]:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()
