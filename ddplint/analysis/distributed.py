@@ -177,7 +177,7 @@ class RankModel:
             assigned = [b for b in scope.lookup(dotted_name(node) or "") if b.kind == "assign" and b.value is not None]
             if assigned and all(b.kind == "assign" for b in scope.lookup(dotted_name(node) or "")):
                 # `rank = args.lora_rank`: what it is assigned decides, not what it is called
-                return any(self.is_rank(b.value, scope, depth + 1) for b in assigned)
+                return any(self.is_rank(b.value, b.scope or scope, depth + 1) for b in assigned)
             if _RANK_WORD.search(name) and not _NOT_PROCESS_RANK.search(name):
                 return True
             return False
@@ -358,7 +358,7 @@ class RankModel:
             return False
         for binding in scope.lookup(key):
             if binding.kind == "assign" and binding.value is not None:
-                if predicate(binding.value, scope, depth + 1):
+                if predicate(binding.value, binding.scope or scope, depth + 1):
                     return True
         return False
 
