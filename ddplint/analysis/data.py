@@ -96,6 +96,7 @@ _DATA_NOUNS = {
     "data", "dataset", "datasets", "corpus", "vocab", "split", "splits", "shard", "shards", "example",
     "examples", "sample", "samples", "feature", "features", "record", "records", "csv", "json", "jsonl",
     "parquet", "text", "texts", "image", "images", "tokens", "df", "dataframe", "frame", "files", "items",
+    "metadata", "annotations", "labels", "manifest", "captions",
 }
 _PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "featurize", "featurise", "encode_dataset"}
 _NOT_DATA_WORDS = {"state", "checkpoint", "ckpt", "model", "weights", "config", "optimizer", "scheduler", "pretrained"}
@@ -370,16 +371,16 @@ class DataModel:
 
     # -- training vs evaluation -----------------------------------------------------------------
     def is_training_loader(self, loader: LoaderInfo) -> bool:
-        """Trained on: shuffled, named for training, or iterated where the model steps."""
-        if loader.shuffle:
-            return True
-        words = loader.names
-        if any(w.startswith("train") for w in words) and not (words & EVAL_WORDS):
-            return True
+        """Trained on: iterated where the model steps; else, unless named for evaluation
+        (`test_loader = DataLoader(..., shuffle=True)` only evaluated), shuffled or named for
+        training."""
         for iteration in self.iterations(loader):
             if self._is_training_place(iteration.where):
                 return True
-        return False
+        words = loader.names
+        if words & EVAL_WORDS:
+            return False
+        return bool(loader.shuffle) or any(w.startswith("train") for w in words)
 
     def is_evaluation_loader(self, loader: LoaderInfo) -> bool:
         """Not trained on, and named or used for evaluation (`val_loader`, iterated only inside
@@ -598,7 +599,38 @@ class DataModel:
 
     # -- DDP004 -----------------------------------------------------------------------------------
     def is_data_work(self, site: "CallSite") -> bool:
-        """Loading or preprocessing data (not checkpoints, models, configs or logs)."""
+        """Loading or preprocessing data (not checkpoints, models, configs or logs), directly or
+        through a function of this file (`process(raw)` whose body tokenizes)."""
+        if self._reads_or_preprocesses(site):
+            return True
+        return any(function in self._data_functions for function, _ in self.facts.functions_called_by(site))
+
+    @cached_property
+    def _data_functions(self) -> set:
+        """The file's functions that load or preprocess data, directly or through each other."""
+        calls_by_function: dict[int, list] = {}
+        for site in self.facts.calls:
+            function = self.facts.function_of(site.context.scope)
+            if function is not None:
+                calls_by_function.setdefault(id(function), []).append(site)
+        found = {
+            f for f in self.facts.functions
+            if any(self._reads_or_preprocesses(s) for s in calls_by_function.get(id(f), []))
+        }
+        changed = True
+        while changed:
+            changed = False
+            for function in self.facts.functions:
+                if function in found:
+                    continue
+                for site in calls_by_function.get(id(function), []):
+                    if any(callee in found for callee, _ in self.facts.functions_called_by(site)):
+                        found.add(function)
+                        changed = True
+                        break
+        return found
+
+    def _reads_or_preprocesses(self, site: "CallSite") -> bool:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
@@ -607,14 +639,20 @@ class DataModel:
             return False
         if qualified & DATA_READERS or any(q.startswith(DATA_READER_PREFIXES) for q in qualified):
             return True
-        if words & _PREPROCESS_WORDS or any(w.startswith(("preprocess", "tokeniz")) for w in words):
+        if _names_preprocessing(site.name):
             return True
         if words & _DATA_VERBS and words & _DATA_NOUNS:
             return True
         if (dotted_name(call.func) or "") in self.dataset_classes:
             return True
         name = site.name or ""
-        return name.endswith("Dataset") or name == "ImageFolder"
+        if name.endswith("Dataset") or name == "ImageFolder":
+            return True
+        # `ds.map(tokenize_sample)`: the work is in the function handed over
+        return any(
+            isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_preprocessing(last_name(arg.value))
+            for arg in call.args
+        )
 
     def _first_argument_words(self, site: "CallSite") -> set[str]:
         """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};
@@ -633,6 +671,11 @@ class DataModel:
     @cached_property
     def dataset_classes(self) -> set[str]:
         return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
+
+
+def _names_preprocessing(name: Optional[str]) -> bool:
+    words = set(identifier_words(name or ""))
+    return bool(words & _PREPROCESS_WORDS) or any(w.startswith(("preprocess", "tokeniz")) for w in words)
 
 
 def _innermost_receiver(node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:

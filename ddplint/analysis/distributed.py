@@ -36,6 +36,7 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "torch.multiprocessing.start_processes",
         "torch.utils.data.DistributedSampler",
         "deepspeed.init_distributed",
+        "horovod.torch.init",
     }
 )
 
@@ -43,7 +44,7 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
 # distributed-only rules in files without any (tests keep this in step with the checks below).
 DISTRIBUTED_TOKENS = (
     b"distributed", b"Distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
-    b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh",
+    b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh", b"horovod",
 )
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
 _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
@@ -185,6 +186,8 @@ class RankModel:
             name = last_name(node.func)
             if name in RANK_FUNCTIONS:
                 return True
+            if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
+                return True  # hvd.rank(), hvd.local_rank()
             if environment_key(node) in RANK_ENV_VARS:
                 return True
             # int(os.environ["LOCAL_RANK"]), str(rank)

@@ -23,6 +23,7 @@ _CANONICAL_PREFIXES = {
     "torch.utils.data.dataset": "torch.utils.data",
     "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
     "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.parallel.data_parallel.data_parallel": "torch.nn.parallel.data_parallel",
     "torch.nn.parallel.distributed": "torch.nn.parallel",
     "torch.nn.parallel.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
@@ -114,7 +115,11 @@ class ImportTable:
         # its own (`from torch.utils.data import *` then `class DataLoader: ...`).
         if head in self.local_names:
             return set()
-        return {canonical(f"{m}.{dotted}") for m in self.star_modules if not m.startswith(".")}
+        guesses = {canonical(f"{m}.{dotted}") for m in self.star_modules if not m.startswith(".")}
+        if head == "torch" and self.star_modules:
+            # `from models import *` re-exporting `torch`: nothing else could be meant by it
+            guesses.add(canonical(dotted))
+        return guesses
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
         wanted = set(names)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from ddplint.analysis.facts import ModuleFacts
-from ddplint.analysis.syntax import int_value, keyword_arg
+from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
 from ddplint.rules.base import Finding, Rule
 
 
@@ -37,11 +39,19 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 
 
 def _reseeded_per_epoch(sampler, loop) -> bool:
-    """`DistributedSampler(ds, seed=base + epoch)` rebuilt inside the epoch loop: a new order
-    every epoch without set_epoch."""
+    """A sampler rebuilt inside the epoch loop with a seed that changes
+    (`DistributedSampler(ds, seed=base + epoch)`) or over a dataset rebuilt there too
+    (`ds = base.shuffle(seed=epoch)`): a new order every epoch without set_epoch."""
+    if not any(enclosing is loop for enclosing in sampler.site.context.loops):
+        return False
     seed = keyword_arg(sampler.site.node, "seed")
-    inside = any(enclosing is loop for enclosing in sampler.site.context.loops)
-    return inside and seed is not None and int_value(seed.value) is None
+    if seed is not None and int_value(seed.value) is None:
+        return True
+    dataset = argument(sampler.site.node, "dataset", 0)
+    if not isinstance(dataset, cst.Name):
+        return False
+    in_loop = {id(node) for node in walk(loop.node.body)}
+    return any(id(binding.node) in in_loop for binding in sampler.site.context.scope.lookup(dataset.value))
 
 
 RULE = Rule(
@@ -74,7 +84,8 @@ RULE = Rule(
         - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`): the order
           in which a rank evaluates its samples does not matter.
         - Loaders iterated once, outside any loop.
-        - A sampler rebuilt inside the epoch loop with a seed that changes (`seed=base + epoch`).
+        - A sampler rebuilt inside the epoch loop with a seed that changes (`seed=base + epoch`)
+          or over a dataset rebuilt in the loop (`ds = base.shuffle(seed=epoch)`).
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.

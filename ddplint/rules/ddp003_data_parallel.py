@@ -8,12 +8,14 @@ from ddplint.analysis.facts import ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
 DATA_PARALLEL = {"torch.nn.DataParallel"}
+# The functional form does the same scatter / replicate / gather on every call.
+FUNCTIONAL_DATA_PARALLEL = {"torch.nn.parallel.data_parallel"}
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     local_subclasses = facts.subclasses_of(DATA_PARALLEL)
     for site in facts.calls:
-        if facts.is_instance_of(site.node, DATA_PARALLEL, local_subclasses):
+        if facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
             yield RULE.finding(
                 site.node,
                 "nn.DataParallel drives all GPUs from one process: every step it scatters the "
@@ -29,7 +31,8 @@ RULE = Rule(
     summary="torch.nn.DataParallel: one process, GPU 0 scatters and gathers everything.",
     what="""
         Flags every call of `torch.nn.DataParallel` / `torch.nn.parallel.DataParallel` (or of a
-        class of the file derived from it), whatever alias it was imported under. Applies to any
+        class of the file derived from it) and of the functional
+        `torch.nn.parallel.data_parallel(module, inputs)`, whatever alias it was imported under. Applies to any
         script, distributed or not.
     """,
     why="""
@@ -51,9 +54,8 @@ RULE = Rule(
     """,
     blind_spots="""
         - A DataParallel class reached through a factory function or `getattr` is not seen.
-        - The functional `torch.nn.parallel.data_parallel(...)` is not flagged yet.
     """,
-    triggers=(b"DataParallel",),
+    triggers=(b"DataParallel", b"data_parallel"),
     distributed_only=False,
     check=check,
     invalid=(
