@@ -41,6 +41,7 @@ DISTRIBUTED_SAMPLER = {"torch.utils.data.DistributedSampler"}
 BATCH_SAMPLER = {"torch.utils.data.BatchSampler"}
 # Samplers that always draw from the whole dataset: on every rank, the same data.
 WHOLE_DATASET_SAMPLERS = {"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"}
+SUBSET_SAMPLERS = {"torch.utils.data.SubsetRandomSampler"}
 ITERABLE_DATASETS = {
     "torch.utils.data.IterableDataset",
     "torch.utils.data.ChainDataset",
@@ -99,7 +100,10 @@ _DATA_NOUNS = {
     "metadata", "annotations", "labels", "manifest", "captions",
 }
 _PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "featurize", "featurise", "encode_dataset"}
-_NOT_DATA_WORDS = {"state", "checkpoint", "ckpt", "model", "weights", "config", "optimizer", "scheduler", "pretrained"}
+_NOT_DATA_WORDS = {
+    "state", "checkpoint", "ckpt", "model", "weights", "config", "cfg", "optimizer", "scheduler", "pretrained",
+    "resume", "snapshot",
+}
 
 
 @dataclass(eq=False)
@@ -183,11 +187,20 @@ class DataModel:
             sources = self.flow.sources(expr, scope)
             if all(is_none(s.node) for s in sources):
                 continue
-            if all(self.constructs(s.node, WHOLE_DATASET_SAMPLERS, set()) for s in sources):
+            if all(self._samples_whole_dataset(s) for s in sources):
                 state = "whole-dataset"
                 continue
             return "present"
         return state
+
+    def _samples_whole_dataset(self, source) -> bool:
+        """RandomSampler / WeightedRandomSampler, or a SubsetRandomSampler whose indices do not
+        depend on the rank (with rank-dependent indices it is the usual hand-made sharding)."""
+        if self.constructs(source.node, WHOLE_DATASET_SAMPLERS, set()):
+            return True
+        if self.constructs(source.node, SUBSET_SAMPLERS, set()):
+            return not self.facts.ranks.depends_on_rank(source.node, source.scope)
+        return False
 
     def _dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
         """The literal keys a `**kwargs` dict may hold, or None if they cannot be known."""
@@ -571,23 +584,34 @@ class DataModel:
         `x.set_epoch(e)` and `getattr(x, "set_epoch", ...)(e)`."""
         out = []
         for site in self.facts.calls:
-            func = site.node.func
-            if site.name == "set_epoch" and isinstance(func, cst.Attribute):
-                owner = func.value
-            elif (
-                isinstance(func, cst.Call)
-                and last_name(func.func) == "getattr"
-                and len(func.args) >= 2
-                and string_value(func.args[1].value) == "set_epoch"
-            ):
-                owner = func.args[0].value
-            else:
+            owner = self._set_epoch_receiver(site.node.func, site.context.scope)
+            if owner is None:
                 continue
             stripped = False
             while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
                 owner, stripped = owner.value, True
             out.append((site, owner, stripped))
         return out
+
+    def _set_epoch_receiver(self, func: cst.BaseExpression, scope, follow: bool = True):
+        """`x` for `x.set_epoch`, `getattr(x, "set_epoch", ...)`, or a name holding either
+        (`set_epoch = getattr(loader.sampler, "set_epoch", None)`)."""
+        if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
+            return func.value
+        if (
+            isinstance(func, cst.Call)
+            and last_name(func.func) == "getattr"
+            and len(func.args) >= 2
+            and string_value(func.args[1].value) == "set_epoch"
+        ):
+            return func.args[0].value
+        if follow and isinstance(func, cst.Name):
+            for binding in scope.lookup(func.value):
+                if binding.kind == "assign" and binding.value is not None:
+                    owner = self._set_epoch_receiver(binding.value, binding.scope or scope, follow=False)
+                    if owner is not None:
+                        return owner
+        return None
 
     def _is_plain_loader(self, owner, context, loaders: set[int]) -> bool:
         """The receiver is a torch DataLoader as built, which has no `set_epoch` (a call guarded
@@ -635,7 +659,8 @@ class DataModel:
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
         argument_words = self._first_argument_words(site)
-        if words & _NOT_DATA_WORDS or argument_words & _NOT_DATA_WORDS:
+        target_words = {w for key in self.facts.assigned_to.get(id(call), ()) for w in identifier_words(key)}
+        if (words | argument_words | target_words) & _NOT_DATA_WORDS:
             return False
         if qualified & DATA_READERS or any(q.startswith(DATA_READER_PREFIXES) for q in qualified):
             return True

@@ -306,9 +306,11 @@ class RankModel:
                 return False
         left = test.left.func if isinstance(test.left, cst.Call) else test.left
         if "world" in identifier_words(dotted_name(left) or last_name(left) or ""):
-            if isinstance(operator, cst.GreaterThan) and bound == 1:
+            more_than_one = {(cst.GreaterThan, 1), (cst.GreaterThanEqual, 2), (cst.NotEqual, 1)}
+            just_one = {(cst.Equal, 1), (cst.LessThanEqual, 1), (cst.LessThan, 2)}
+            if (type(operator), bound) in more_than_one:
                 return True
-            if (isinstance(operator, cst.Equal) and bound == 1) or (isinstance(operator, cst.LessThanEqual) and bound == 1):
+            if (type(operator), bound) in just_one:
                 return False
         return None
 

@@ -402,6 +402,8 @@ class _Collector(cst.CSTVisitor):
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
         scope.bind(Binding(key, value, kind, node, index, scope=self.scope, arms=tuple(self.branches)))
+        if kind == "assign" and value is not None:
+            self.facts.assigned_to.setdefault(id(value), []).append(key.split(".")[-1])
         if scope.kind == "module" and "." not in key:
             self.facts.imports.local_names.add(key)
             if kind == "assign":
@@ -464,6 +466,7 @@ class ModuleFacts:
         self.functions_by_name: dict[str, list[FunctionInfo]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.env_reads: list[tuple[str, cst.CSTNode]] = []
+        self.assigned_to: dict[int, list[str]] = {}  # id(value expression) -> names assigned it
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:

@@ -1,0 +1,13 @@
+import os
+import torch.distributed as dist
+from datasets import load_dataset
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+shared = [None]
+if local_rank in [-1, 0]:  # <- DDP004
+    raw = load_dataset("squad", split="train")
+    shared = [raw.filter(lambda ex: len(ex["context"]) < 2000).to_list()]
+dist.barrier()
+dist.broadcast_object_list(shared, src=0)
+examples = shared[0]
