@@ -412,13 +412,9 @@ class DataModel:
         return any(word.startswith("train") or word == "fit" for word in identifier_words(where.name or ""))
 
     def _is_training_call(self, site: "CallSite") -> bool:
-        name = site.name
-        if name == "backward":
+        if _steps_the_model(site):
             return True
-        if name == "step":
-            owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
-            return bool(_OPTIMIZER_LIKE.search(owner.lower()))
-        if any(word.startswith("train") for word in identifier_words(name or "")):
+        if any(word.startswith("train") for word in identifier_words(site.name or "")):
             return True
         return any(f in self._training_functions for f, _ in self.facts.functions_called_by(site))
 
@@ -432,30 +428,8 @@ class DataModel:
 
     @cached_property
     def _training_functions(self) -> set:
-        """The file's functions that call backward() / optimizer.step(), directly or through
-        other functions of the file."""
-        direct_calls: dict[int, list] = {}
-        for site in self.facts.calls:
-            function = self.facts.function_of(site.context.scope)
-            if function is not None:
-                direct_calls.setdefault(id(function), []).append(site)
-        trained: set = set()
-        changed = True
-        while changed:
-            changed = False
-            for function in self.facts.functions:
-                if function in trained:
-                    continue
-                for site in direct_calls.get(id(function), []):
-                    name = site.name
-                    owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
-                    if name == "backward" or (name == "step" and _OPTIMIZER_LIKE.search(owner.lower())) or any(
-                        f in trained for f, _ in self.facts.functions_called_by(site)
-                    ):
-                        trained.add(function)
-                        changed = True
-                        break
-        return trained
+        """The file's functions that call backward() / optimizer.step(), directly or not."""
+        return self.facts.functions_reaching(_steps_the_model)
 
     # -- iteration and epochs -------------------------------------------------------------------
     def iterations(self, loader: LoaderInfo) -> list[Iteration]:
@@ -632,27 +606,7 @@ class DataModel:
     @cached_property
     def _data_functions(self) -> set:
         """The file's functions that load or preprocess data, directly or through each other."""
-        calls_by_function: dict[int, list] = {}
-        for site in self.facts.calls:
-            function = self.facts.function_of(site.context.scope)
-            if function is not None:
-                calls_by_function.setdefault(id(function), []).append(site)
-        found = {
-            f for f in self.facts.functions
-            if any(self._reads_or_preprocesses(s) for s in calls_by_function.get(id(f), []))
-        }
-        changed = True
-        while changed:
-            changed = False
-            for function in self.facts.functions:
-                if function in found:
-                    continue
-                for site in calls_by_function.get(id(function), []):
-                    if any(callee in found for callee, _ in self.facts.functions_called_by(site)):
-                        found.add(function)
-                        changed = True
-                        break
-        return found
+        return self.facts.functions_reaching(self._reads_or_preprocesses)
 
     def _reads_or_preprocesses(self, site: "CallSite") -> bool:
         call = site.node
@@ -696,6 +650,16 @@ class DataModel:
     @cached_property
     def dataset_classes(self) -> set[str]:
         return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
+
+
+def _steps_the_model(site: "CallSite") -> bool:
+    """`loss.backward()`, `optimizer.step()`, `scaler.step(optimizer)`, `engine.step()`."""
+    if site.name == "backward":
+        return True
+    if site.name == "step":
+        owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
+        return bool(_OPTIMIZER_LIKE.search(owner.lower()))
+    return False
 
 
 def _names_preprocessing(name: Optional[str]) -> bool:

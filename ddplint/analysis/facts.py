@@ -314,17 +314,14 @@ class _Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> bool:
         self._bind_target(node.target, node.iter, "loop", node)
-        node.target.visit(self)
-        node.iter.visit(self)
-        self._enter_loop(node)
-        node.body.visit(self)
-        self._leave_loop()
-        if node.orelse is not None:
-            node.orelse.visit(self)
-        return False
+        return self._loop(node, (node.target, node.iter))
 
     def visit_While(self, node: cst.While) -> bool:
-        node.test.visit(self)
+        return self._loop(node, (node.test,))
+
+    def _loop(self, node: Loop, header: tuple) -> bool:
+        for part in header:  # evaluated once per iteration, but before the body: not "in" it
+            part.visit(self)
         self._enter_loop(node)
         node.body.visit(self)
         self._leave_loop()
@@ -531,6 +528,33 @@ class ModuleFacts:
             for target, bound in self.functions_called_by(site):
                 index.setdefault(id(target), []).append((site, bound))
         return index
+
+    @cached_property
+    def calls_by_function(self) -> dict[int, list[CallSite]]:
+        """id(FunctionInfo) -> the calls written directly in its body."""
+        index: dict[int, list[CallSite]] = {}
+        for site in self.calls:
+            function = self.function_of(site.context.scope)
+            if function is not None:
+                index.setdefault(id(function), []).append(site)
+        return index
+
+    def functions_reaching(self, predicate) -> set:
+        """The file's functions that make a call satisfying `predicate`, directly or through
+        calls of other functions of the file (a fixpoint over the file's call graph)."""
+        found = {f for f in self.functions if any(predicate(s) for s in self.calls_by_function.get(id(f), []))}
+        changed = True
+        while changed:
+            changed = False
+            for function in self.functions:
+                if function in found:
+                    continue
+                for site in self.calls_by_function.get(id(function), []):
+                    if any(callee in found for callee, _ in self.functions_called_by(site)):
+                        found.add(function)
+                        changed = True
+                        break
+        return found
 
     def function_of(self, scope: Scope) -> Optional[FunctionInfo]:
         return self._functions_by_scope.get(id(scope))
