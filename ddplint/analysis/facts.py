@@ -320,7 +320,7 @@ class _Collector(cst.CSTVisitor):
         return self._loop(node, (node.test,))
 
     def _loop(self, node: Loop, header: tuple) -> bool:
-        for part in header:  # evaluated once per iteration, but before the body: not "in" it
+        for part in header:  # the iterable or condition is not part of the repeated body
             part.visit(self)
         self._enter_loop(node)
         node.body.visit(self)
