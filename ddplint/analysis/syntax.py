@@ -116,12 +116,6 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(current.children))
 
 
-def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    for sub in walk(node):
-        if isinstance(sub, cst.Call):
-            yield sub
-
-
 def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
     """The values an expression may take when it picks between others.
 
