@@ -376,3 +376,17 @@ def test_rank_variables_are_judged_by_what_they_hold(assignment, is_rank):
     name = assignment.split("=")[0].split(",")[0].strip()
     verdicts = guard_verdicts(f"import os\nimport torch.distributed as dist\n{assignment}\nif {name} == 0:\n    pass")
     assert verdicts == [is_rank]
+
+
+def test_a_loop_that_only_looks_at_batches_is_not_training():
+    facts = facts_of(
+        """
+        from torch.utils.data import DataLoader
+        train_loader = DataLoader(ds, batch_size=4, shuffle=True)
+        for i, batch in enumerate(train_loader):
+            if i >= 2:
+                break
+            print(batch["input_ids"].shape, batch["input_ids"].max().item())
+        """
+    )
+    assert not facts.data.is_training_loader(facts.data.loaders[0])

@@ -71,6 +71,12 @@ LIGHTNING_SINKS = {"fit", "validate", "test", "predict", "setup_dataloaders"}
 ACCELERATE_SINKS = {"prepare", "prepare_data_loader"}
 ALWAYS_SINKS = {"setup_dataloaders", "prepare_data_loader"}
 
+# Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
+_INSPECTION_CALLS = {
+    "print", "len", "enumerate", "range", "zip", "isinstance", "type", "str", "repr", "format",
+    "info", "debug", "warning", "log", "size", "numel", "dim", "keys", "items", "values",
+    "item", "tolist", "min", "max", "mean", "std", "sum", "unique", "float", "int", "round", "abs",
+}
 EVAL_WORDS = {
     "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
     "holdout", "calib", "predict", "prediction", "inference",
@@ -387,13 +393,23 @@ class DataModel:
         """Trained on: iterated where the model steps; else, unless named for evaluation
         (`test_loader = DataLoader(..., shuffle=True)` only evaluated), shuffled or named for
         training."""
-        for iteration in self.iterations(loader):
+        iterations = self.iterations(loader)
+        for iteration in iterations:
             if self._is_training_place(iteration.where):
                 return True
+        if iterations and all(self._only_inspects(iteration.where) for iteration in iterations):
+            return False  # `for batch in loader: print(batch[0].shape); break`: a smoke test
         words = loader.names
         if words & EVAL_WORDS:
             return False
         return bool(loader.shuffle) or any(w.startswith("train") for w in words)
+
+    def _only_inspects(self, where) -> bool:
+        """A loop over the loader that only looks at batches (prints, logs, sizes)."""
+        if not isinstance(where, LoopSite):
+            return False
+        calls = self._calls_in_loop.get(id(where.node), ())
+        return bool(calls) and all(site.name in _INSPECTION_CALLS for site in calls)
 
     def is_evaluation_loader(self, loader: LoaderInfo) -> bool:
         """Not trained on, and named or used for evaluation (`val_loader`, iterated only inside
