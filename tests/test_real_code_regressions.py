@@ -402,3 +402,29 @@ def test_conditional_expression_inside_the_collective_call(lint):
         objects = [load_dataset_file("a.pt") if dist.get_rank() == 0 else None]; dist.broadcast_object_list(objects)
         """
     ) == [(4, "DDP004")]
+
+
+def test_rank_zero_downloads_through_helpers_then_every_rank_builds(lint):
+    # salesforce/LAVIS dataset builder: rank 0 fetches annotation files into the cache (through
+    # two helper methods ending in torchvision's download_url), a barrier, then every rank builds.
+    assert lint(
+        """
+        import os
+        import torch.distributed as dist
+        from torchvision.datasets.utils import download_url
+
+        class Builder:
+            def build_datasets(self):
+                if dist.get_rank() == 0:
+                    self._download_data()
+                dist.barrier()
+                return self.build()
+
+            def _download_data(self):
+                self._download_ann()
+
+            def _download_ann(self):
+                for url, path in self.urls:
+                    download_url(url=url, root=os.path.dirname(path))
+        """
+    ) == []

@@ -109,6 +109,8 @@ _PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "fea
 _NOT_DATA_WORDS = {
     "state", "checkpoint", "ckpt", "model", "weights", "config", "cfg", "optimizer", "scheduler", "pretrained",
     "resume", "snapshot",
+    # Fetching files is the download-only step the other ranks are right to wait for.
+    "download", "downloads",
 }
 
 
