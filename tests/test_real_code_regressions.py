@@ -428,3 +428,24 @@ def test_rank_zero_downloads_through_helpers_then_every_rank_builds(lint):
                     download_url(url=url, root=os.path.dirname(path))
         """
     ) == []
+
+
+def test_self_referential_attribute_does_not_recurse_forever(lint):
+    # huggingface/peft EVA example: `model = model.module` while set_epoch is traced.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(dataset)
+        dataloader = DataLoader(dataset, batch_size=8, sampler=sampler)
+        sampler.set_epoch(0)
+        model = wrap(model)
+        model = model.module
+        for epoch in range(2):
+            model.set_epoch(epoch)
+            for batch in dataloader:
+                model(batch).loss.backward()
+        """
+    ) == [(10, "DDP002")]

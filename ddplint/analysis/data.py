@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import LoopSite
-from ddplint.analysis.flow import Flow, contained_values
+from ddplint.analysis.flow import Flow
 from ddplint.analysis.syntax import (
     alternatives,
     argument,
@@ -518,16 +518,11 @@ class DataModel:
 
     def _feeding_paths(self, expr, context, target) -> list[tuple]:
         """The call-site chains (`via`) along which `target` reaches `expr`."""
-        paths = []
-        for source in self.flow.sources(expr, context.scope, context.branches):
-            if source.node is target or (
-                source.node is not None and self._wraps(source, target)
-            ):
-                paths.append(source.via)
-        return paths
-
-    def _wraps(self, source, target) -> bool:
-        return any(self.flow.feeds(inner, source.scope, target) for inner in contained_values(source.node))
+        return [
+            source.via
+            for source in self.flow.sources(expr, context.scope, context.branches)
+            if self.flow.source_feeds(source, target)
+        ]
 
     # -- samplers -------------------------------------------------------------------------------
     @cached_property

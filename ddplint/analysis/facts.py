@@ -106,9 +106,19 @@ class Context:
         return body[index]
 
     def statements_after(self) -> Iterator[cst.BaseStatement]:
-        """Statements that run after this one in the same function, innermost block first."""
-        for body, index in reversed(self.path):
+        """Statements that run after this one in the same function, innermost block first,
+        including the `else:` / `finally:` of a `try` whose body holds it."""
+        for level in range(len(self.path) - 1, -1, -1):
+            body, index = self.path[level]
             yield from body[index + 1 :]
+            if level == 0:
+                continue
+            outer_body, outer_index = self.path[level - 1]
+            owner = outer_body[outer_index]
+            if isinstance(owner, cst.Try) and owner.body.body is body:
+                for tail in (owner.orelse, owner.finalbody):
+                    if tail is not None:
+                        yield from tail.body.body
 
 
 def excludes(these: tuple, those: tuple) -> bool:
@@ -180,6 +190,7 @@ class FunctionInfo:
 class ClassInfo:
     node: cst.ClassDef = field(repr=False)
     bases: list[cst.BaseExpression] = field(repr=False)
+    scope: Optional[Scope] = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -286,7 +297,7 @@ class _Collector(cst.CSTVisitor):
         info = ClassInfo(node, [arg.value for arg in node.bases if arg.keyword is None])
         self.facts.classes[node.name.value] = info
         self.classes.append(node.name.value)
-        self._push_scope("class", node, node.name.value)
+        info.scope = self._push_scope("class", node, node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
@@ -510,12 +521,42 @@ class ModuleFacts:
         if isinstance(func, cst.Name):
             name = func.value
             if name in self.classes:
-                return [(f, True) for f in self.functions_by_name.get("__init__", []) if f.class_name == name]
+                return [(f, True) for f in self.methods_of(name, "__init__")]
             return [(f, False) for f in self.functions_by_name.get(name, []) if f.class_name is None]
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             cls = site.context.scope.class_scope
-            owner = cls.name if cls is not None else None
-            return [(f, True) for f in self.functions_by_name.get(func.attr.value, []) if f.class_name == owner]
+            return [(f, True) for f in self.methods_of(cls.name, func.attr.value)] if cls is not None else []
+        return []
+
+    def class_lineage(self, name: str) -> list[ClassInfo]:
+        """A class of this file and its bases defined in this file, nearest first."""
+        lineage: list[ClassInfo] = []
+        pending = [name]
+        while pending:
+            info = self.classes.get(pending.pop(0))
+            if info is None or info in lineage:
+                continue
+            lineage.append(info)
+            pending.extend(dotted_name(base) or "" for base in info.bases)
+        return lineage
+
+    def methods_of(self, class_name: str, method: str) -> list[FunctionInfo]:
+        """`method` as a `class_name` instance resolves it: its own, else the nearest base's."""
+        for info in self.class_lineage(class_name):
+            found = [f for f in self.functions_by_name.get(method, []) if f.class_name == info.name]
+            if found:
+                return found
+        return []
+
+    def inherited_bindings(self, scope: Scope, key: str) -> list[Binding]:
+        """`self.x` assigned in a base class's methods (`self.loader` set by an inherited
+        `__init__`)."""
+        owner = scope.class_scope
+        if owner is None:
+            return []
+        for info in self.class_lineage(owner.name)[1:]:
+            if info.scope is not None and key in info.scope.bindings:
+                return info.scope.bindings[key]
         return []
 
     def call_sites_of(self, function: FunctionInfo) -> list[tuple[CallSite, Optional[bool]]]:

@@ -101,7 +101,8 @@ class Flow:
 
     def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
         key = dotted_name(expr)
-        bindings = [b for b in scope.lookup(key) if b.kind != "item"] if key else []
+        found = (scope.lookup(key) or self.facts.inherited_bindings(scope, key)) if key else []
+        bindings = [b for b in found if b.kind != "item"]
         visible = [b for b in bindings if not excludes(arms, b.arms)]
         bindings = visible or bindings
         if not bindings:
@@ -173,6 +174,19 @@ class Flow:
             # `model, loader = accelerator.prepare(model, loader)`: the call is the source.
             out.append(Source(candidate, candidate_scope, via))
 
+    def _attribute_feeds(self, node: cst.Attribute, scope, target, depth) -> Optional[bool]:
+        """`loaders.train` where `loaders = Loaders(train=A, val=B)` is A, not B."""
+        for base in self.sources(node.value, scope):
+            if isinstance(base.node, cst.Call):
+                field_value = _keyword(base.node, node.attr.value)
+                if field_value is not None:
+                    if self._feeds(field_value, base.scope, target, depth + 1):
+                        return True
+                    continue
+            if self._source_feeds(base, target, depth + 1):
+                return True
+        return False
+
     # -- feeds --------------------------------------------------------------------------------
     def feeds(self, expr: cst.BaseExpression, scope: "Scope", target: cst.CSTNode, arms: tuple = ()) -> Optional[bool]:
         """True if `target`'s value may reach `expr`; None if the trail went cold; else False."""
@@ -195,15 +209,25 @@ class Flow:
         self._feeds_memo[memo_key] = result
         return result
 
+    def source_feeds(self, source: Source, target: cst.CSTNode) -> Optional[bool]:
+        """Whether `target`'s value may reach a source (it is the target, or wraps it)."""
+        return self._source_feeds(source, target, 0)
+
     def _source_feeds(self, source: Source, target, depth) -> Optional[bool]:
-        if source.unknown:
+        if source.unknown or depth > _MAX_DEPTH:
             return None
         node = source.node
         if node is target:
             return True
+        if isinstance(node, cst.Attribute):
+            return self._attribute_feeds(node, source.scope, target, depth)
         # Inside a known wrapper (`enumerate(loader)`, `prepare(loader)`) only a positive answer
         # counts: an untraceable argument of a known call does not make the call the target.
         return any(self._feeds(inner, source.scope, target, depth + 1) for inner in contained_values(node))
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
 def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

@@ -1,0 +1,20 @@
+from collections import namedtuple
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+
+Loaders = namedtuple("Loaders", ["train", "val"])
+
+dist.init_process_group("nccl")
+ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+loaders = Loaders(
+    train=DataLoader(ds, batch_size=64, shuffle=True),  # <- DDP001
+    val=DataLoader(ds, batch_size=64),
+)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(5):
+    for x, y in loaders.train:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()

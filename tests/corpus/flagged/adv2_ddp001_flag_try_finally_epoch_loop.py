@@ -1,0 +1,20 @@
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+
+dist.init_process_group("nccl")
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+train_loader = DataLoader(ds, batch_size=64, shuffle=True)  # <- DDP001
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+try:
+    for epoch in range(10):
+        for x, y in train_loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+            opt.step()
+finally:
+    dist.barrier()
+    dist.destroy_process_group()

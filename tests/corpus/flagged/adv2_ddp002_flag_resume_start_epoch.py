@@ -1,0 +1,18 @@
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("nccl")
+ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+sampler = DistributedSampler(ds, seed=1234)
+loader = DataLoader(ds, batch_size=64, sampler=sampler, num_workers=4)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ckpt = torch.load("last.pt", map_location="cpu")
+model.module.load_state_dict(ckpt["model"])
+start_epoch = ckpt["epoch"] + 1
+for epoch in range(start_epoch, 100):  # <- DDP002
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()

@@ -1,0 +1,19 @@
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("nccl")
+train_ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
+val_ds = TensorDataset(torch.randn(512, 16), torch.randn(512, 1))
+train_sampler = DistributedSampler(train_ds)
+val_sampler = DistributedSampler(val_ds, shuffle=False)
+train_loader = DataLoader(train_ds, batch_size=64, sampler=train_sampler)
+val_loader = DataLoader(val_ds, batch_size=64, sampler=val_sampler)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):  # <- DDP002
+    val_sampler.set_epoch(epoch)
+    for x, y in train_loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        opt.step()
