@@ -6,6 +6,7 @@ Exit codes (ruff's): 0 nothing found, 1 findings, 2 usage / configuration / inte
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -69,6 +70,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         return EXIT_ERROR
     except BrokenPipeError:
+        # `ddplint | head`: the reader left. Point stdout at /dev/null so the interpreter's
+        # final flush does not print a second error on the way out.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
     except Exception as exc:  # never a traceback for users; the message names what broke
         print(f"ddplint: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)

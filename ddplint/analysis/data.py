@@ -17,7 +17,6 @@ import libcst as cst
 from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.flow import Flow
 from ddplint.analysis.syntax import (
-    alternatives,
     argument,
     dotted_name,
     double_star_args,
@@ -257,15 +256,10 @@ class DataModel:
     def _stored_names(self, site: "CallSite") -> set[str]:
         """Words of the names a loader is assigned to or handed over as (`train_loader` ->
         {'train', 'loader'}), and of its dataset argument."""
-        words: set[str] = set()
         call = site.node
-        for holder in _scopes_up(site.context.scope):
-            for key, bindings in holder.bindings.items():
-                for binding in bindings:
-                    if binding.value is not None and any(option is call for option in alternatives(binding.value)):
-                        words.update(identifier_words(key.split(".")[-1]))
+        words = {word for name in self.facts.assigned_to.get(id(call), ()) for word in identifier_words(name)}
         function = self.facts.function_of(site.context.scope)
-        if function is not None and any(call is value for value in function.returns):
+        if function is not None and any(call is value for value, _ in function.returns):
             words.update(identifier_words(function.name))
         dataset = argument(call, "dataset", 0)
         if dataset is not None:
@@ -279,7 +273,7 @@ class DataModel:
         """Whether a framework re-wraps this loader with a sampler of its own."""
         for function in self.facts.functions:
             if function.name in FRAMEWORK_LOADER_HOOKS and function.class_name is not None:
-                for value in function.returns:
+                for value, _ in function.returns:
                     if self.flow.feeds(value, function.scope, loader.site.node):
                         return True
         for site in self._framework_sinks:

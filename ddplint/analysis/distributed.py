@@ -16,7 +16,7 @@ import libcst as cst
 from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, Context, ModuleFacts, Scope
+    from ddplint.analysis.facts import BranchSite, CallSite, Context, ModuleFacts, Scope
 
 # Reading one of these from the environment means the script expects a launcher (torchrun).
 LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
@@ -321,6 +321,16 @@ class RankModel:
             if polarity is not None and polarity != in_body:
                 return True
         return False
+
+    def single_rank_arm(self, branch: "BranchSite") -> Optional[bool]:
+        """Which arm of a branch runs on one rank only: True for the body (`if rank == 0:`),
+        False for the `else:` of `if rank != 0:`, None if neither."""
+        scope, node = branch.context.scope, branch.node
+        if self.is_single_rank_guard(node.test, scope):
+            return True
+        if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) and self.is_other_ranks_guard(node.test, scope):
+            return False
+        return None
 
     def runs_on_one_rank_only(self, context: "Context") -> bool:
         """Whether a place sits inside the body of a single-rank guard."""

@@ -17,7 +17,7 @@ from typing import Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from ddplint.analysis.imports import ImportTable
-from ddplint.analysis.syntax import dotted_name, last_name, string_value
+from ddplint.analysis.syntax import alternatives, dotted_name, last_name, string_value, walk
 
 Loop = Union[cst.For, cst.While, cst.CompFor]
 SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
@@ -32,11 +32,11 @@ class Binding:
     value: Optional[cst.BaseExpression] = field(repr=False)
     kind: str  # assign | param | loop | with | unpack | item
     node: cst.CSTNode = field(repr=False)
-    index: Optional[int] = None  # position in a tuple unpacking
-    item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
     # Where the value is evaluated. Usually the scope holding the binding, but `self.x = v` in a
     # method is stored on the class while `v` is evaluated in the method.
-    scope: Optional["Scope"] = field(default=None, repr=False)
+    scope: "Scope" = field(repr=False)
+    index: Optional[int] = None  # position in a tuple unpacking
+    item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
     # The `if` arms the assignment sits in: a use in the other arm of the same `if` cannot see it.
     arms: tuple = field(default=(), repr=False)
 
@@ -155,8 +155,8 @@ class FunctionInfo:
     scope: Scope
     class_name: Optional[str]
     params: list[str]
-    returns: list[cst.BaseExpression] = field(default_factory=list, repr=False)
-    return_arms: list[tuple] = field(default_factory=list, repr=False)  # the `if` arms of each return
+    # Each `return value` with the `if` arms it sits in.
+    returns: list[tuple[cst.BaseExpression, tuple]] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -279,10 +279,10 @@ class _Collector(cst.CSTVisitor):
         p = node.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             params.append(param.name.value)
-            scope.bind(Binding(param.name.value, param.default, "param", param, scope=scope))
+            scope.bind(Binding(param.name.value, param.default, "param", param, scope))
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
-                scope.bind(Binding(star.name.value, None, "param", star, scope=scope))
+                scope.bind(Binding(star.name.value, None, "param", star, scope))
         info = FunctionInfo(node, scope, self.classes[-1] if self.classes else None, params)
         self.facts.functions.append(info)
         self.facts.functions_by_name.setdefault(node.name.value, []).append(info)
@@ -401,7 +401,7 @@ class _Collector(cst.CSTVisitor):
             if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
                 item = string_value(elements[0].slice.value)
                 if item is not None:
-                    self.scope.bind(Binding(owner, value, "item", node, item=item, scope=self.scope, arms=tuple(self.branches)))
+                    self.scope.bind(Binding(owner, value, "item", node, self.scope, item=item, arms=tuple(self.branches)))
             return
         key = dotted_name(target)
         if key is None:
@@ -409,9 +409,11 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
-        scope.bind(Binding(key, value, kind, node, index, scope=self.scope, arms=tuple(self.branches)))
+        scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches)))
         if kind == "assign" and value is not None:
-            self.facts.assigned_to.setdefault(id(value), []).append(key.split(".")[-1])
+            # `loader = A if distributed else B`: both A and B are stored under `loader`
+            for option in alternatives(value):
+                self.facts.assigned_to.setdefault(id(option), []).append(key.split(".")[-1])
         if scope.kind == "module" and "." not in key:
             self.facts.imports.local_names.add(key)
             if kind == "assign":
@@ -434,8 +436,7 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         if self.functions and node.value is not None:
-            self.functions[-1].returns.append(node.value)
-            self.functions[-1].return_arms.append(tuple(self.branches))
+            self.functions[-1].returns.append((node.value, tuple(self.branches)))
 
     # -- imports --------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -474,7 +475,8 @@ class ModuleFacts:
         self.functions_by_name: dict[str, list[FunctionInfo]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.env_reads: list[tuple[str, cst.CSTNode]] = []
-        self.assigned_to: dict[int, list[str]] = {}  # id(value expression) -> names assigned it
+        # id(value expression) -> last names it is assigned to (each alternative of `a if c else b`)
+        self.assigned_to: dict[int, list[str]] = {}
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
@@ -596,6 +598,23 @@ class ModuleFacts:
                         changed = True
                         break
         return found
+
+    def calls_in_arm(self, branch: BranchSite, in_body: bool) -> list[CallSite]:
+        """Calls in one arm of an `if` statement or of a conditional expression."""
+        node = branch.node
+        if isinstance(node, cst.IfExp):
+            inside = {id(sub) for sub in walk(node.body if in_body else node.orelse)}
+            return [site for site in self.calls if id(site.node) in inside]
+        return [site for site in self.calls if (node, in_body) in site.context.branches]
+
+    def calls_in_statements(self, statements: Sequence[cst.CSTNode]) -> list[CallSite]:
+        """Call sites inside the given statements of one function, in source order. Read off
+        each call's statement path rather than by walking the statements' subtrees, which for a
+        guard at module level would be the rest of the file, once per guard."""
+        wanted = {id(statement) for statement in statements}
+        return [
+            site for site in self.calls if any(id(body[index]) in wanted for body, index in site.context.path)
+        ]
 
     def function_of(self, scope: Scope) -> Optional[FunctionInfo]:
         return self._functions_by_scope.get(id(scope))

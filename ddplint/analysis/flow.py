@@ -49,7 +49,8 @@ class Flow:
     def __init__(self, facts: "ModuleFacts") -> None:
         self.facts = facts
         self._call_sites = {id(site.node): site for site in facts.calls}
-        self._feeds_memo: dict[tuple[int, int, int], Optional[bool]] = {}
+        self._feeds_memo: dict[tuple, Optional[bool]] = {}
+        self._sources_memo: dict[tuple, list[Source]] = {}
 
     def call_site(self, node: cst.Call) -> Optional["CallSite"]:
         return self._call_sites.get(id(node))
@@ -58,9 +59,12 @@ class Flow:
     def sources(self, expr: cst.BaseExpression, scope: "Scope", arms: tuple = ()) -> list[Source]:
         """`arms`: the `if` arms the expression sits in, so that an assignment in the other arm
         of the same `if` (`if train: loader = A  else: loader = B`) is not taken for its value."""
-        out: list[Source] = []
-        self._sources(expr, scope, (), 0, set(), out, arms)
-        return out
+        key = (id(expr), id(scope), _arms_key(arms))
+        if key not in self._sources_memo:
+            out: list[Source] = []
+            self._sources(expr, scope, (), 0, set(), out, arms)
+            self._sources_memo[key] = out
+        return self._sources_memo[key]
 
     def _sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
         marker = (id(expr), id(scope))
@@ -96,7 +100,7 @@ class Flow:
         return [
             (value, f.scope, arms)
             for f, _ in self.facts.functions_called_by(site)
-            for value, arms in zip(f.returns, f.return_arms)
+            for value, arms in f.returns
         ]
 
     def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
@@ -122,16 +126,12 @@ class Flow:
             elif binding.kind == "loop":
                 self._element_sources(binding, scope, via, depth, seen, out)
             elif binding.value is not None:
-                self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, out, binding.arms)
+                self._sources(binding.value, binding.scope, via, depth + 1, seen, out, binding.arms)
             else:
                 out.append(Source(None, scope, via))
 
-    @staticmethod
-    def _scope_of(binding, scope: "Scope") -> "Scope":
-        return binding.scope or scope
-
     def _param_sources(self, binding, scope, via, depth, seen, out) -> None:
-        owner = self._scope_of(binding, scope)
+        owner = binding.scope
         function = self.facts.function_of(owner)
         sites = list(self.facts.call_sites_of(function)) if function is not None else []
         if not sites:
@@ -152,7 +152,7 @@ class Flow:
         """`for s in [train_sampler, val_sampler]`: s is one of the elements. An element of
         anything else (a batch of a loader) is not followed: it is not the container."""
         containers: list[Source] = []
-        self._sources(binding.value, self._scope_of(binding, scope), via, depth + 1, seen, containers, binding.arms)
+        self._sources(binding.value, binding.scope, via, depth + 1, seen, containers, binding.arms)
         for container in containers:
             if isinstance(container.node, (cst.List, cst.Tuple, cst.Set)):
                 for element in container.node.elements:
@@ -162,7 +162,7 @@ class Flow:
 
     def _unpack_sources(self, binding, scope, via, depth, seen, out) -> None:
         value = binding.value
-        candidates = [(value, self._scope_of(binding, scope), binding.arms)]
+        candidates = [(value, binding.scope, binding.arms)]
         if isinstance(value, cst.Call):
             candidates = self._local_returns(value) or candidates
         for candidate, candidate_scope, arms in candidates:
@@ -193,7 +193,7 @@ class Flow:
         return self._feeds(expr, scope, target, 0, arms)
 
     def _feeds(self, expr, scope, target, depth, arms=()) -> Optional[bool]:
-        memo_key = (id(expr), id(scope), id(target), tuple((id(node), arm) for node, arm in arms))
+        memo_key = (id(expr), id(scope), id(target), _arms_key(arms))
         if memo_key in self._feeds_memo:
             return self._feeds_memo[memo_key]
         self._feeds_memo[memo_key] = False  # cycle guard
@@ -224,6 +224,10 @@ class Flow:
         # Inside a known wrapper (`enumerate(loader)`, `prepare(loader)`) only a positive answer
         # counts: an untraceable argument of a known call does not make the call the target.
         return any(self._feeds(inner, source.scope, target, depth + 1) for inner in contained_values(node))
+
+
+def _arms_key(arms: tuple) -> tuple:
+    return tuple((id(node), arm) for node, arm in arms)
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:

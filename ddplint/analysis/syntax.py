@@ -107,13 +107,28 @@ def has_star_args(call: cst.Call) -> bool:
     return any(arg.star == "*" for arg in call.args)
 
 
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node below `node` (itself included), depth first, without metadata."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
+class _Everything(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        return True
+
+    # libcst looks up a per-attribute hook on every attribute of every node; none is needed.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every node below `node` (itself included), in source order, without metadata. One visit;
+    `node.children` would re-run libcst's child collection at every level."""
+    collector = _Everything()
+    node.visit(collector)
+    return collector.nodes
 
 
 def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:

@@ -15,13 +15,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
     for branch in facts.branches:
-        arm = _single_rank_arm(facts, branch)
+        arm = facts.ranks.single_rank_arm(branch)
         if arm is None:
             continue
-        work = _first_data_work(facts, _calls_in_arm(facts, branch, arm))
+        work = _first_data_work(facts, facts.calls_in_arm(branch, arm))
         if work is None:
             continue
-        if _first_data_work(facts, _calls_in_arm(facts, branch, not arm)) is not None:
+        if _first_data_work(facts, facts.calls_in_arm(branch, not arm)) is not None:
             continue  # the other ranks do the same work in the other arm
         wait = _what_the_others_wait_in(facts, branch, arm)
         if wait is None:
@@ -35,29 +35,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
-def _single_rank_arm(facts: ModuleFacts, branch: BranchSite) -> Optional[bool]:
-    """Which arm of the branch runs on one rank only: True for the body (`if rank == 0:`),
-    False for the `else` of `if rank != 0:`, None if neither."""
-    ranks, scope = facts.ranks, branch.context.scope
-    if ranks.is_single_rank_guard(branch.test, scope):
-        return True
-    node = branch.node
-    if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) and ranks.is_other_ranks_guard(node.test, scope):
-        return False
-    return None
-
-
 def _arm_node(branch: BranchSite, arm: bool) -> Optional[cst.CSTNode]:
     return branch.node.body if arm else branch.node.orelse
-
-
-def _calls_in_arm(facts: ModuleFacts, branch: BranchSite, arm: bool) -> list[CallSite]:
-    """Calls in one arm of an `if` statement or a conditional expression."""
-    node = branch.node
-    if isinstance(node, cst.IfExp):
-        inner = {id(n) for n in walk(_arm_node(branch, arm))}
-        return [site for site in facts.calls if id(site.node) in inner]
-    return [site for site in facts.calls if (node, arm) in site.context.branches]
 
 
 def _first_data_work(facts: ModuleFacts, sites: list[CallSite]) -> Optional[CallSite]:
@@ -73,14 +52,14 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) 
     themselves (that would be the download-then-everyone-loads pattern, which is fine)."""
     node = branch.node
     ranks = facts.ranks
-    for site in _calls_in_arm(facts, branch, not arm):
+    for site in facts.calls_in_arm(branch, not arm):
         if ranks.collective_kind(site) == "broadcast":
             return site.name
     statements = list(branch.context.statements_after())
     if isinstance(node, cst.IfExp) and branch.context.current_statement() is not None:
         # `objs = broadcast(load() if rank == 0 else None)`: the wait is in the same statement
         statements.insert(0, branch.context.current_statement())
-    following = _calls_in_statements(facts, statements)
+    following = facts.calls_in_statements(statements)
     for index, site in enumerate(following):
         kind = ranks.collective_kind(site)
         if kind == "broadcast":
@@ -104,7 +83,7 @@ def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> 
 
 def _names_written_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> set[str]:
     """Names the guarded code assigns or mutates (`rows = ...`, `examples.append(...)`)."""
-    guarded = _calls_in_arm(facts, branch, arm)
+    guarded = facts.calls_in_arm(branch, arm)
     inside = {id(n) for n in walk(_arm_node(branch, arm))}
     names = set()
     for key, bindings in branch.context.scope.bindings.items():
@@ -116,17 +95,6 @@ def _names_written_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> set[
         if isinstance(owner, cst.Name) and owner.value not in facts.imports.bindings:
             names.add(owner.value)
     return names
-
-
-def _calls_in_statements(facts: ModuleFacts, statements: list[cst.CSTNode]) -> list[CallSite]:
-    """Call sites inside the given statements, in source order."""
-    order = {}
-    for statement in statements:
-        for sub in walk(statement):
-            if isinstance(sub, cst.Call):
-                order[id(sub)] = len(order)
-    sites = [site for site in facts.calls if id(site.node) in order]
-    return sorted(sites, key=lambda site: order[id(site.node)])
 
 
 RULE = Rule(
