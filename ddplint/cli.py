@@ -16,7 +16,7 @@ from ddplint.output import FORMATTERS
 from ddplint.rules import ALL_RULES, RULES_BY_CODE, UnknownSelector, select_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule")
+SUBCOMMANDS = ("check", "rule", "verify", "lsp")
 
 
 def _codes(value: str) -> list[str]:
@@ -46,16 +46,37 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="`ddplint PATH` is short for `ddplint check PATH`. `ddplint rule CODE` explains a rule.",
     )
     parser.add_argument("--version", action="version", version=f"ddplint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{check,rule}")
+    sub = parser.add_subparsers(dest="command", metavar="{check,rule,verify,lsp}")
     _check_parser(sub.add_parser("check", help="check files (the default command)"))
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="rule code or name, e.g. DDP001 or missing-set-epoch")
     rule.add_argument("--all", action="store_true", help="print every rule's documentation")
+    # Listed for --help only: main() hands these to their own modules before parsing.
+    sub.add_parser("verify", help="run a script briefly on N ranks and confirm findings (needs torch)")
+    sub.add_parser("lsp", help="language server over stdio (needs the `lsp` extra)")
     return parser
+
+
+# Subcommands with their own argument parsers and dependencies, imported only when used so that
+# `ddplint check` never pays for torch (verify) or pygls (lsp).
+DELEGATED = {"verify": "ddplint.verify.command", "lsp": "ddplint.lsp"}
+
+
+def _delegate(command: str, argv: list[str]) -> int:
+    import importlib
+
+    try:
+        module = importlib.import_module(DELEGATED[command])
+    except ImportError as exc:
+        print(f"ddplint {command}: unavailable: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return int(module.main(argv) or 0)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in DELEGATED:
+        return _delegate(args_list[0], args_list[1:])
     if not args_list or (args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         args_list.insert(0, "check")
     parser = build_parser()

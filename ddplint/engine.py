@@ -139,6 +139,7 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
                 filename=filename,
                 location=Location(start.line, start.column + 1),
                 end_location=Location(end.line, end.column + 1),
+                severity=finding.severity,
             )
         )
     return sorted(set(out), key=lambda d: d.sort_key)

@@ -18,6 +18,7 @@ class Finding:
     code: str
     node: cst.CSTNode
     message: str
+    severity: str = "error"
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,11 @@ class Rule:
     invalid: tuple[str, ...]
     valid: tuple[str, ...]
     default_enabled: bool = True
+    # "warning" for findings that are often a deliberate trade (see Diagnostic.severity).
+    severity: str = "error"
 
     def finding(self, node: cst.CSTNode, message: str) -> Finding:
-        return Finding(self.code, node, message)
+        return Finding(self.code, node, message, self.severity)
 
     def documentation(self) -> str:
         """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""
