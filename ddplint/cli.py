@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
+from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.engine import InternalError, lint_paths
 from ddplint.output import FORMATTERS
 from ddplint.rules import ALL_RULES, RULES_BY_CODE, UnknownSelector, select_rules
@@ -37,6 +39,24 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    parser.add_argument(
+        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per available core)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    parser.add_argument(
+        "--cache-dir", type=Path, metavar="DIR",
+        help=f"where to keep the results cache (default: {CACHE_DIR_NAME}/ in the project root; env DDPLINT_CACHE_DIR)",
+    )
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +127,12 @@ def _check_command(args: argparse.Namespace) -> int:
         print(f"ddplint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     errors: list[InternalError] = []
-    diagnostics = list(lint_paths(args.paths, rules, errors))
+    cache = _open_cache(args, rules)
+    diagnostics = list(lint_paths(args.paths, rules, errors, jobs=args.jobs, cache=cache))
+    if cache is not None:
+        problem = cache.save()
+        if problem is not None:
+            print(f"ddplint: warning: {problem}", file=sys.stderr)
     sys.stdout.write(FORMATTERS[args.output_format](diagnostics))
     for error in errors:
         print(f"{error.filename}: {error.detail} (please report this)", file=sys.stderr)
@@ -123,6 +148,15 @@ def _check_command(args: argparse.Namespace) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _open_cache(args: argparse.Namespace, rules) -> Optional[ResultCache]:
+    if args.no_cache:
+        return None
+    directory = args.cache_dir or (Path(os.environ["DDPLINT_CACHE_DIR"]) if os.environ.get("DDPLINT_CACHE_DIR") else None)
+    # Everything that changes results must be in the key: the rules chosen (ddplint's version is
+    # added by the cache itself).
+    return ResultCache(directory or default_cache_dir(), ",".join(rule.code for rule in rules))
 
 
 def _rule_command(args: argparse.Namespace) -> int:
