@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -83,9 +84,12 @@ def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], fr
     """(problem, names used by the code). CPython's messages are the ones users know, and its
     compiler is several times cheaper than libcst."""
     try:
-        if _COMPILER_GUARDS_NESTING:
-            return None, frozenset(_code_names(compile(data, filename, "exec", dont_inherit=True)))
-        tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            # The checked file's own SyntaxWarnings (`"\d"`, `1if x`) are not ddplint's to print.
+            warnings.simplefilter("ignore")
+            if _COMPILER_GUARDS_NESTING:
+                return None, frozenset(_code_names(compile(data, filename, "exec", dont_inherit=True)))
+            tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         message = str(exc.msg)
         reason = "cannot decode file" if "decod" in message or "encoding" in message else "syntax error"

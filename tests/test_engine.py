@@ -221,3 +221,10 @@ def test_static_side_never_imports_the_checked_package(tmp_path: Path):
     (tmp_path / "proj" / "conftest.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
     assert [d.code for d in lint_paths([str(tmp_path / "proj")], jobs=2)] == ["DDP003"]
     assert not marker.exists()
+
+
+def test_python_warnings_about_the_checked_file_are_not_printed(tmp_path: Path, capfd):
+    script = tmp_path / "t.py"
+    script.write_text('import torch.nn as nn\npattern = "\\d+"\nm = nn.DataParallel(m)\n')
+    assert codes(lint_paths([str(script)])) == [(3, "DDP003")]
+    assert "Warning" not in capfd.readouterr().err
