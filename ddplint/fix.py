@@ -9,9 +9,12 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+
+if TYPE_CHECKING:
+    from ddplint.rules.base import FindingFix
 
 # ruff's limit: a fix that enables another fix is applied on the next round, up to this many.
 MAX_ROUNDS = 10
@@ -80,6 +83,40 @@ def _offset(starts: list[int], source: str, location: Location) -> Optional[int]
     offset = starts[row - 1] + column - 1
     line_end = starts[row] if row < len(starts) else len(source)
     return offset if offset <= line_end else None
+
+
+def locate_fix(fix: "FindingFix", positions: Mapping, source: str) -> Optional[Fix]:
+    """A rule's node-anchored fix as located edits (what the CLI, LSP and json/sarif all see), or
+    None when an anchor cannot be placed (a statement sharing its line after a `;`)."""
+    lines = _LINE_END.split(source)
+    newline = _first_newline(source)
+    edits = []
+    for node_edit in fix.edits:
+        start = positions[node_edit.node].start
+        end = positions[node_edit.end if node_edit.end is not None else node_edit.node].end
+        begin, finish = Location(start.line, start.column + 1), Location(end.line, end.column + 1)
+        if node_edit.where == "replace":
+            edits.append(Edit(node_edit.content, begin, finish))
+        elif node_edit.where == "before":
+            edits.append(Edit(node_edit.content, begin, begin))
+        elif node_edit.where == "after":
+            edits.append(Edit(node_edit.content, finish, finish))
+        else:
+            indent = lines[start.line - 1][: start.column]
+            if indent.strip():
+                return None  # `a = 1; stmt`: no line of its own to put a line beside
+            if node_edit.where == "line_before":
+                line_start = Location(start.line, 1)
+                edits.append(Edit(indent + node_edit.content + newline, line_start, line_start))
+            else:  # line_after: at the end of the statement's last line, past any comment
+                line_end = Location(end.line, len(lines[end.line - 1]) + 1)
+                edits.append(Edit(newline + indent + node_edit.content, line_end, line_end))
+    return Fix(fix.message, tuple(edits), fix.applicability)
+
+
+def _first_newline(source: str) -> str:
+    match = _LINE_END.search(source)
+    return match.group() if match else "\n"
 
 
 def selected_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[Fix]:
