@@ -224,7 +224,9 @@ def settings_from_file(path: Path) -> Settings:
     if cached is not None and cached[0] == stamp:
         return cached[1]
     document = _read_toml(path)
-    table = document if path.name == "ddplint.toml" else document.get("tool", {}).get("ddplint", {})
+    # pyproject.toml keeps its settings under [tool.ddplint]; any other file (ddplint.toml, or
+    # whatever --config names) holds them at the top level, like ruff.toml.
+    table = document.get("tool", {}).get("ddplint", {}) if path.name == "pyproject.toml" else document
     settings = _parse(table, path)
     _CACHE[path] = (stamp, settings)
     return settings
