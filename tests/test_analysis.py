@@ -390,3 +390,47 @@ def test_a_loop_that_only_looks_at_batches_is_not_training():
         """
     )
     assert not facts.data.is_training_loader(facts.data.loaders[0])
+
+
+# -- issue 7: shared facts the new rules read -------------------------------------------------------
+def test_rank_zero_arm_of_a_conditional_expression_runs_on_one_rank():
+    facts = facts_of(
+        """
+        import torch, torch.distributed as dist
+        rank = dist.get_rank()
+        obj = [torch.load("a.pt") if rank == 0 else None]
+        other = torch.load("b.pt") if rank != 0 else None
+        """
+    )
+    first, second = [site for site in facts.calls if site.name == "load"]
+    assert facts.ranks.call_runs_on_one_rank_only(first)
+    assert not facts.ranks.call_runs_on_one_rank_only(second)
+
+
+@pytest.mark.parametrize(
+    "source,is_data",
+    [
+        ("torch.load('cache/tokenized_train.pt')", True),
+        ("torch.load('val_tensors.pt')", True),
+        ("torch.load('best_model.pt')", False),
+        ("torch.load(args.resume)", False),
+        ("torch.load(path)", False),
+        ("torch.load('train_state.pt')", False),
+    ],
+)
+def test_loaded_file_named_as_data(source, is_data):
+    facts = facts_of("import torch\n" + source)
+    assert facts.data.reads_a_data_file(first_call(facts, "load")) is is_data
+
+
+def test_torch_load_inside_a_dataset_class_reads_data():
+    facts = facts_of(
+        """
+        import torch
+        from torch.utils.data import Dataset
+        class Shards(Dataset):
+            def __getitem__(self, i):
+                return torch.load(self.files[i])
+        """
+    )
+    assert facts.data.reads_a_data_file(first_call(facts, "load"))

@@ -104,6 +104,13 @@ _DATA_NOUNS = {
     "parquet", "text", "texts", "image", "images", "tokens", "df", "dataframe", "frame", "files", "items",
     "metadata", "annotations", "labels", "manifest", "captions",
 }
+# Words in a loaded file's name that mean it holds model state (often saved from GPU tensors).
+_STATE_WORDS = {"model", "state", "dict", "best", "last", "latest", "epoch", "step", "ckpt", "pth", "bin", "net"}
+# ... and words that name a data file: `tokenized_train.pt`, `val_tensors.pt`, `cached_inputs`.
+_DATA_FILE_WORDS = {
+    "tokenized", "tensors", "train", "training", "val", "valid", "test", "cache", "cached", "inputs",
+    "targets", "graph", "nids", "indices", "idx", "processed",
+}
 _PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "featurize", "featurise", "encode_dataset"}
 _NOT_DATA_WORDS = {
     "state", "checkpoint", "ckpt", "model", "weights", "config", "cfg", "optimizer", "scheduler", "pretrained",
@@ -639,6 +646,18 @@ class DataModel:
             isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_preprocessing(last_name(arg.value))
             for arg in call.args
         )
+
+    def reads_a_data_file(self, site: "CallSite") -> bool:
+        """`torch.load("cache/train_features.pt")`: the file is named as data (features, tokens,
+        dataset) and nothing in its name says checkpoint / model / weights. Such files are
+        written by preprocessing code and hold CPU tensors."""
+        owner = site.context.scope.class_scope
+        if owner is not None and owner.name in self.dataset_classes:
+            return True  # read inside a Dataset class: per-sample or per-shard data
+        words = self._first_argument_words(site)
+        if words & _NOT_DATA_WORDS or words & _STATE_WORDS:
+            return False
+        return bool(words & (_DATA_NOUNS | _DATA_FILE_WORDS))
 
     def _first_argument_words(self, site: "CallSite") -> set[str]:
         """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -331,6 +332,21 @@ class RankModel:
         if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) and self.is_other_ranks_guard(node.test, scope):
             return False
         return None
+
+    def call_runs_on_one_rank_only(self, site: "CallSite") -> bool:
+        """A call inside a single-rank guard: an `if` around it, or the rank-0 arm of a
+        conditional expression (`[torch.load(p) if rank == 0 else None]`)."""
+        return self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp
+
+    @cached_property
+    def _calls_in_single_rank_ifexp(self) -> frozenset:
+        inside: set[int] = set()
+        for branch in self.facts.branches:
+            if isinstance(branch.node, cst.IfExp):
+                arm = self.single_rank_arm(branch)
+                if arm is not None:
+                    inside.update(id(site.node) for site in self.facts.calls_in_arm(branch, arm))
+        return frozenset(inside)
 
     def runs_on_one_rank_only(self, context: "Context") -> bool:
         """Whether a place sits inside the body of a single-rank guard."""

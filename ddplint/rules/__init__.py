@@ -7,6 +7,8 @@ from ddplint.rules import (
     ddp002_missing_set_epoch,
     ddp003_data_parallel,
     ddp004_rank_zero_only_preprocessing,
+    ddp006_shuffle_with_sampler,
+    ddp008_load_without_map_location,
 )
 from ddplint.rules.base import Finding, Rule
 
@@ -17,6 +19,8 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         ddp002_missing_set_epoch,
         ddp003_data_parallel,
         ddp004_rank_zero_only_preprocessing,
+        ddp006_shuffle_with_sampler,
+        ddp008_load_without_map_location,
     )
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
