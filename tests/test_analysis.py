@@ -434,3 +434,52 @@ def test_torch_load_inside_a_dataset_class_reads_data():
         """
     )
     assert facts.data.reads_a_data_file(first_call(facts, "load"))
+
+
+@pytest.mark.parametrize(
+    "line,kind",
+    [
+        ("model.cuda()", "current"),
+        ("model.to('cuda')", "current"),
+        ("torch.device('cuda')", "current"),
+        ("model.cuda(0)", "gpu0"),
+        ("model.to(0)", "gpu0"),
+        ("torch.device('cuda', 0)", "gpu0"),
+        ("torch.zeros(3, device='cuda:0')", "gpu0"),
+        ("dev = 'cuda:0'\nmodel.to(dev)", "gpu0"),
+        ("model.to(local_rank)", None),
+        ("model.cuda(args.gpu)", None),
+        ("torch.device('cuda', local_rank)", None),
+        ("model.to(f'cuda:{local_rank}')", None),
+        ("model.to('cpu')", None),
+        ("x.to(torch.float16)", None),
+    ],
+)
+def test_device_placements(line, kind):
+    facts = facts_of("import torch\n" + line)
+    kinds = [p.kind for p in facts.devices.placements]
+    assert kinds == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize(
+    "source,sets",
+    [
+        ("import torch\ntorch.cuda.set_device(r)", True),
+        ("import torch.distributed as dist\ndist.init_process_group('nccl', device_id=d)", True),
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = str(r)", True),
+        ("from accelerate import Accelerator", True),
+        ("import torch.distributed as dist\ndist.init_process_group('nccl')", False),
+    ],
+)
+def test_device_chosen_per_rank(source, sets):
+    assert facts_of(source).devices.sets_device_per_rank is sets
+
+
+@pytest.mark.parametrize(
+    "expr,differs",
+    [("int(time.time())", True), ("os.getpid()", True), ("t", True), ("args.seed", False), ("42", False)],
+)
+def test_values_that_differ_between_processes(expr, differs):
+    facts = facts_of(f"import os, time\nt = time.time_ns()\nx = {expr}")
+    value = facts.module_scope.bindings["x"][0].value
+    assert facts.ranks.depends_on_clock(value, facts.module_scope) is differs

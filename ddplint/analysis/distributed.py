@@ -84,6 +84,17 @@ RANK_ZERO_NAMES = frozenset(
 BROADCAST_COLLECTIVES = frozenset({"broadcast", "broadcast_object_list", "scatter", "scatter_object_list"})
 BARRIER_COLLECTIVES = frozenset({"barrier", "monitored_barrier", "wait_for_everyone"})
 
+# Values that differ between processes started at the same moment on one or several machines.
+PER_PROCESS_VALUES = frozenset(
+    {
+        "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+        "time.monotonic_ns", "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+        "os.getpid", "os.urandom", "uuid.uuid4", "uuid.uuid1", "torch.initial_seed", "torch.seed",
+        "numpy.random.randint", "random.randint", "random.random", "random.getrandbits", "random.randrange",
+    }
+)
+PER_PROCESS_PREFIXES = ("secrets.",)
+
 _MAX_DEPTH = 4  # how far a value is followed through assignments
 
 
@@ -216,6 +227,21 @@ class RankModel:
             if self.is_rank(sub, scope, depth):
                 return True
             if isinstance(sub, cst.Name) and self._bound_to(sub, scope, depth, self.depends_on_rank):
+                return True
+        return False
+
+    def depends_on_clock(self, node: cst.CSTNode, scope: "Scope", depth: int = 0) -> bool:
+        """Whether an expression is, or is computed from, something that differs between
+        processes started at once: the clock (`time.time()`, `datetime.now()`), the process id,
+        OS entropy (`os.urandom`, `secrets`, an unseeded `random.randint`)."""
+        if depth > _MAX_DEPTH:
+            return False
+        for sub in walk(node):
+            if isinstance(sub, cst.Call):
+                qualified = self.facts.qualified_names(sub.func)
+                if qualified & PER_PROCESS_VALUES or any(q.startswith(PER_PROCESS_PREFIXES) for q in qualified):
+                    return True
+            elif isinstance(sub, cst.Name) and self._bound_to(sub, scope, depth, self.depends_on_clock):
                 return True
         return False
 
