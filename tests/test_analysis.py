@@ -483,3 +483,41 @@ def test_values_that_differ_between_processes(expr, differs):
     facts = facts_of(f"import os, time\nt = time.time_ns()\nx = {expr}")
     value = facts.module_scope.bindings["x"][0].value
     assert facts.ranks.depends_on_clock(value, facts.module_scope) is differs
+
+
+def test_collectives_direct_through_helpers_and_accelerator():
+    facts = facts_of(
+        """
+        import numpy as np
+        import torch.distributed as dist
+        def sync(t):
+            dist.all_reduce(t)
+        dist.barrier()
+        sync(x)
+        accelerator.wait_for_everyone()
+        np.broadcast(a, b)
+        dist.send(t, dst=1)
+        """
+    )
+    reached = {site.name: facts.ranks.collective_reached(site) for site in facts.calls}
+    assert reached["barrier"] == "barrier"
+    assert reached["sync"] == "all_reduce in sync()"
+    assert reached["wait_for_everyone"] == "wait_for_everyone"
+    assert reached["broadcast"] is None and reached["send"] is None
+
+
+def test_forward_through_wrapped_model_needs_a_syncing_wrapper():
+    source = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        net = torch.nn.BatchNorm1d(4)
+        model = DDP(net)
+        plain = DDP(other, broadcast_buffers=False)
+        model(x)
+        model.module(x)
+        plain(x)
+        """
+    text = textwrap.dedent(source).lstrip("\n")
+    facts = build_facts(cst.parse_module(text), text)
+    forwards = [site for site in facts.calls if facts.ranks.is_wrapped_model_forward(site)]
+    assert [cst.Module([]).code_for_node(site.node) for site in forwards] == ["model(x)"]

@@ -9,6 +9,7 @@ from ddplint.rules import (
     ddp004_rank_zero_only_preprocessing,
     ddp005_all_ranks_one_device,
     ddp006_shuffle_with_sampler,
+    ddp007_collective_in_rank_branch,
     ddp008_load_without_map_location,
     ddp011_per_rank_sampler_seed,
 )
@@ -23,6 +24,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         ddp004_rank_zero_only_preprocessing,
         ddp005_all_ranks_one_device,
         ddp006_shuffle_with_sampler,
+        ddp007_collective_in_rank_branch,
         ddp008_load_without_map_location,
         ddp011_per_rank_sampler_seed,
     )
