@@ -521,3 +521,36 @@ def test_forward_through_wrapped_model_needs_a_syncing_wrapper():
     facts = build_facts(cst.parse_module(text), text)
     forwards = [site for site in facts.calls if facts.ranks.is_wrapped_model_forward(site)]
     assert [cst.Module([]).code_for_node(site.node) for site in forwards] == ["model(x)"]
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        ("validate(model, val_loader)", "validate(...)"),
+        ("run_evaluation(model, loader)", "run_evaluation(...)"),
+        ("model.eval()", None),
+        ("build_val_loader(cfg)", None),
+        ("log_eval_metrics(writer, m)", None),
+        ("my_eval(model)", "my_eval(...)"),
+        ("fit_more(model)", None),
+    ],
+)
+def test_evaluation_pass(body, expected):
+    facts = facts_of(
+        f"""
+        import torch
+        def my_eval(model):
+            with torch.no_grad():
+                for x in loader:
+                    model(x)
+        def fit_more(model):
+            model.eval()
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+        if rank == 0:
+            {body}
+        """
+    )
+    branch = facts.branches[-1]
+    assert facts.data.evaluation_pass(facts.calls_in_arm(branch, True), []) == expected

@@ -450,6 +450,57 @@ class DataModel:
         """The file's functions that call backward() / optimizer.step(), directly or not."""
         return self.facts.functions_reaching(_steps_the_model)
 
+    def loop_trains(self, loop: LoopSite) -> bool:
+        """The loop's body steps the model, directly or through functions of the file."""
+        return any(self._is_training_call(site) for site in self._calls_in_loop.get(id(loop.node), ()))
+
+    def is_training_call(self, site: "CallSite") -> bool:
+        return self._is_training_call(site)
+
+    # -- evaluation passes (DDP010) -----------------------------------------------------------------
+    def evaluation_pass(self, calls: list["CallSite"], loops: list[LoopSite]) -> Optional[str]:
+        """Whether these calls and loops (one arm of an `if`, say) run a whole evaluation pass:
+        a loop that runs the model under `no_grad()` / `inference_mode()` / after `.eval()`
+        without stepping it, a call of a function of the file that does, or a call named for
+        evaluation (`evaluate(model, val_loader)`, `engine.validate(...)`). Returns what to name
+        in a message, or None."""
+        freezes = any(_freezes_the_model(site) for site in calls)
+        for loop in loops:
+            if freezes and self._calls_in_loop.get(id(loop.node)) and not self.loop_trains(loop):
+                return "an evaluation loop"
+        for site in calls:
+            if any(f in self._evaluation_functions for f, _ in self.facts.functions_called_by(site)):
+                return f"{site.name}(...)"
+            if _names_evaluation(site) and not self.facts.functions_called_by(site):
+                return f"{site.name}(...)"
+        return None
+
+    @cached_property
+    def _evaluation_functions(self) -> set:
+        """The file's functions that run an evaluation loop, directly or through each other."""
+        direct = set()
+        for function in self.facts.functions:
+            if function in self._training_functions:
+                continue
+            calls = self.facts.calls_by_function.get(id(function), [])
+            loops = [loop for loop in self.facts.loops if loop.context.scope is function.scope]
+            if loops and any(_freezes_the_model(site) for site in calls):
+                if any(self._calls_in_loop.get(id(loop.node)) for loop in loops):
+                    direct.add(function)
+        found = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for function in self.facts.functions:
+                if function in found or function in self._training_functions:
+                    continue
+                for site in self.facts.calls_by_function.get(id(function), []):
+                    if any(callee in found for callee, _ in self.facts.functions_called_by(site)):
+                        found.add(function)
+                        changed = True
+                        break
+        return found
+
     # -- iteration and epochs -------------------------------------------------------------------
     def iterations(self, loader: LoaderInfo) -> list[Iteration]:
         return self._iterations.get(id(loader), [])
@@ -686,6 +737,35 @@ def _steps_the_model(site: "CallSite") -> bool:
         owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
         return bool(_OPTIMIZER_LIKE.search(owner.lower()))
     return False
+
+
+# Words of a function that runs an evaluation pass (`evaluate`, `run_validation`, `test_epoch`).
+_EVALUATION_CALL_WORDS = {"evaluate", "evaluation", "validate", "validation", "val", "eval", "test", "testing"}
+# `build_val_loader(...)`, `log_eval_metrics(...)`: about evaluation, but not a pass over data.
+_NOT_AN_EVALUATION_PASS = {
+    "loader", "dataloader", "dataset", "data", "sampler", "set", "split", "transform", "transforms", "path",
+    "dir", "file", "metric", "metrics", "load", "get", "build", "make", "create", "log", "print", "save",
+    "step", "batch", "score", "scores", "result", "results", "summary", "report",
+}
+_NOT_EVALUATION_CALLS = {"eval", "train", "exists", "isfile", "isdir", "assert_close", "allclose"}
+
+
+def _names_evaluation(site: "CallSite") -> bool:
+    """`evaluate(model, loader)`, `engine.validate(...)`, `run_test(...)`: a call with arguments
+    whose name is about evaluation. `model.eval()` only switches a mode."""
+    name = site.name or ""
+    if name in _NOT_EVALUATION_CALLS or not site.node.args:
+        return False
+    words = set(identifier_words(name))
+    return bool(words & _EVALUATION_CALL_WORDS) and not words & _NOT_AN_EVALUATION_PASS
+
+
+def _freezes_the_model(site: "CallSite") -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `model.eval()`: evaluation, not training."""
+    name = site.name
+    if name in ("no_grad", "inference_mode"):
+        return True
+    return name == "eval" and isinstance(site.node.func, cst.Attribute) and not site.node.args
 
 
 def _names_preprocessing(name: Optional[str]) -> bool:
