@@ -554,3 +554,23 @@ def test_evaluation_pass(body, expected):
     )
     branch = facts.branches[-1]
     assert facts.data.evaluation_pass(facts.calls_in_arm(branch, True), []) == expected
+
+
+@pytest.mark.parametrize(
+    "iter_body,unsplit",
+    [
+        ("yield from self.items", True),
+        ("info = get_worker_info()\n    yield from self.items[info.id::info.num_workers]", False),
+        ("yield from self.items[self.rank::self.world_size]", False),
+        ("yield from self.items[int(os.environ['RANK'])::2]", False),
+    ],
+)
+def test_iterable_dataset_splits_its_stream(iter_body, unsplit):
+    body = textwrap.indent(iter_body, "        ")
+    source = (
+        "import os\nfrom torch.utils.data import DataLoader, IterableDataset, get_worker_info\n"
+        "class Stream(IterableDataset):\n    def __iter__(self):\n" + body + "\n"
+        "loader = DataLoader(Stream(), batch_size=4)\n"
+    )
+    facts = build_facts(cst.parse_module(source))
+    assert (facts.data.unsplit_stream(facts.data.loaders[0]) == "Stream") is unsplit

@@ -51,8 +51,16 @@ ITERABLE_DATASETS = {
     "streaming.StreamingDataset",  # MosaicML streaming: partitions by rank and worker itself
     "litdata.StreamingDataset",
 }
+# Streams that partition themselves by rank and worker.
+SELF_PARTITIONING_STREAMS = {"streaming.StreamingDataset", "litdata.StreamingDataset"}
+# Calls inside an IterableDataset that mean it splits its stream (DDP009).
+STREAM_SPLITTING_CALLS = {
+    "get_worker_info", "get_rank", "get_world_size", "split_by_node", "split_by_worker", "split_dataset_by_node",
+    "nodesplitter", "pytorch_worker_info", "get_local_rank", "shard",
+}
+_SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
-SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank"}
+SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
 
 # Hooks whose returned loader a framework re-wraps with a DistributedSampler.
 FRAMEWORK_LOADER_HOOKS = {
@@ -336,6 +344,55 @@ class DataModel:
                     return True  # datasets.load_dataset(..., streaming=True)
                 if last_name(node.func) == "to_iterable_dataset":
                     return True
+        return False
+
+    def unsplit_stream(self, loader: LoaderInfo) -> Optional[str]:
+        """For a loader over an IterableDataset: the name of a stream that nothing splits by
+        rank or worker (DDP009), or None. A class of this file splits its stream when any of its
+        methods (or its bases' in this file) asks for the rank, the world size or the worker
+        (`get_worker_info()`, `dist.get_rank()`, `os.environ["RANK"]`, `self.rank`,
+        `split_by_node`, `islice(it, rank, None, world)`); library streams (a streaming HF
+        dataset, a WebDataset) are split when the file shards them (`split_dataset_by_node`,
+        `nodesplitter=wds.split_by_node`, `.shard(...)`). Self-partitioning streams (MosaicML
+        `StreamingDataset`, litdata) never count."""
+        if loader.dataset is None:
+            return None
+        for source in self.flow.sources(loader.dataset, loader.site.context.scope):
+            node = _innermost_receiver(source.node)
+            if not isinstance(node, cst.Call):
+                continue
+            callee = dotted_name(node.func) or ""
+            if callee in self.iterable_dataset_classes:
+                if not self.class_splits_stream(callee):
+                    return callee
+                continue
+            qualified = self.facts.qualified_names(node.func)
+            if qualified & SELF_PARTITIONING_STREAMS:
+                continue
+            if qualified & ITERABLE_DATASETS or self._is_streaming_dataset(source.node):
+                return last_name(node.func) or callee
+        return None
+
+    def _is_streaming_dataset(self, node: Optional[cst.CSTNode]) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        streaming = keyword_arg(node, "streaming")
+        return (streaming is not None and not is_false(streaming.value)) or last_name(node.func) == "to_iterable_dataset"
+
+    def class_splits_stream(self, class_name: str) -> bool:
+        ranks = self.facts.ranks
+        for info in self.facts.class_lineage(class_name):
+            for function in self.facts.functions:
+                if function.class_name != info.name:
+                    continue
+                for site in self.facts.calls_by_function.get(id(function), []):
+                    if site.name in STREAM_SPLITTING_CALLS or ranks.is_rank(site.node, site.context.scope):
+                        return True
+                for node in walk(function.node.body):
+                    if isinstance(node, (cst.Name, cst.Attribute)):
+                        words = set(identifier_words(last_name(node) or ""))
+                        if words & _SPLITTING_WORDS:
+                            return True
         return False
 
     def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:

@@ -11,6 +11,7 @@ from ddplint.rules import (
     ddp006_shuffle_with_sampler,
     ddp007_collective_in_rank_branch,
     ddp008_load_without_map_location,
+    ddp009_unsharded_iterable_dataset,
     ddp010_rank_zero_only_evaluation,
     ddp011_per_rank_sampler_seed,
 )
@@ -27,6 +28,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         ddp006_shuffle_with_sampler,
         ddp007_collective_in_rank_branch,
         ddp008_load_without_map_location,
+        ddp009_unsharded_iterable_dataset,
         ddp010_rank_zero_only_evaluation,
         ddp011_per_rank_sampler_seed,
     )
