@@ -560,7 +560,7 @@ def test_evaluation_pass(body, expected):
     "iter_body,unsplit",
     [
         ("yield from self.items", True),
-        ("info = get_worker_info()\n    yield from self.items[info.id::info.num_workers]", False),
+        ("info = get_worker_info()\nyield from self.items[info.id::info.num_workers]", False),
         ("yield from self.items[self.rank::self.world_size]", False),
         ("yield from self.items[int(os.environ['RANK'])::2]", False),
     ],
