@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.analysis.data import DATALOADER
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, ...): the positions torch's signature gives them.
@@ -23,7 +23,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         message = _conflict(facts, site)
         if message is not None:
-            yield RULE.finding(site.node, message)
+            yield RULE.finding(site.node, message, _drop_shuffle_fix(site.node) if message is SHUFFLE_CLASH else None)
 
 
 def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
@@ -45,13 +45,33 @@ def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
             )
         return None
     if _is_true(passed["shuffle"]) and _may_be_given(facts, site, passed["sampler"]):
-        return (
-            "DataLoader gets both a sampler and shuffle=True: torch raises ValueError ('sampler "
-            "option is mutually exclusive with shuffle') when this line runs, so the job dies at "
-            "start-up on every rank; the sampler decides the order (DistributedSampler shuffles by "
-            "itself), so drop shuffle=True"
-        )
+        return SHUFFLE_CLASH
     return None
+
+
+SHUFFLE_CLASH = (
+    "DataLoader gets both a sampler and shuffle=True: torch raises ValueError ('sampler "
+    "option is mutually exclusive with shuffle') when this line runs, so the job dies at "
+    "start-up on every rank; the sampler decides the order (DistributedSampler shuffles by "
+    "itself), so drop shuffle=True"
+)
+
+
+def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
+    """Delete `shuffle=True` with one of its separators. Safe: with the sampler there the call
+    raises, so no working program loses anything (the sampler already decides the order)."""
+    index = next((i for i, arg in enumerate(call.args) if arg.keyword is not None and arg.keyword.value == "shuffle"), None)
+    if index is None:
+        return None  # passed by position: dropping it would shift the arguments after it
+    shuffle = call.args[index]
+    if index + 1 < len(call.args):
+        following = call.args[index + 1]
+        edit = NodeEdit("", shuffle.keyword, "until", following.keyword or following.value)
+    elif index > 0:
+        edit = NodeEdit("", call.args[index - 1].value, "from_end", shuffle.value)
+    else:
+        return None
+    return FindingFix("Remove `shuffle=True` (the sampler decides the order)", (edit,))
 
 
 def _is_true(expr: Optional[cst.BaseExpression]) -> bool:

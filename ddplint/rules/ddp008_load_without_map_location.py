@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
+
+import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
-from ddplint.analysis.syntax import argument, double_star_args, has_star_args, is_none
-from ddplint.rules.base import Finding, Rule
+from ddplint.analysis.syntax import argument, double_star_args, has_star_args, is_none, keyword_arg, positional_args
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 TORCH_LOAD = "torch.load"
 
@@ -30,7 +32,24 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             "allocates (and keeps a CUDA context) on GPU 0, which runs out of memory or slows down "
             "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
             "map_location=f'cuda:{local_rank}'",
+            _map_location_fix(site.node),
         )
+
+
+def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
+    """Pass `map_location="cpu"`: always valid, and `load_state_dict` then copies onto each rank's
+    own device. Unsafe: code that used the loaded tensors directly on the GPU now gets CPU ones."""
+    if not call.args:
+        return None
+    given = keyword_arg(call, "map_location")
+    positional = positional_args(call)
+    if given is not None:  # map_location=None
+        edit = NodeEdit('"cpu"', given.value)
+    elif len(positional) > 1:  # torch.load(f, None)
+        edit = NodeEdit('"cpu"', positional[1].value)
+    else:
+        edit = NodeEdit(', map_location="cpu"', call.args[-1].value, "after")
+    return FindingFix('Pass `map_location="cpu"` to torch.load', (edit,), "unsafe")
 
 
 def _places_its_tensors(site: CallSite) -> bool:
