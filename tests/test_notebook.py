@@ -202,3 +202,29 @@ def test_syntax_error_in_a_cell_points_at_the_cell():
 def test_read_notebook_rejects_non_notebooks():
     with pytest.raises(NotebookError):
         read_notebook(b"\xff\xfe")
+
+
+def _code_cell(*lines: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": list(lines)}
+
+
+def test_only_lines_where_a_statement_starts_are_ipython_syntax():
+    cells = [
+        _code_cell(
+            "x = (a\n", "     % b)\n",  # a modulo continuation, not a magic
+            'doc = """\n', "!important\n", '"""\n',  # inside a string
+            "y = a  # really?\n",  # a comment ending in ?
+            "model.forward?\n", "    %time f()\n",  # help and an indented magic
+        )
+    ]
+    program = read_notebook(notebook_text(cells)).program
+    compile(program, "nb", "exec")
+    assert "     % b)\n" in program and "\n!important\n" in program and "y = a  # really?\n" in program
+    assert "\nmodel.forward?" not in program and "\n    %time f()" not in program
+
+
+@pytest.mark.parametrize("metadata", [[], "python", None, {"language_info": "python"}])
+def test_odd_metadata_is_not_a_crash(metadata):
+    text = json.dumps({"cells": [_code_cell("import torch.nn as nn\n", "nn.DataParallel(m)\n")], "metadata": metadata})
+    (diagnostic,) = lint_document(text, "nb.ipynb", select_rules())
+    assert diagnostic.code == "DDP003" and diagnostic.cell == 1
