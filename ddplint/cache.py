@@ -141,6 +141,7 @@ def _encode(d: Diagnostic) -> dict:
         "location": [d.location.row, d.location.column],
         "end": [d.end_location.row, d.end_location.column],
         "severity": d.severity,
+        "cell": d.cell,
         "fix": None
         if d.fix is None
         else {
@@ -163,6 +164,7 @@ def _decode(items, filename: str) -> Optional[list[Diagnostic]]:
                 location=Location(*item["location"]),
                 end_location=Location(*item["end"]),
                 severity=item["severity"],
+                cell=item["cell"],
                 fix=None if item["fix"] is None else _decode_fix(item["fix"]),
             )
             for item in items

@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -20,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ddplint.analysis import build_facts
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, Location
+from ddplint.fix import locate_fix
 from ddplint.rules import ERROR_CODE, RULES_BY_CODE, Finding, Rule, select_rules
 from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 
@@ -36,6 +37,10 @@ EXCLUDED_DIRS = frozenset(
 # code stays far below (the largest file in the torch package is 1.1 MB, and it is a stub); only
 # generated tables get there, and they hold no training loop.
 MAX_ANALYSED_BYTES = 2 * 10**6
+
+# Found under directories. Not `.pyi`: stubs hold signatures, never the calls any rule looks at;
+# named on the command line, they are still checked.
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
@@ -119,6 +124,7 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
                 location=Location(start.line, start.column + 1),
                 end_location=Location(end.line, end.column + 1),
                 severity=finding.severity,
+                fix=locate_fix(finding.fix, positions, text) if finding.fix is not None else None,
             )
         )
     return sorted(set(out), key=lambda d: d.sort_key)
@@ -154,26 +160,33 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 
 # -- files ------------------------------------------------------------------------------------
-def discover(paths: Sequence[str]) -> Iterator[tuple[str, Optional[str]]]:
-    """(path, problem) for every file to check: explicit files as given, `.py` files under
-    directories (excluded directories skipped), sorted for a stable order."""
+def discover(
+    paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
+) -> Iterator[tuple[str, Optional[str]]]:
+    """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
+    and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
+    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded)."""
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            yield from ((str(p), None) for p in sorted(_walk_python_files(path)))
+            yield from ((str(p), None) for p in sorted(_walk_source_files(path, is_excluded)))
         elif path.exists() or path.is_symlink():
-            yield given, None
+            if not (force_exclude and is_excluded is not None and is_excluded(path)):
+                yield given, None
         else:
             yield given, "no such file or directory"
 
 
-def _walk_python_files(root: Path) -> Iterator[Path]:
+def _walk_source_files(root: Path, is_excluded: Optional[Callable[[Path], bool]] = None) -> Iterator[Path]:
     for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = [d for d in subdirs if d not in EXCLUDED_DIRS and not _is_virtualenv(Path(directory, d))]
+        subdirs[:] = [
+            d
+            for d in subdirs
+            if not _is_virtualenv(Path(directory, d))
+            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(Path(directory, d)))
+        ]
         for name in files:
-            # Not `.pyi`: stubs hold signatures, never the calls any rule looks at. Named on
-            # the command line, they are still checked.
-            if name.endswith(".py"):
+            if name.endswith(SOURCE_SUFFIXES) and (is_excluded is None or not is_excluded(Path(directory, name))):
                 yield Path(directory, name)
 
 
@@ -185,7 +198,18 @@ def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalEr
     data, problem = _read(path)
     if problem is not None:
         return [problem]
-    return lint_source(data, path, rules, errors)
+    return lint_document(data, path, rules, errors)
+
+
+def lint_document(
+    data: bytes | str, filename: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None
+) -> list[Diagnostic]:
+    """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    if filename.endswith(".ipynb"):
+        from ddplint.notebook import lint_notebook
+
+        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors))
+    return lint_source(data, filename, rules, errors)
 
 
 def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
@@ -201,37 +225,41 @@ def lint_paths(
     paths: Sequence[str],
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
+    rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
+    is_excluded: Optional[Callable[[Path], bool]] = None,
+    force_exclude: bool = False,
     *,
     jobs: Optional[int] = None,
     cache: Optional[ResultCache] = None,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
-    streamed as soon as each file and all before it are done. `jobs` worker processes (default:
-    one per available core); `cache` skips files whose results are known."""
+    streamed as soon as each file and all before it are done. `rules_for` (per-file
+    configuration) overrides `rules` when given. `jobs` worker processes (default: one per
+    available core); `cache` skips files whose results are known."""
     rules = select_rules() if rules is None else rules
-    codes = tuple(rule.code for rule in rules)
-    rules_key = ",".join(codes)
     slots: list[object] = []  # per file, in order: its diagnostics, or a _Job still to run
-    for path, problem in discover(paths):
+    for path, problem in discover(paths, is_excluded, force_exclude):
         if problem is not None:
             slots.append([_error(path, problem)])
             continue
+        codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
+        rules_key = ",".join(codes)
         stamp = FileStamp.of(path)
         known = cache.by_stamp(path, stamp, rules_key) if cache is not None else None
         if known is not None:
             slots.append(known)
             continue
         expected = cache.known_hash(path, rules_key) if cache is not None else None
-        slots.append(_Job(len(slots), path, codes, stamp, expected, want_hash=cache is not None))
+        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
     for slot, outcome in _run(slots, jobs):
         if isinstance(slot, list):
             yield from slot
             continue
         diagnostics = outcome.diagnostics
         if outcome.unchanged and cache is not None:
-            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, rules_key) or []
+            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key) or []
         elif cache is not None and outcome.digest and not outcome.errors:
-            cache.store(slot.path, outcome.digest, slot.stamp, rules_key, diagnostics)
+            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics)
         if errors is not None:
             errors.extend(outcome.errors)
         yield from diagnostics
@@ -244,6 +272,7 @@ class _Job:
     index: int
     path: str
     codes: tuple[str, ...]
+    rules_key: str
     stamp: Optional[FileStamp]
     expected_hash: Optional[str]  # the cached content hash: equal means "unchanged, skip"
     want_hash: bool
@@ -265,7 +294,7 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     if digest and digest == job.expected_hash:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
-    diagnostics = lint_source(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors)
+    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors)
     return job.index, _Outcome(diagnostics, errors, digest)
 
 

@@ -3,12 +3,12 @@
 libcst costs ~3 ms per kB (parse plus our one visitor pass); almost no file in a large repository
 has anything for a rule to find. So every file goes through two cheap stages first:
 
-1. bytes: a rule is a candidate only if one of its triggers occurs in the raw bytes (identifier
-   triggers as whole words: `broadcast` does not match `broadcast_tensors`), and distributed-only
-   rules also need a distributed token;
+1. bytes: a rule is a candidate only if one of its triggers occurs in the raw bytes (name
+   triggers as whole words: `broadcast` does not match `broadcast_tensors`, `*valid*` matches
+   `validate`), and distributed-only rules also need a distributed token;
 2. CPython's compiler, which every remaining file needs anyway as the syntax check in front of
-   libcst: identifier triggers must occur as names the code uses (loads, attributes, imports,
-   keyword names), not only in a comment or a docstring.
+   libcst: name triggers must match names the code uses (loads, attributes, imports, keyword
+   names), not only words in a comment or a docstring.
 
 The compiler is also the guard that keeps libcst alive: its native parser overflows the C stack on
 pathological nesting, where CPython raises RecursionError / MemoryError instead.
@@ -46,16 +46,26 @@ class Unparsable:
 
 @dataclass(frozen=True)
 class _RuleTriggers:
-    words: Optional[re.Pattern]  # identifier triggers, as whole words in the bytes
-    names: frozenset[str]  # the same, to be met among the names the code uses
-    raw: tuple[bytes, ...]  # other triggers (`.cuda(`, ...): a plain substring is enough
+    words: Optional[re.Pattern]  # name patterns, as whole words in the bytes
+    names: Optional[re.Pattern]  # the same, to be met by a name the code uses
+    raw: tuple[bytes, ...]  # other triggers (`.to(`, ...): a plain substring is enough
+
+
+_NAME_PATTERN = re.compile(rb"^[\w*]*\w[\w*]*$")
 
 
 @lru_cache(maxsize=None)
 def _triggers_of(rule: Rule) -> _RuleTriggers:
-    names = frozenset(t.decode() for t in rule.triggers if t.decode("ascii", "replace").isidentifier())
-    raw = tuple(t for t in rule.triggers if t.decode("ascii", "replace") not in names)
-    words = re.compile(rb"(?<![\w])(?:%s)(?![\w])" % b"|".join(re.escape(n.encode()) for n in sorted(names))) if names else None
+    """A rule's triggers are name patterns, `*` standing for any run of name characters:
+    `DataLoader` is that name only, `*valid*` any name holding "valid" (`validate`,
+    `run_validation`). Anything else (`.to(`) is looked for as raw bytes."""
+    patterns = [t for t in rule.triggers if _NAME_PATTERN.match(t)]
+    raw = tuple(t for t in rule.triggers if not _NAME_PATTERN.match(t))
+    if not patterns:
+        return _RuleTriggers(None, None, raw)
+    alternatives = b"|".join(re.escape(p).replace(rb"\*", rb"\w*") for p in sorted(patterns))
+    words = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % alternatives)
+    names = re.compile(alternatives.decode())
     return _RuleTriggers(words, names, raw)
 
 
@@ -71,13 +81,14 @@ def _bytes_match(rule: Rule, data: bytes) -> bool:
 
 
 def candidates_by_names(rules: Sequence[Rule], data: bytes, names: frozenset[str]) -> list[Rule]:
-    """Stage 2: drop rules whose identifier triggers occur only in comments and strings."""
-    kept = []
-    for rule in rules:
-        triggers = _triggers_of(rule)
-        if any(raw in data for raw in triggers.raw) or not triggers.names.isdisjoint(names):
-            kept.append(rule)
-    return kept
+    """Stage 2: drop rules whose name triggers occur only in comments and strings."""
+    return [rule for rule in rules if _names_match(_triggers_of(rule), data, names)]
+
+
+def _names_match(triggers: _RuleTriggers, data: bytes, names: frozenset[str]) -> bool:
+    if any(raw in data for raw in triggers.raw):
+        return True
+    return triggers.names is not None and any(triggers.names.fullmatch(name) for name in names)
 
 
 def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]:

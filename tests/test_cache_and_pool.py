@@ -142,8 +142,8 @@ def test_pool_reports_unreadable_and_vanished_files_in_order(tmp_path, monkeypat
     (tmp_path / "c.py").write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
     real_discover = engine.discover
 
-    def discover_then_delete(paths):
-        for path, problem in real_discover(paths):
+    def discover_then_delete(*args):
+        for path, problem in real_discover(*args):
             yield path, problem
         (tmp_path / "c.py").unlink()  # deleted after discovery, before it is read
 

@@ -4,11 +4,41 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """An edit anchored on syntax nodes; the engine turns it into a located `diagnostics.Edit`.
+
+    `where`:
+      - "replace": the text from the start of `node` to the end of `end` (default: `node`)
+      - "before" / "after": insert `content` right before / after `node`
+      - "until": replace from the start of `node` to the start of `end` (an argument and the
+        separator after it)
+      - "from_end": replace from the end of `node` to the end of `end` (the separator before an
+        argument and the argument)
+      - "line_before" / "line_after": insert `content` as a line of its own before / after the
+        statement `node`, indented like it (the engine adds indentation and the newline)
+    """
+
+    content: str
+    node: cst.CSTNode
+    where: str = "replace"
+    end: Optional[cst.CSTNode] = None
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """A rule's fix in terms of nodes: message, edits, "safe" or "unsafe" (see diagnostics.Fix)."""
+
+    message: str
+    edits: tuple[NodeEdit, ...]
+    applicability: str = "safe"
 
 
 @dataclass(frozen=True)
@@ -19,6 +49,7 @@ class Finding:
     node: cst.CSTNode
     message: str
     severity: str = "error"
+    fix: Optional[FindingFix] = None
 
 
 @dataclass(frozen=True)
@@ -31,8 +62,10 @@ class Rule:
     fix: str
     silent: str  # when the rule deliberately says nothing
     blind_spots: str
-    # Byte strings of which at least one must occur in a file for the rule to have anything to
-    # say: the engine never parses a file that holds none of the selected rules' triggers.
+    # What must occur in a file for the rule to have anything to say: the engine never parses a
+    # file that holds none of the selected rules' triggers. Name patterns (`DataLoader` exactly,
+    # `*valid*` any name holding "valid") must be names the code uses, not words in comments or
+    # strings; anything else (`.to(`) is a raw substring. See ddplint/screen.py.
     triggers: tuple[bytes, ...]
     # Rules that only speak in distributed scripts also need one of DISTRIBUTED_TOKENS.
     distributed_only: bool
@@ -45,8 +78,8 @@ class Rule:
     # "warning" for findings that are often a deliberate trade (see Diagnostic.severity).
     severity: str = "error"
 
-    def finding(self, node: cst.CSTNode, message: str) -> Finding:
-        return Finding(self.code, node, message, self.severity)
+    def finding(self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None) -> Finding:
+        return Finding(self.code, node, message, self.severity, fix)
 
     def documentation(self) -> str:
         """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""
