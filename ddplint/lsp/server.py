@@ -1,0 +1,306 @@
+"""The language server: open documents in, diagnostics / code actions / hovers out.
+
+Threading: pygls runs the protocol on an asyncio loop. The engine is CPU-bound (hundreds of ms on
+a long script), so it runs on one dedicated analysis thread; the loop stays free to read the
+client's next messages, and analyses of one server never run concurrently (on a shared 2-core
+machine a second one would only slow the first down).
+
+When an analysis runs: at once on open and on save (unless the text was already analysed), after
+a short quiet period on change (`debounceMs`): every keystroke re-arms the timer, so a burst of
+changes costs one analysis. A result is published only if the document is still at the version
+that was analysed; otherwise a newer change has already scheduled the next analysis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from ddplint import __version__
+from ddplint.diagnostics import Diagnostic
+from ddplint.lsp import noqa
+from ddplint.lsp.actions import KINDS, ActionBuilder
+from ddplint.lsp.analysis import EngineOutcome, run_engine
+from ddplint.lsp.convert import to_lsp_diagnostic
+from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
+from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
+from ddplint.rules import RULES_BY_CODE, select_rules
+
+DEFAULT_DEBOUNCE_MS = 50.0
+
+
+@dataclass
+class Options:
+    """Server settings: the command line sets the defaults, `initializationOptions` override."""
+
+    debounce_ms: float = DEFAULT_DEBOUNCE_MS
+    docs_url: Optional[str] = None  # template, see rule_docs
+
+    def update(self, init_options: Any, log) -> None:
+        if not isinstance(init_options, dict):
+            return
+        if "debounceMs" in init_options:
+            try:
+                self.debounce_ms = max(0.0, float(init_options["debounceMs"]))
+            except (TypeError, ValueError):
+                log(types.MessageType.Warning, f"ignoring debounceMs={init_options['debounceMs']!r}: not a number")
+        if isinstance(init_options.get("docsUrl"), str):
+            self.docs_url = init_options["docsUrl"]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One document version's findings, kept for code actions."""
+
+    document: TextDocument
+    version: Optional[int]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass
+class _Pending:
+    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
+    tasks: set = field(default_factory=set)  # strong references: the loop only keeps weak ones
+
+
+class DdplintServer(LanguageServer):
+    def __init__(self, options: Optional[Options] = None):
+        super().__init__("ddplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.options = options or Options()
+        self.documents = DocumentStore()
+        self.analyses: dict[str, Analysis] = {}
+        self.links = RuleLinks()
+        self._pending = _Pending()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-analysis")
+        self._register()
+
+    # -- wiring ---------------------------------------------------------------------------------
+    def _register(self) -> None:
+        self.feature(types.INITIALIZE)(self.on_initialize)
+        self.feature(types.SHUTDOWN)(self.on_shutdown)
+        self.feature(types.TEXT_DOCUMENT_DID_OPEN)(self.on_did_open)
+        self.feature(types.TEXT_DOCUMENT_DID_CHANGE)(self.on_did_change)
+        self.feature(types.TEXT_DOCUMENT_DID_SAVE)(self.on_did_save)
+        self.feature(types.TEXT_DOCUMENT_DID_CLOSE)(self.on_did_close)
+        self.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=list(KINDS)))(
+            self.on_code_action
+        )
+        self.feature(types.TEXT_DOCUMENT_HOVER)(self.on_hover)
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding pygls negotiated with the client (UTF-16 unless it offered another)."""
+        try:
+            encoding = self.workspace.position_encoding
+        except RuntimeError:  # before initialize
+            return UTF16
+        return getattr(encoding, "value", encoding) or UTF16
+
+    def log(self, level: types.MessageType, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=level, message=f"ddplint: {message}"))
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def on_initialize(self, params: types.InitializeParams) -> None:
+        self.options.update(params.initialization_options, self.log)
+        self.links = self._rule_links()
+
+    def _rule_links(self) -> RuleLinks:
+        if self.options.docs_url:
+            try:
+                self.options.docs_url.format(code="DDP001", name="x", version=__version__)
+                return RuleLinks(template=self.options.docs_url)
+            except (KeyError, IndexError, ValueError) as exc:
+                self.log(types.MessageType.Warning, f"ignoring docsUrl {self.options.docs_url!r}: {exc!r}")
+        pages = default_pages_dir()
+        try:
+            write_rule_pages(pages)
+        except OSError as exc:
+            self.log(types.MessageType.Warning, f"cannot write rule pages to {pages}: {exc}; diagnostics carry no links")
+            return RuleLinks()
+        return RuleLinks(pages_dir=pages)
+
+    def on_shutdown(self, *_args) -> None:
+        for timer in self._pending.timers.values():
+            timer.cancel()
+        self._pending.timers.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- document sync --------------------------------------------------------------------------
+    def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self.documents.open(params.text_document)
+        self.schedule(params.text_document.uri, delay=0)
+
+    def on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        document = self.documents.change(params.text_document, params.content_changes, self.encoding)
+        if document is not None:
+            self.schedule(document.uri, delay=self.options.debounce_ms / 1000)
+
+    def on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if self.documents.get(uri) is not None and not self._is_current(uri):
+            self.schedule(uri, delay=0)
+
+    def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self._cancel_timer(uri)
+        self.documents.close(uri)
+        self.analyses.pop(uri, None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    # -- scheduling -----------------------------------------------------------------------------
+    def schedule(self, uri: str, delay: float) -> None:
+        """(Re)arm the analysis of `uri` to start after `delay` seconds of quiet."""
+        self._cancel_timer(uri)
+        loop = asyncio.get_running_loop()
+        if delay <= 0:
+            self._start(uri)
+        else:
+            self._pending.timers[uri] = loop.call_later(delay, self._start, uri)
+
+    def _cancel_timer(self, uri: str) -> None:
+        timer = self._pending.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _start(self, uri: str) -> None:
+        self._pending.timers.pop(uri, None)
+        task = asyncio.ensure_future(self.refresh(uri))
+        self._pending.tasks.add(task)
+        task.add_done_callback(self._pending.tasks.discard)
+
+    def _is_current(self, uri: str) -> bool:
+        analysis, document = self.analyses.get(uri), self.documents.get(uri)
+        return (
+            analysis is not None
+            and document is not None
+            and analysis.document is document
+            and analysis.version == document.version
+        )
+
+    async def refresh(self, uri: str) -> Optional[Analysis]:
+        """Analyse the document as it is now and publish the result, unless the document changed
+        meanwhile. Never raises: a crash is logged and publishes an empty result."""
+        document = self.documents.get(uri)
+        if document is None:
+            return None
+        version, text = document.version, document.text
+        try:
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                self._executor, run_engine, text, filename_of(uri), self.rules_for(uri)
+            )
+        except RuntimeError:  # the executor is gone: the server is shutting down
+            return None
+        if self.documents.get(uri) is not document or document.version != version:
+            return None  # superseded: the newer change has its own analysis scheduled
+        try:
+            return self._publish(document, version, outcome)
+        except Exception:  # a bug here must cost one result, not the server
+            self.log(types.MessageType.Error, f"publishing diagnostics for {uri} failed:\n{traceback.format_exc()}")
+            self._publish_empty(document, version)
+            return None
+
+    def rules_for(self, uri: str):
+        return select_rules()
+
+    def _publish(self, document: TextDocument, version: Optional[int], outcome: EngineOutcome) -> Analysis:
+        self._report_problems(document.uri, outcome)
+        analysis = Analysis(document, version, outcome.diagnostics)
+        self.analyses[document.uri] = analysis
+        lsp_diagnostics = [self.lsp_diagnostic(document, d) for d in outcome.diagnostics]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=lsp_diagnostics)
+        )
+        self.log(
+            types.MessageType.Log,
+            f"analysed {document.uri} (version {version}): {len(lsp_diagnostics)} finding(s)"
+            f" in {outcome.seconds * 1000:.0f} ms",
+        )
+        return analysis
+
+    def _publish_empty(self, document: TextDocument, version: Optional[int]) -> None:
+        self.analyses[document.uri] = Analysis(document, version, ())
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=[])
+        )
+
+    def _report_problems(self, uri: str, outcome: EngineOutcome) -> None:
+        if outcome.crash is not None:
+            self.log(types.MessageType.Error, f"analysis of {uri} crashed (please report this):\n{outcome.crash}")
+        for error in outcome.rule_errors:
+            self.log(types.MessageType.Error, f"{uri}: {error.detail} (please report this)")
+
+    def lsp_diagnostic(self, document: TextDocument, diagnostic: Diagnostic) -> types.Diagnostic:
+        return to_lsp_diagnostic(diagnostic, document, self.encoding, self.links)
+
+    async def current_analysis(self, uri: str) -> Optional[Analysis]:
+        """The findings for the document's current text: a code action asked between a change
+        and its debounced analysis must not offer edits computed for the old text."""
+        if self._is_current(uri):
+            return self.analyses[uri]
+        self._cancel_timer(uri)
+        return await self.refresh(uri)
+
+    # -- requests -------------------------------------------------------------------------------
+    async def on_code_action(self, params: types.CodeActionParams) -> Optional[list[types.CodeAction]]:
+        analysis = await self.current_analysis(params.text_document.uri)
+        if analysis is None or not analysis.diagnostics:
+            return None
+        document = analysis.document
+        builder = ActionBuilder(
+            document, self.encoding, self._client_takes_versioned_edits(),
+            lambda d: self.lsp_diagnostic(document, d),
+        )
+        return builder.for_range(analysis.diagnostics, params.range, params.context.only) or None
+
+    def _client_takes_versioned_edits(self) -> bool:
+        capabilities = self.client_capabilities
+        workspace = capabilities.workspace if capabilities else None
+        edit = workspace.workspace_edit if workspace else None
+        return bool(edit and edit.document_changes)
+
+    def on_hover(self, params: types.HoverParams) -> Optional[types.Hover]:
+        document = self.documents.get(params.text_document.uri)
+        if document is None:
+            return None
+        row = params.position.line
+        line = document.line(row)
+        column = document.offset(params.position, self.encoding) - document.offset(
+            types.Position(line=row, character=0), self.encoding
+        )
+        hit = noqa.noqa_at(line, column)
+        if hit is None:
+            return None
+        text = self._noqa_markdown(hit)
+        start = document.client_position(row, hit.start, self.encoding)
+        end = document.client_position(row, hit.end, self.encoding)
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+            range=types.Range(start=start, end=end),
+        )
+
+    def _noqa_markdown(self, hit: noqa.NoqaHit) -> str:
+        if hit.bare:
+            return "`# noqa` without codes: every ddplint finding on this line is suppressed."
+        entries = []
+        for code in hit.codes:
+            rule = RULES_BY_CODE.get(code)
+            if rule is None:
+                entries.append(f"**{code}**: not a ddplint rule")
+                continue
+            url = self.links.url(code)
+            more = f" ([documentation]({url}))" if url else ""
+            entries.append(f"**{code}** `{rule.name}`: {rule.summary}{more}")
+        return "\n\n".join(entries)
+
+
+def filename_of(uri: str) -> str:
+    """The path the engine reports and configuration is matched against; for a document that is
+    not a file (untitled:, vscode-notebook-cell:) the URI itself."""
+    return to_fs_path(uri) or uri
