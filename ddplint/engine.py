@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ddplint.analysis import build_facts
 from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
 from ddplint.diagnostics import Diagnostic, Location
+from ddplint.fix import locate_fix
 from ddplint.rules import ERROR_CODE, Finding, Rule, select_rules
 
 # Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
@@ -140,6 +141,7 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
                 location=Location(start.line, start.column + 1),
                 end_location=Location(end.line, end.column + 1),
                 severity=finding.severity,
+                fix=locate_fix(finding.fix, positions, text) if finding.fix is not None else None,
             )
         )
     return sorted(set(out), key=lambda d: d.sort_key)

@@ -8,7 +8,7 @@ from ddplint.rules import (
     ddp003_data_parallel,
     ddp004_rank_zero_only_preprocessing,
 )
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 ALL_RULES: tuple[Rule, ...] = tuple(
     module.RULE
@@ -51,4 +51,4 @@ def _matching(selector: str) -> list[Rule]:
     return matches
 
 
-__all__ = ["ALL_RULES", "ERROR_CODE", "Finding", "RULES_BY_CODE", "Rule", "UnknownSelector", "select_rules"]
+__all__ = ["ALL_RULES", "ERROR_CODE", "Finding", "FindingFix", "NodeEdit", "RULES_BY_CODE", "Rule", "UnknownSelector", "select_rules"]

@@ -4,11 +4,37 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """An edit anchored on syntax nodes; the engine turns it into a located `diagnostics.Edit`.
+
+    `where`:
+      - "replace": the text from the start of `node` to the end of `end` (default: `node`)
+      - "before" / "after": insert `content` right before / after `node`
+      - "line_before" / "line_after": insert `content` as a line of its own before / after the
+        statement `node`, indented like it (the engine adds indentation and the newline)
+    """
+
+    content: str
+    node: cst.CSTNode
+    where: str = "replace"
+    end: Optional[cst.CSTNode] = None
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """A rule's fix in terms of nodes: message, edits, "safe" or "unsafe" (see diagnostics.Fix)."""
+
+    message: str
+    edits: tuple[NodeEdit, ...]
+    applicability: str = "safe"
 
 
 @dataclass(frozen=True)
@@ -19,6 +45,7 @@ class Finding:
     node: cst.CSTNode
     message: str
     severity: str = "error"
+    fix: Optional[FindingFix] = None
 
 
 @dataclass(frozen=True)
@@ -45,8 +72,8 @@ class Rule:
     # "warning" for findings that are often a deliberate trade (see Diagnostic.severity).
     severity: str = "error"
 
-    def finding(self, node: cst.CSTNode, message: str) -> Finding:
-        return Finding(self.code, node, message, self.severity)
+    def finding(self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None) -> Finding:
+        return Finding(self.code, node, message, self.severity, fix)
 
     def documentation(self) -> str:
         """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
+
+import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
-from ddplint.rules.base import Finding, Rule
+from ddplint.analysis.syntax import keyword_arg, positional_args
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -37,7 +40,82 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "the whole dataset, so an epoch does world_size times the work and the ranks train on "
                 "the same batches; pass sampler=DistributedSampler(dataset) and drop shuffle=True"
             )
-        yield RULE.finding(loader.site.node, message)
+        yield RULE.finding(loader.site.node, message, _sampler_fix(facts, loader))
+
+
+SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
+SAMPLER_IMPORT = "from torch.utils.data import DistributedSampler"
+
+
+def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
+    """Pass `sampler=DistributedSampler(<dataset>, shuffle=<what the loader had>)`, replacing the
+    loader's `shuffle` (DistributedSampler and `shuffle=` cannot be combined) or its RandomSampler,
+    and import DistributedSampler if needed. Unsafe: each rank then trains on its own shard, which
+    changes the steps per epoch and what learning-rate schedules see."""
+    call = loader.site.node
+    dataset = loader.dataset
+    if any(arg.star for arg in call.args) or not isinstance(dataset, (cst.Name, cst.Attribute)):
+        return None  # the sampler may hide in **kwargs; a dataset expression must not be rebuilt
+    if len(positional_args(call)) > 2:
+        return None  # shuffle or sampler passed by position: rare, leave it to the user
+    name, import_edit = _sampler_name(facts)
+    if name is None:
+        return None
+    dataset_code = facts.module.code_for_node(dataset)
+    if loader.sampler == "whole-dataset":
+        given = keyword_arg(call, "sampler")
+        if given is None:
+            return None
+        edit = NodeEdit(f"{name}({dataset_code})", given.value)
+    else:
+        shuffle = keyword_arg(call, "shuffle")
+        if shuffle is not None:
+            order = facts.module.code_for_node(shuffle.value)
+            edit = NodeEdit(f"sampler={name}({dataset_code}, shuffle={order})", shuffle.keyword, end=shuffle.value)
+        else:  # DataLoader's default is a fixed order: keep it
+            edit = NodeEdit(f", sampler={name}({dataset_code}, shuffle=False)", call.args[-1].value, "after")
+    edits = (edit,) if import_edit is None else (import_edit, edit)
+    return FindingFix(f"Pass `sampler={name}({dataset_code})` to the DataLoader", edits, "unsafe")
+
+
+def _sampler_name(facts: ModuleFacts) -> tuple[Optional[str], Optional[NodeEdit]]:
+    """The module-level name DistributedSampler is imported under, else the edit that imports it
+    (after the last top-level import). (None, None) when the name is taken by something else."""
+    body = facts.module.body
+    last_import = None
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                last_import = statement
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                module = facts.module.code_for_node(small.module) if small.module is not None else ""
+                for alias in small.names:
+                    if module in SAMPLER_MODULES and facts.module.code_for_node(alias.name) == "DistributedSampler":
+                        return (alias.evaluated_alias or "DistributedSampler"), None
+    if "DistributedSampler" in facts.module_scope.bindings:
+        return None, None
+    if last_import is not None:
+        return "DistributedSampler", NodeEdit(SAMPLER_IMPORT, last_import, "line_after")
+    first = _first_code_statement(body)
+    if first is None:
+        return None, None
+    return "DistributedSampler", NodeEdit(SAMPLER_IMPORT, first, "line_before")
+
+
+def _first_code_statement(body) -> Optional[cst.CSTNode]:
+    """The first statement after a module docstring (an import before it would demote it)."""
+    for index, statement in enumerate(body):
+        is_docstring = (
+            index == 0
+            and isinstance(statement, cst.SimpleStatementLine)
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        )
+        if not is_docstring:
+            return statement
+    return None
 
 
 RULE = Rule(

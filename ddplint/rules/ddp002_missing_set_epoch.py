@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -35,7 +35,64 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
                     "replays the same order on every rank; call sampler.set_epoch(epoch) at the "
                     "start of each epoch",
+                    _set_epoch_fix(sampler, loop),
                 )
+
+
+def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
+    """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
+    both names are certain: a `for <name> in ...` loop, and a name (or `<loader>.sampler`) that
+    refers to this sampler and nothing else wherever the loop runs."""
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+        return None  # a `while` loop or tuple target: no epoch number to pass
+    if not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
+        return None
+    if any(enclosing is loop for enclosing in sampler.site.context.loops):
+        return None  # rebuilt every epoch: the first statement would still see last epoch's
+    receiver = _reference_to(sampler, loop.context.scope)
+    if receiver is None:
+        return None
+    call = f"{receiver}.set_epoch({node.target.value})"
+    return FindingFix(f"Call `{call}` at the start of each epoch", (NodeEdit(call, node.body.body[0], "line_before"),))
+
+
+def _reference_to(sampler, scope) -> Optional[str]:
+    """An expression that names this sampler from `scope`: a variable bound to it and to nothing
+    else, or `<loader>.sampler` for a loader (bound the same way) it is given to as `sampler=`."""
+    node = sampler.site.node
+    name = _sole_name_for(node, scope)
+    if name is not None:
+        return name
+    for loader in sampler.loaders:
+        given = argument(loader.site.node, "sampler", 3)
+        refers = given is node or (isinstance(given, cst.Name) and _sole_name_for(node, scope, given.value))
+        loader_name = _sole_name_for(loader.site.node, scope)
+        if refers and loader_name is not None:
+            return f"{loader_name}.sampler"
+    return None
+
+
+def _sole_name_for(value: cst.CSTNode, scope, name: Optional[str] = None) -> Optional[str]:
+    candidates = [name] if name else [_name_of_assignment(value, scope)]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        bindings = scope.lookup(candidate)
+        if bindings and all(binding.kind == "assign" and binding.value is value for binding in bindings):
+            return candidate
+    return None
+
+
+def _name_of_assignment(value: cst.CSTNode, scope) -> Optional[str]:
+    """The plain variable `value` is assigned to, found through the bindings visible from scope."""
+    current = scope
+    while current is not None:
+        for key, bindings in current.bindings.items():
+            if key.isidentifier() and any(binding.value is value for binding in bindings):
+                return key
+        current = current.parent
+    return None
 
 
 def _reseeded_per_epoch(sampler, loop) -> bool:

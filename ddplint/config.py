@@ -1,0 +1,229 @@
+"""`[tool.ddplint]` in pyproject.toml, or a ddplint.toml, found by walking up from each checked file.
+
+The keys are ruff's, so users arriving from ruff need no explanation:
+
+    [tool.ddplint]
+    select = ["DDP"]                  # replaces the default rule set
+    extend-select = ["DDP012"]        # adds to it
+    ignore = ["DDP004"]
+    exclude = [...]                   # replaces the default excluded directories
+    extend-exclude = ["legacy/"]      # adds to them
+    [tool.ddplint.per-file-ignores]
+    "tests/*" = ["DDP001"]
+
+Patterns are relative to the directory holding the configuration file. Anything malformed raises
+`ConfigError` with one line naming the file, the key and the problem; the CLI turns that into exit 2.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ddplint.rules import ALL_RULES, Rule, UnknownSelector, select_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+# Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+    "__pypackages__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
+)
+
+CONFIG_FILES = ("ddplint.toml", "pyproject.toml")  # the dedicated file wins in the same directory
+_LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
+_SELECTOR_KEYS = ("select", "extend-select", "ignore")
+KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores"))
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message is one line naming file, key, problem."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one configuration file (or none) asks for. Immutable, so it can be shared and cached."""
+
+    path: Optional[Path] = None  # the file it was read from; None for built-in defaults
+    root: Path = field(default_factory=Path.cwd)  # patterns are relative to this directory
+    select: Optional[tuple[str, ...]] = None  # None: the default rule set
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+
+    # -- rules ---------------------------------------------------------------------------------
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules for files with no per-file ignore. Raises UnknownSelector for a bad code."""
+        chosen = {rule.code for rule in select_rules(self.select, self.ignore)}
+        if self.extend_select:
+            extra = select_rules(self.extend_select, self.ignore)
+            chosen |= {rule.code for rule in extra}
+        return tuple(rule for rule in ALL_RULES if rule.code in chosen)
+
+    def rules_for(self, path: Path | str) -> tuple[Rule, ...]:
+        """The rules to run on one file: select / extend-select / ignore, then per-file-ignores."""
+        rules = self.rules()
+        ignored = self.per_file_ignored_codes(path)
+        if not ignored:
+            return rules
+        dropped = {rule.code for rule in select_rules(ignored)} if "ALL" not in ignored else {r.code for r in rules}
+        return tuple(rule for rule in rules if rule.code not in dropped)
+
+    def per_file_ignored_codes(self, path: Path | str) -> tuple[str, ...]:
+        relative = self._relative(path)
+        codes: list[str] = []
+        for pattern, pattern_codes in self.per_file_ignores:
+            if _matches(pattern, relative):
+                codes.extend(pattern_codes)
+        return tuple(codes)
+
+    # -- files ---------------------------------------------------------------------------------
+    def is_excluded(self, path: Path | str) -> bool:
+        """Whether a file or directory is excluded: any pattern matching the path relative to the
+        configuration's directory, or (for bare names like `build`) any of its components."""
+        relative = self._relative(path)
+        return any(_matches(pattern, relative) for pattern in (*self.exclude, *self.extend_exclude))
+
+    def _relative(self, path: Path | str) -> str:
+        absolute = Path(os.path.abspath(path))
+        try:
+            return absolute.relative_to(self.root).as_posix()
+        except ValueError:
+            return absolute.as_posix()
+
+    def with_overrides(self, **changes: Any) -> "Settings":
+        """A copy with the command line's choices on top (`select=...`, `ignore=...`, ...)."""
+        return replace(self, **{key: value for key, value in changes.items() if value is not None})
+
+
+def _matches(pattern: str, relative: str) -> bool:
+    """ruff-like matching: `name` matches that name at any depth, `dir/` a directory and all it
+    holds, anything else a glob over the relative path (where `*` also crosses `/`)."""
+    pattern = pattern.strip()
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    parts = relative.split("/")
+    if "/" not in pattern.rstrip("/"):
+        name = pattern.rstrip("/")
+        return any(fnmatch.fnmatchcase(part, name) for part in parts)
+    directory = pattern.rstrip("/")
+    if fnmatch.fnmatchcase(relative, directory):
+        return True
+    return any(fnmatch.fnmatchcase("/".join(parts[:i]), directory) for i in range(1, len(parts)))
+
+
+# -- finding and reading ----------------------------------------------------------------------
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest ddplint.toml, or pyproject.toml with a [tool.ddplint] table, from `start` (a
+    file or a directory) upwards."""
+    current = Path(os.path.abspath(start))
+    if not current.is_dir():
+        current = current.parent
+    for directory in (current, *current.parents):
+        for name in CONFIG_FILES:
+            candidate = directory / name
+            if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
+                return candidate
+    return None
+
+
+def _has_ddplint_table(pyproject: Path) -> bool:
+    try:
+        data = pyproject.read_bytes()
+    except OSError:
+        return False
+    if b"ddplint" not in data:
+        return False  # cheap: most pyproject.toml files never mention us, so never parse them
+    return "ddplint" in _read_toml(pyproject).get("tool", {})
+
+
+# Parsed settings per configuration file, with the (mtime, size) they were read at: an editor
+# (the LSP server) keeps asking, and a changed file on disk must be read again.
+_CACHE: dict[Path, tuple[tuple[int, int], Settings]] = {}
+
+
+def load_settings(start: Path) -> Settings:
+    """The settings for a file or directory: its nearest configuration, else the defaults."""
+    path = find_config(start)
+    if path is None:
+        return Settings(root=Path(os.path.abspath(start if Path(start).is_dir() else Path(start).parent)))
+    return settings_from_file(path)
+
+
+def settings_from_file(path: Path) -> Settings:
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    document = _read_toml(path)
+    table = document if path.name == "ddplint.toml" else document.get("tool", {}).get("ddplint", {})
+    settings = _parse(table, path)
+    _CACHE[path] = (stamp, settings)
+    return settings
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+
+
+def _parse(table: Any, path: Path) -> Settings:
+    where = "[tool.ddplint]" if path.name == "pyproject.toml" else "top level"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {where}: expected a table")
+    for key in table:
+        if key not in KNOWN_KEYS:
+            known = ", ".join(sorted(KNOWN_KEYS))
+            raise ConfigError(f"{path}: unknown key {key!r} in {where} (known: {known})")
+    values: dict[str, Any] = {}
+    for key in _LIST_KEYS:
+        if key in table:
+            values[key.replace("-", "_")] = _string_list(table[key], path, key)
+    for key in _SELECTOR_KEYS:
+        _check_selectors(values.get(key.replace("-", "_"), ()), path, key)
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: 'per-file-ignores': expected a table of pattern = [codes]")
+    pairs = []
+    for pattern, codes in per_file.items():
+        key = f"per-file-ignores.{pattern!r}"
+        code_list = _string_list(codes, path, key)
+        _check_selectors(code_list, path, key)
+        pairs.append((pattern, code_list))
+    values["per_file_ignores"] = tuple(pairs)
+    return Settings(path=path, root=Path(os.path.abspath(path.parent)), **values)
+
+
+def _string_list(value: Any, path: Path, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: {key!r}: expected a list of strings, got {_describe(value)}")
+    return tuple(value)
+
+
+def _check_selectors(selectors: Sequence[str], path: Path, key: str) -> None:
+    for selector in selectors:
+        try:
+            select_rules([selector])
+        except UnknownSelector:
+            raise ConfigError(f"{path}: {key!r}: unknown rule selector {selector!r}") from None
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
