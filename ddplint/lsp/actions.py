@@ -9,7 +9,8 @@ from lsprotocol import types
 from ddplint.diagnostics import Diagnostic
 from ddplint.lsp import noqa
 from ddplint.lsp.convert import lsp_range, ranges_touch, to_text_edit, workspace_edit
-from ddplint.lsp.documents import TextDocument
+from ddplint.fix import apply_fixes, selected_fixes
+from ddplint.lsp.documents import TextDocument, split_lines
 from ddplint.rules import ERROR_CODE
 
 FIX_ALL_KIND = types.CodeActionKind.SourceFixAll.value + ".ddplint"
@@ -27,7 +28,11 @@ class ActionBuilder:
         self.lsp_diagnostic = lsp_diagnostic
 
     def for_range(
-        self, diagnostics: Sequence[Diagnostic], requested: types.Range, only: Optional[Sequence[str]]
+        self,
+        diagnostics: Sequence[Diagnostic],
+        requested: types.Range,
+        only: Optional[Sequence[str]],
+        unsafe: bool = False,
     ) -> list[types.CodeAction]:
         touching = [d for d in diagnostics if ranges_touch(self._range(d), requested)]
         actions: list[types.CodeAction] = []
@@ -36,7 +41,7 @@ class ActionBuilder:
             syntax = noqa.line_syntax(self.document.text) if touching else None
             actions.extend(a for a in (self.add_noqa(d, syntax) for d in touching) if a is not None)
         if _wanted(FIX_ALL_KIND, only):
-            fix_all = self.fix_all(diagnostics)
+            fix_all = self.fix_all(diagnostics, unsafe)
             if fix_all is not None:
                 actions.append(fix_all)
         return actions
@@ -53,20 +58,38 @@ class ActionBuilder:
             is_preferred=fix.is_safe,
         )
 
-    def fix_all(self, diagnostics: Sequence[Diagnostic]) -> Optional[types.CodeAction]:
-        """Every safe fix in the file as one edit; None when there is none."""
-        fixable = _compatible_fixes([d for d in diagnostics if d.fix is not None and d.fix.is_safe and d.fix.edits])
-        edits = sorted((e for d in fixable for e in d.fix.edits), key=lambda e: (e.location, e.end_location))
-        if not edits:
+    def fix_all(self, diagnostics: Sequence[Diagnostic], unsafe: bool) -> Optional[types.CodeAction]:
+        """Every safe fix in the file (unsafe ones too if the user opted in) as one edit, applied
+        the way `ddplint --fix` applies them; None when there is nothing to fix."""
+        fixes = selected_fixes(diagnostics, unsafe)
+        if not fixes:
             return None
+        fixed = apply_fixes(self.document.text, fixes)
+        if fixed == self.document.text:
+            return None
+        edit = self._replace_changed_span(fixed)
         return types.CodeAction(
-            title="ddplint: apply all safe fixes in this file",
+            title="ddplint: apply all " + ("fixes" if unsafe else "safe fixes") + " in this file",
             kind=FIX_ALL_KIND,
-            diagnostics=[self.lsp_diagnostic(d) for d in fixable],
-            edit=workspace_edit(
-                self.document, [to_text_edit(e, self.document, self.encoding) for e in edits], self.versioned_edits
-            ),
+            diagnostics=[self.lsp_diagnostic(d) for d in diagnostics if d.fix is not None and d.fix in fixes],
+            edit=workspace_edit(self.document, [edit], self.versioned_edits),
         )
+
+    def _replace_changed_span(self, new_text: str) -> types.TextEdit:
+        """One edit covering only what differs (common prefix and suffix left alone), so the
+        editor keeps the cursor, folds and marks outside it."""
+        old_text = self.document.text
+        prefix = _common_prefix(old_text, new_text)
+        suffix = _common_prefix(old_text[prefix:][::-1], new_text[prefix:][::-1])
+        start, end = prefix, len(old_text) - suffix
+        return types.TextEdit(
+            range=types.Range(start=self._position_at(start), end=self._position_at(end)),
+            new_text=new_text[prefix : len(new_text) - suffix],
+        )
+
+    def _position_at(self, offset: int) -> types.Position:
+        before = split_lines(self.document.text[:offset])
+        return self.document.client_position(len(before) - 1, len(before[-1]), self.encoding)
 
     def add_noqa(self, diagnostic: Diagnostic, syntax: Optional[noqa.LineSyntax]) -> Optional[types.CodeAction]:
         if diagnostic.code == ERROR_CODE:
@@ -101,16 +124,15 @@ def _wanted(kind: str, only: Optional[Sequence[str]]) -> bool:
     return any(kind == k or kind.startswith(k + ".") for k in only)
 
 
-def _compatible_fixes(fixable: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """Whole fixes in document order, skipping any fix whose edits overlap a fix already taken:
-    two fixes touching the same text cannot both apply in one step (running fix-all again picks
-    up the rest). A fix is never split: half of it could leave broken code."""
-    taken: list[Diagnostic] = []
-    spans: list[tuple] = []
-    for diagnostic in sorted(fixable, key=lambda d: min(e.location for e in d.fix.edits)):
-        mine = [(e.location, e.end_location) for e in diagnostic.fix.edits]
-        if any(start < other_end and other_start < end for start, end in mine for other_start, other_end in spans):
-            continue
-        taken.append(diagnostic)
-        spans.extend(mine)
-    return taken
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # binary search on slices: C-speed comparisons instead of a Python loop
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -14,7 +14,9 @@ that was analysed; otherwise a newer change has already scheduled the next analy
 from __future__ import annotations
 
 import asyncio
+import inspect
 import traceback
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -31,7 +33,8 @@ from ddplint.lsp.analysis import EngineOutcome, run_engine
 from ddplint.lsp.convert import to_lsp_diagnostic
 from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
-from ddplint.rules import RULES_BY_CODE, select_rules
+from ddplint.config import CONFIG_FILES, ConfigError, load_settings
+from ddplint.rules import RULES_BY_CODE, UnknownSelector, select_rules
 
 DEFAULT_DEBOUNCE_MS = 50.0
 
@@ -42,6 +45,7 @@ class Options:
 
     debounce_ms: float = DEFAULT_DEBOUNCE_MS
     docs_url: Optional[str] = None  # template, see rule_docs
+    unsafe_fixes: bool = False  # whether "apply all fixes" includes fixes that change behaviour
 
     def update(self, init_options: Any, log) -> None:
         if not isinstance(init_options, dict):
@@ -53,6 +57,8 @@ class Options:
                 log(types.MessageType.Warning, f"ignoring debounceMs={init_options['debounceMs']!r}: not a number")
         if isinstance(init_options.get("docsUrl"), str):
             self.docs_url = init_options["docsUrl"]
+        if isinstance(init_options.get("unsafeFixes"), bool):
+            self.unsafe_fixes = init_options["unsafeFixes"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Analysis:
 
     document: TextDocument
     version: Optional[int]
+    config_generation: int
     diagnostics: tuple[Diagnostic, ...]
 
 
@@ -79,20 +86,24 @@ class DdplintServer(LanguageServer):
         self.links = RuleLinks()
         self._pending = _Pending()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-analysis")
+        self._reported_config_problems: set[str] = set()
+        # Bumped whenever a configuration file changes: an analysis made under an older
+        # configuration is no longer current even if the text is.
+        self.config_generation = 0
         self._register()
 
     # -- wiring ---------------------------------------------------------------------------------
     def _register(self) -> None:
-        self.feature(types.INITIALIZE)(self.on_initialize)
-        self.feature(types.SHUTDOWN)(self.on_shutdown)
-        self.feature(types.TEXT_DOCUMENT_DID_OPEN)(self.on_did_open)
-        self.feature(types.TEXT_DOCUMENT_DID_CHANGE)(self.on_did_change)
-        self.feature(types.TEXT_DOCUMENT_DID_SAVE)(self.on_did_save)
-        self.feature(types.TEXT_DOCUMENT_DID_CLOSE)(self.on_did_close)
-        self.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=list(KINDS)))(
-            self.on_code_action
-        )
-        self.feature(types.TEXT_DOCUMENT_HOVER)(self.on_hover)
+        self.feature(types.INITIALIZE)(_handler(self.on_initialize))
+        self.feature(types.SHUTDOWN)(_handler(self.on_shutdown))
+        self.feature(types.TEXT_DOCUMENT_DID_OPEN)(_handler(self.on_did_open))
+        self.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_handler(self.on_did_change))
+        self.feature(types.TEXT_DOCUMENT_DID_SAVE)(_handler(self.on_did_save))
+        self.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_handler(self.on_did_close))
+        self.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=list(KINDS)))(_handler(self.on_code_action))
+        self.feature(types.TEXT_DOCUMENT_HOVER)(_handler(self.on_hover))
+        self.feature(types.INITIALIZED)(_handler(self.on_initialized))
+        self.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_handler(self.on_did_change_watched_files))
 
     @property
     def encoding(self) -> str:
@@ -110,6 +121,28 @@ class DdplintServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options.update(params.initialization_options, self.log)
         self.links = self._rule_links()
+
+    async def on_initialized(self, _params: types.InitializedParams) -> None:
+        await self._watch_config_files()
+
+    async def _watch_config_files(self) -> None:
+        """Ask the client to tell us when a configuration file changes on disk (edited in the
+        editor or anywhere else). Clients that cannot watch files still send didSave for the
+        configuration files they have open, and every analysis reads the file's current state."""
+        capabilities = self.client_capabilities.workspace
+        watched = capabilities.did_change_watched_files if capabilities else None
+        if not (watched and watched.dynamic_registration):
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+        registration = types.Registration(
+            id="ddplint-config-files",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        except Exception as exc:  # the client said no: didSave and per-analysis reads remain
+            self.log(types.MessageType.Warning, f"cannot watch configuration files: {exc}")
 
     def _rule_links(self) -> RuleLinks:
         if self.options.docs_url:
@@ -134,6 +167,8 @@ class DdplintServer(LanguageServer):
 
     # -- document sync --------------------------------------------------------------------------
     def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        if not is_python(params.text_document):
+            return  # e.g. a pyproject.toml the client syncs too: nothing to analyse
         self.documents.open(params.text_document)
         self.schedule(params.text_document.uri, delay=0)
 
@@ -144,8 +179,24 @@ class DdplintServer(LanguageServer):
 
     def on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if self.documents.get(uri) is not None and not self._is_current(uri):
+        if is_config_file(uri):
+            self.config_changed(f"{uri} saved")
+        elif self.documents.get(uri) is not None and not self._is_current(uri):
             self.schedule(uri, delay=0)
+
+    def on_did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        changed = [change.uri for change in params.changes if is_config_file(change.uri)]
+        if changed:
+            self.config_changed(", ".join(changed) + " changed")
+
+    def config_changed(self, reason: str) -> None:
+        """A configuration file changed on disk: analyse every open document again (the cache
+        in `ddplint.config` notices the new mtime and reads the file again)."""
+        self.config_generation += 1
+        self._reported_config_problems.clear()
+        self.log(types.MessageType.Info, f"{reason}: re-analysing {len(list(self.documents))} open document(s)")
+        for document in self.documents:
+            self.schedule(document.uri, delay=0)
 
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -182,23 +233,32 @@ class DdplintServer(LanguageServer):
             and document is not None
             and analysis.document is document
             and analysis.version == document.version
+            and analysis.config_generation == self.config_generation
         )
 
     async def refresh(self, uri: str) -> Optional[Analysis]:
-        """Analyse the document as it is now and publish the result, unless the document changed
-        meanwhile. Never raises: a crash is logged and publishes an empty result."""
+        """Analyse the document as it is now and publish the result, unless the document or the
+        configuration changed meanwhile. Never raises: a crash is logged and publishes an empty
+        result."""
         document = self.documents.get(uri)
         if document is None:
             return None
-        version, text = document.version, document.text
-        try:
-            outcome = await asyncio.get_running_loop().run_in_executor(
-                self._executor, run_engine, text, filename_of(uri), self.rules_for(uri)
-            )
-        except RuntimeError:  # the executor is gone: the server is shutting down
-            return None
+        version, text, generation = document.version, document.text, self.config_generation
+        rules = self.rules_for(uri)
+        if rules is None:
+            outcome = EngineOutcome((), (), None, 0.0)
+            self.log(types.MessageType.Log, f"{uri} is excluded by the configuration: not analysed")
+        else:
+            try:
+                outcome = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, run_engine, text, filename_of(uri), rules
+                )
+            except RuntimeError:  # the executor is gone: the server is shutting down
+                return None
         if self.documents.get(uri) is not document or document.version != version:
             return None  # superseded: the newer change has its own analysis scheduled
+        if self.config_generation != generation:
+            return None  # the configuration changed meanwhile and scheduled a new analysis
         try:
             return self._publish(document, version, outcome)
         except Exception:  # a bug here must cost one result, not the server
@@ -206,12 +266,41 @@ class DdplintServer(LanguageServer):
             self._publish_empty(document, version)
             return None
 
-    def rules_for(self, uri: str):
-        return select_rules()
+    def rules_for(self, uri: str) -> Optional[tuple]:
+        """The rules `[tool.ddplint]` selects for this document, or None for an excluded file.
+
+        `load_settings` re-reads a configuration file whose mtime or size changed, so every
+        analysis sees the configuration as it is on disk now; `config_changed` makes sure open
+        documents are analysed again when it changes."""
+        path = filename_of(uri)
+        if path == uri:  # not a file on disk (untitled:): no configuration applies
+            return select_rules()
+        try:
+            settings = load_settings(Path(path))
+            if settings.is_excluded(path):
+                return None
+            return settings.rules_for(path)
+        except (ConfigError, UnknownSelector) as exc:
+            self._config_problem(str(exc))
+            return select_rules()
+        except OSError as exc:  # e.g. the file's directory vanished: lint with the defaults
+            self.log(types.MessageType.Warning, f"cannot read the configuration for {path}: {exc}")
+            return select_rules()
+
+    def _config_problem(self, message: str) -> None:
+        """Tell the user once per distinct problem (not on every keystroke) and go on with the
+        default rules, so that a typo in pyproject.toml does not silence ddplint altogether."""
+        if message in self._reported_config_problems:
+            return
+        self._reported_config_problems.add(message)
+        self.log(types.MessageType.Error, f"configuration error, using the default rules: {message}")
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"ddplint: {message} (using the default rules)")
+        )
 
     def _publish(self, document: TextDocument, version: Optional[int], outcome: EngineOutcome) -> Analysis:
         self._report_problems(document.uri, outcome)
-        analysis = Analysis(document, version, outcome.diagnostics)
+        analysis = Analysis(document, version, self.config_generation, outcome.diagnostics)
         self.analyses[document.uri] = analysis
         lsp_diagnostics = [self.lsp_diagnostic(document, d) for d in outcome.diagnostics]
         self.text_document_publish_diagnostics(
@@ -225,7 +314,7 @@ class DdplintServer(LanguageServer):
         return analysis
 
     def _publish_empty(self, document: TextDocument, version: Optional[int]) -> None:
-        self.analyses[document.uri] = Analysis(document, version, ())
+        self.analyses[document.uri] = Analysis(document, version, self.config_generation, ())
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=[])
         )
@@ -257,7 +346,8 @@ class DdplintServer(LanguageServer):
             document, self.encoding, self._client_takes_versioned_edits(),
             lambda d: self.lsp_diagnostic(document, d),
         )
-        return builder.for_range(analysis.diagnostics, params.range, params.context.only) or None
+        actions = builder.for_range(analysis.diagnostics, params.range, params.context.only, self.options.unsafe_fixes)
+        return actions or None
 
     def _client_takes_versioned_edits(self) -> bool:
         capabilities = self.client_capabilities
@@ -298,6 +388,31 @@ class DdplintServer(LanguageServer):
             more = f" ([documentation]({url}))" if url else ""
             entries.append(f"**{code}** `{rule.name}`: {rule.summary}{more}")
         return "\n\n".join(entries)
+
+
+def _handler(method):
+    """pygls tags handlers with attributes, which bound methods cannot carry: wrap each in a plain
+    function (a coroutine function for async methods, so pygls still awaits it)."""
+    if inspect.iscoroutinefunction(method):
+
+        async def handler(params):
+            return await method(params)
+
+    else:
+
+        def handler(params):
+            return method(params)
+
+    handler.__name__ = method.__name__
+    return handler
+
+
+def is_python(item: types.TextDocumentItem) -> bool:
+    return item.language_id == "python" or item.uri.endswith((".py", ".pyi"))
+
+
+def is_config_file(uri: str) -> bool:
+    return uri.rsplit("/", 1)[-1] in CONFIG_FILES
 
 
 def filename_of(uri: str) -> str:
