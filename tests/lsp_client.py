@@ -114,6 +114,17 @@ async def published(
     return await asyncio.wait_for(poll(), WAIT)
 
 
+async def eventually(condition: Callable[[], object]):
+    """Wait until `condition()` is truthy and return its value (hang guard: WAIT seconds)."""
+
+    async def poll():
+        while not (value := condition()):
+            await asyncio.sleep(0.01)
+        return value
+
+    return await asyncio.wait_for(poll(), WAIT)
+
+
 async def logged(client: LanguageClient, needle: str) -> types.LogMessageParams:
     async def poll():
         while True:
