@@ -6,13 +6,20 @@ Exit codes (ruff's): 0 nothing found, 1 findings, 2 usage / configuration / inte
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import io
 import os
 import sys
+import tokenize
+from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
-from ddplint.engine import InternalError, lint_paths
-from ddplint.output import FORMATTERS
+from ddplint.config import ConfigError, Overrides, Resolver
+from ddplint.diagnostics import Diagnostic
+from ddplint.engine import InternalError, _error, discover, lint_document, lint_paths
+from ddplint.fix import fix_document, unified_diff
+from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
 from ddplint.rules import ALL_RULES, RULES_BY_CODE, UnknownSelector, select_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -24,19 +31,43 @@ def _codes(value: str) -> list[str]:
 
 
 def _check_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
     parser.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .); `-` reads stdin"
+    )
+    rules = parser.add_argument_group("rule selection (on top of [tool.ddplint])")
+    rules.add_argument(
         "--select", type=_codes, action="extend", metavar="CODES",
-        help="comma-separated rule codes or prefixes to enable (e.g. DDP001,DDP00); replaces the default set",
+        help="comma-separated rule codes or prefixes to enable (e.g. DDP001,DDP00); replaces the configured set",
     )
-    parser.add_argument(
-        "--ignore", type=_codes, action="extend", metavar="CODES", help="comma-separated rule codes or prefixes to skip"
+    rules.add_argument(
+        "--extend-select", type=_codes, action="extend", default=[], metavar="CODES", help="rules to enable in addition"
     )
-    parser.add_argument(
-        "--output-format", choices=sorted(FORMATTERS), default="text", help="how to print findings (default: text)"
+    rules.add_argument(
+        "--ignore", type=_codes, action="extend", default=[], metavar="CODES",
+        help="comma-separated rule codes or prefixes to skip",
     )
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    files = parser.add_argument_group("files")
+    files.add_argument("--exclude", type=_codes, action="extend", metavar="PATTERNS", help="replaces the excluded patterns")
+    files.add_argument(
+        "--extend-exclude", type=_codes, action="extend", default=[], metavar="PATTERNS", help="more patterns to exclude"
+    )
+    files.add_argument(
+        "--force-exclude", action="store_true", help="apply exclusions to files named on the command line too"
+    )
+    files.add_argument("--config", metavar="FILE", help="use this pyproject.toml / ddplint.toml instead of searching")
+    files.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    files.add_argument("--stdin-filename", metavar="NAME", help="the name to report (and configure) stdin under")
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes")
+    fixing.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) fixes that change behaviour")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    report = parser.add_argument_group("output")
+    report.add_argument(
+        "--output-format", choices=list(FORMATTERS), default="text", help="how to print findings (default: text)"
+    )
+    report.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
+    report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,27 +133,158 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _check_command(args: argparse.Namespace) -> int:
     try:
-        rules = select_rules(args.select, args.ignore)
-    except UnknownSelector as exc:
+        for selectors in (args.select, args.extend_select, args.ignore):
+            select_rules(selectors)  # an unknown code on the command line: stop before any work
+        resolver = Resolver(
+            Overrides(args.select, args.extend_select, args.ignore, args.exclude, args.extend_exclude),
+            Path(args.config) if args.config else None,
+            args.isolated,
+        )
+        if args.paths == ["-"]:
+            return _check_stdin(args, resolver)
+        errors: list[InternalError] = []
+        if args.fix or args.diff:
+            return _fix_paths(args, resolver, errors)
+        diagnostics = list(
+            lint_paths(args.paths, None, errors, resolver.rules_for, resolver.is_excluded, args.force_exclude)
+        )
+    except (UnknownSelector, ConfigError) as exc:
         print(f"ddplint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    errors: list[InternalError] = []
-    diagnostics = list(lint_paths(args.paths, rules, errors))
-    sys.stdout.write(FORMATTERS[args.output_format](diagnostics))
+    _report(args, diagnostics, errors)
+    return _exit_code(args, diagnostics, errors)
+
+
+def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: list[InternalError], fixed: int = 0,
+            options: Optional[FormatOptions] = None, stream=None) -> None:
+    stream = stream or sys.stdout
+    if not args.unsafe_fixes:  # unsafe fixes are neither shown nor offered unless asked for
+        diagnostics = [d if d.fix is None or d.fix.is_safe else _without_fix(d) for d in diagnostics]
+    options = options or FormatOptions()
+    options.color = args.output_format in COLORED_FORMATS and use_color(stream)
+    if args.statistics:
+        stream.write(format_statistics(diagnostics, as_json=args.output_format == "json"))
+    else:
+        stream.write(FORMATTERS[args.output_format](diagnostics, options))
     for error in errors:
         print(f"{error.filename}: {error.detail} (please report this)", file=sys.stderr)
-    if not args.quiet and args.output_format == "text":
-        files = len({d.filename for d in diagnostics})
-        if diagnostics:
-            noun = "finding" if len(diagnostics) == 1 else "findings"
-            print(f"Found {len(diagnostics)} {noun} in {files} file{'s' if files != 1 else ''}.", file=sys.stderr)
-        else:
-            print("All checks passed!", file=sys.stderr)
+    if args.quiet or args.output_format not in COLORED_FORMATS:
+        return
+    files = len({d.filename for d in diagnostics})
+    if diagnostics or fixed:
+        noun = "finding" if len(diagnostics) + fixed == 1 else "findings"
+        tail = f" ({fixed} fixed, {len(diagnostics)} remaining)" if fixed else ""
+        where = f" in {files} file{'s' if files != 1 else ''}" if not fixed else ""
+        print(f"Found {len(diagnostics) + fixed} {noun}{where}{tail}.", file=sys.stderr)
+        _print_fixable(diagnostics, args)
+    else:
+        print("All checks passed!", file=sys.stderr)
+
+
+def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
+    return dataclasses.replace(diagnostic, fix=None)
+
+
+def _print_fixable(diagnostics: Sequence[Diagnostic], args: argparse.Namespace) -> None:
+    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.is_safe)
+    unsafe = sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
+    if safe and not args.fix:
+        print(f"[*] {safe} fixable with the `--fix` option.", file=sys.stderr)
+    if unsafe:
+        print(f"{unsafe} more fixable with `--fix --unsafe-fixes`.", file=sys.stderr)
+
+
+def _exit_code(args: argparse.Namespace, diagnostics: Sequence[Diagnostic], errors: Sequence[InternalError]) -> int:
     if errors:
         return EXIT_ERROR
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[InternalError]) -> int:
+    """--fix writes the fixed files and reports what is left; --diff prints the changes instead."""
+    remaining: list[Diagnostic] = []
+    fixed = 0
+    for path, problem in discover(args.paths, resolver.is_excluded, args.force_exclude):
+        if problem is not None:
+            remaining.append(_error(path, problem))
+            continue
+        source, problem = _read_text(path)
+        if source is None:
+            remaining.append(_error(path, problem))
+            continue
+        result = fix_document(source, path, resolver.rules_for(path), args.unsafe_fixes, errors)
+        fixed += result.fixed
+        if args.diff:
+            sys.stdout.write(unified_diff(result.before, result.after, path))
+            continue
+        remaining.extend(result.remaining)
+        if result.after != result.before:
+            try:
+                _write_text(path, result.after)
+            except OSError as exc:
+                remaining.append(_error(path, f"cannot write fixes: {exc.strerror or type(exc).__name__}"))
+    if args.diff:
+        if not args.quiet:
+            print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed else EXIT_CLEAN)
+    _report(args, sorted(remaining, key=lambda d: d.sort_key), errors, fixed)
+    return _exit_code(args, remaining, errors)
+
+
+def _read_text(path: str) -> tuple[Optional[str], str]:
+    """A file's text exactly (newlines untranslated), decoded as Python would."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+    try:
+        encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        return data.decode(encoding), ""
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        return None, f"cannot decode file: {exc}"
+
+
+def _write_text(path: str, text: str) -> None:
+    data = Path(path).read_bytes()
+    encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"  # the BOM is part of the text already
+    with open(path, "w", encoding=encoding, newline="") as handle:
+        handle.write(text)
+
+
+def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
+    """`ddplint - --stdin-filename train.py`: for editors and scripts. With --fix the fixed source
+    goes to stdout and the findings to stderr; with --diff the diff goes to stdout."""
+    filename = args.stdin_filename or "-"
+    rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
+    data = sys.stdin.buffer.read()
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError:
+        source = None
+    errors: list[InternalError] = []
+    if (args.fix or args.diff) and source is not None:
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors)
+        if args.diff:
+            sys.stdout.write(unified_diff(result.before, result.after, filename))
+            return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
+        sys.stdout.write(result.after)
+        sys.stdout.flush()
+        _report(args, result.remaining, errors, result.fixed, stream=sys.stderr)
+        return _exit_code(args, result.remaining, errors)
+    diagnostics = lint_document(data, filename, rules, errors)
+    lines = (source or "").splitlines()
+
+    def line_of(d: Diagnostic) -> Optional[str]:
+        if d.cell is not None:
+            return None
+        return lines[d.location.row - 1] if 0 < d.location.row <= len(lines) else None
+
+    _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
+    return _exit_code(args, diagnostics, errors)
 
 
 def _rule_command(args: argparse.Namespace) -> int:

@@ -101,9 +101,63 @@ class Settings:
         except ValueError:
             return absolute.as_posix()
 
-    def with_overrides(self, **changes: Any) -> "Settings":
-        """A copy with the command line's choices on top (`select=...`, `ignore=...`, ...)."""
-        return replace(self, **{key: value for key, value in changes.items() if value is not None})
+    def with_overrides(self, overrides: "Overrides") -> "Settings":
+        """The command line's choices on top, layered as ruff does: `--select` replaces the file's
+        select and ignore (so `--select DDP004` runs DDP004 even if the file ignores it),
+        `--ignore`, `--extend-select` and `--extend-exclude` add to the file's, `--exclude` replaces."""
+        changes: dict[str, Any] = {}
+        if overrides.select is not None:
+            changes["select"], changes["ignore"] = tuple(overrides.select), ()
+            changes["extend_select"] = ()
+        ignore = changes.get("ignore", self.ignore)
+        changes["ignore"] = (*ignore, *overrides.ignore)
+        changes["extend_select"] = (*changes.get("extend_select", self.extend_select), *overrides.extend_select)
+        if overrides.exclude is not None:
+            changes["exclude"] = tuple(overrides.exclude)
+        changes["extend_exclude"] = (*self.extend_exclude, *overrides.extend_exclude)
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says about settings; None / () where it says nothing."""
+
+    select: Optional[Sequence[str]] = None
+    extend_select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+    exclude: Optional[Sequence[str]] = None
+    extend_exclude: Sequence[str] = ()
+
+
+class Resolver:
+    """Settings per checked file for one run: the nearest configuration (or `config_file`, or
+    none when `isolated`) with the command line on top, looked up once per directory."""
+
+    def __init__(self, overrides: Overrides = Overrides(), config_file: Optional[Path] = None, isolated: bool = False):
+        self.overrides = overrides
+        self.config_file = config_file
+        self.isolated = isolated
+        self._by_directory: dict[str, Settings] = {}
+
+    def settings_for(self, path: Path | str) -> Settings:
+        directory = os.path.abspath(path if Path(path).is_dir() else Path(path).parent)
+        settings = self._by_directory.get(directory)
+        if settings is None:
+            if self.config_file is not None:
+                base = settings_from_file(self.config_file)
+            elif self.isolated:
+                base = Settings(root=Path.cwd())
+            else:
+                base = load_settings(Path(directory))
+            settings = self._by_directory[directory] = base.with_overrides(self.overrides)
+        return settings
+
+    def rules_for(self, path: str) -> tuple[Rule, ...]:
+        return self.settings_for(path).rules_for(path)
+
+    def is_excluded(self, path: Path) -> bool:
+        """Judged by the settings of the directory holding `path`."""
+        return self.settings_for(Path(path).parent).is_excluded(path)
 
 
 def _matches(pattern: str, relative: str) -> bool:
@@ -161,13 +215,18 @@ def load_settings(start: Path) -> Settings:
 
 
 def settings_from_file(path: Path) -> Settings:
-    stat = path.stat()
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
     stamp = (stat.st_mtime_ns, stat.st_size)
     cached = _CACHE.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     document = _read_toml(path)
-    table = document if path.name == "ddplint.toml" else document.get("tool", {}).get("ddplint", {})
+    # pyproject.toml keeps its settings under [tool.ddplint]; any other file (ddplint.toml, or
+    # whatever --config names) holds them at the top level, like ruff.toml.
+    table = document.get("tool", {}).get("ddplint", {}) if path.name == "pyproject.toml" else document
     settings = _parse(table, path)
     _CACHE[path] = (stamp, settings)
     return settings

@@ -51,7 +51,10 @@ class Diagnostic:
     # "error" for what breaks scaling outright, "warning" for deliberate-but-costly trades
     # (SARIF level, LSP severity).
     severity: str = "error"
+    # Notebooks: the 1-based code cell the finding is in; location and end_location (and the
+    # fix's edits) are then lines of that cell. None for plain files.
+    cell: Optional[int] = None
 
     @property
     def sort_key(self):
-        return (self.filename, self.location, self.code)
+        return (self.filename, self.cell or 0, self.location, self.code)

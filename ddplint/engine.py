@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -30,6 +30,8 @@ EXCLUDED_DIRS = frozenset(
         ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
     }
 )
+
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 # Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
 # libcst's native parser overflows the C stack somewhere past a few thousand.
@@ -181,24 +183,33 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 
 # -- files ------------------------------------------------------------------------------------
-def discover(paths: Sequence[str]) -> Iterator[tuple[str, Optional[str]]]:
-    """(path, problem) for every file to check: explicit files as given, `.py` files under
-    directories (excluded directories skipped), sorted for a stable order."""
+def discover(
+    paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
+) -> Iterator[tuple[str, Optional[str]]]:
+    """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
+    and excluded), `.py`/`.pyi`/`.ipynb` files under directories (excluded ones skipped), sorted
+    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded)."""
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            yield from ((str(p), None) for p in sorted(_walk_python_files(path)))
+            yield from ((str(p), None) for p in sorted(_walk_source_files(path, is_excluded)))
         elif path.exists() or path.is_symlink():
-            yield given, None
+            if not (force_exclude and is_excluded is not None and is_excluded(path)):
+                yield given, None
         else:
             yield given, "no such file or directory"
 
 
-def _walk_python_files(root: Path) -> Iterator[Path]:
+def _walk_source_files(root: Path, is_excluded: Optional[Callable[[Path], bool]] = None) -> Iterator[Path]:
     for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = [d for d in subdirs if d not in EXCLUDED_DIRS and not _is_virtualenv(Path(directory, d))]
+        subdirs[:] = [
+            d
+            for d in subdirs
+            if not _is_virtualenv(Path(directory, d))
+            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(Path(directory, d)))
+        ]
         for name in files:
-            if name.endswith((".py", ".pyi")):
+            if name.endswith(SOURCE_SUFFIXES) and (is_excluded is None or not is_excluded(Path(directory, name))):
                 yield Path(directory, name)
 
 
@@ -213,18 +224,33 @@ def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalEr
         return [_error(path, "cannot read: is a directory")]
     except OSError as exc:
         return [_error(path, f"cannot read: {exc.strerror or type(exc).__name__}")]
-    return lint_source(data, path, rules, errors)
+    return lint_document(data, path, rules, errors)
+
+
+def lint_document(
+    data: bytes | str, filename: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None
+) -> list[Diagnostic]:
+    """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    if filename.endswith(".ipynb"):
+        from ddplint.notebook import lint_notebook
+
+        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors))
+    return lint_source(data, filename, rules, errors)
 
 
 def lint_paths(
     paths: Sequence[str],
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
+    rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
+    is_excluded: Optional[Callable[[Path], bool]] = None,
+    force_exclude: bool = False,
 ) -> Iterator[Diagnostic]:
-    """Diagnostics for every file under `paths`, file by file in a stable order."""
+    """Diagnostics for every file under `paths`, file by file in a stable order. `rules_for`
+    (per-file configuration) overrides `rules` when given."""
     rules = select_rules() if rules is None else rules
-    for path, problem in discover(paths):
+    for path, problem in discover(paths, is_excluded, force_exclude):
         if problem is not None:
             yield _error(path, problem)
             continue
-        yield from lint_file(path, rules, errors)
+        yield from lint_file(path, rules if rules_for is None else rules_for(path), errors)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 
 if TYPE_CHECKING:
-    from ddplint.rules.base import FindingFix
+    from ddplint.rules.base import FindingFix, Rule
 
 # ruff's limit: a fix that enables another fix is applied on the next round, up to this many.
 MAX_ROUNDS = 10
@@ -149,6 +149,47 @@ def fix_until_stable(
         source, diagnostics = new_source, new_diagnostics
         fixed += len(applied)
     return FixOutcome(source, fixed, diagnostics)
+
+
+@dataclass
+class DocumentFix:
+    before: str
+    after: str
+    fixed: int
+    remaining: list[Diagnostic]
+
+
+def fix_document(
+    source: str, filename: str, rules: Sequence["Rule"], unsafe: bool = False, errors: Optional[list] = None
+) -> DocumentFix:
+    """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
+    what is still reported afterwards, located as users see it (notebooks: by cell)."""
+    from ddplint.engine import lint_document, lint_source
+
+    def lint(text: str) -> list[Diagnostic]:
+        return lint_source(text, filename, rules, errors)
+
+    if filename.endswith(".ipynb"):
+        from ddplint.notebook import NotebookError, fix_notebook
+
+        outcomes: list[FixOutcome] = []
+
+        def fix_program(program: str) -> str:
+            outcomes.append(fix_until_stable(program, lint, unsafe))
+            return outcomes[-1].source
+
+        try:
+            after = fix_notebook(source, fix_program)
+        except NotebookError as exc:
+            from ddplint.engine import _error
+
+            # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
+            found = lint_document(source, filename, rules, errors) if outcomes else []
+            return DocumentFix(source, source, 0, [_error(filename, str(exc)), *found])
+        fixed = outcomes[-1].fixed if outcomes else 0
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors))
+    outcome = fix_until_stable(source, lint, unsafe)
+    return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
 
 
 def _parses(source: str) -> bool:

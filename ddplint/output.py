@@ -1,41 +1,316 @@
-"""Formatters: diagnostics in, text out. Each takes the full list so it can add summaries."""
+"""Formatters: diagnostics in, text out. Each takes the full list so it can add summaries.
+
+Shapes follow ruff where ruff has one (text, full, json, json-lines, github), and SARIF 2.1.0 as
+GitHub code scanning reads it.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Callable, Sequence
+import os
+import textwrap
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
 
-from ddplint.diagnostics import Diagnostic
-from ddplint.rules import RULES_BY_CODE
+from ddplint import __version__
+from ddplint.diagnostics import Diagnostic, Edit, Fix
+from ddplint.rules import ALL_RULES, RULES_BY_CODE
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/ddplint/ddplint"
 
 
-def format_text(diagnostics: Sequence[Diagnostic]) -> str:
+def _read_line(diagnostic: Diagnostic) -> Optional[str]:
+    """The source line a diagnostic points at, read from disk (notebooks: from their cell)."""
+    try:
+        if diagnostic.cell is not None:
+            from ddplint.notebook import cell_source
+
+            text = cell_source(Path(diagnostic.filename), diagnostic.cell)
+        else:
+            text = Path(diagnostic.filename).read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+    if text is None:
+        return None
+    lines = text.splitlines()
+    row = diagnostic.location.row
+    return lines[row - 1] if 0 < row <= len(lines) else None
+
+
+@dataclass
+class FormatOptions:
+    color: bool = False
+    # The source line for `full`; the CLI swaps in one that knows stdin's text.
+    line_of: Callable[[Diagnostic], Optional[str]] = field(default=_read_line)
+
+
+# -- colour -------------------------------------------------------------------------------------
+def use_color(stream) -> bool:
+    """Colour only on a terminal; NO_COLOR (any non-empty value) turns it off, FORCE_COLOR on."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def _paint(text: str, code: str, options: FormatOptions) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if options.color else text
+
+
+def _where(d: Diagnostic) -> str:
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.filename}:{cell}{d.location.row}:{d.location.column}"
+
+
+def _marker(d: Diagnostic) -> str:
+    return "[*] " if d.fix is not None and d.fix.is_safe else ""
+
+
+# -- text and full --------------------------------------------------------------------------------
+def format_text(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    options = options or FormatOptions()
+    return "".join(_headline(d, options) + "\n" for d in diagnostics)
+
+
+def _headline(d: Diagnostic, options: FormatOptions) -> str:
+    where = _paint(_where(d), "1", options)
+    code = _paint(d.code, "1;31" if d.severity == "error" else "1;33", options)
+    return f"{where}: {code} {_marker(d)}{d.message}"
+
+
+def format_full(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    """Each finding with its source line, a caret under the span and the rule's fix hint."""
+    options = options or FormatOptions()
+    blocks = []
+    for d in diagnostics:
+        lines = [_headline(d, options)]
+        source = options.line_of(d)
+        if source is not None:
+            number = str(d.location.row)
+            gutter = " " * len(number)
+            start = d.location.column - 1
+            same_line = d.end_location.row == d.location.row
+            width = max(1, (d.end_location.column - 1 - start) if same_line else len(source.rstrip()) - start)
+            caret = _paint("^" * width, "1;31", options)
+            lines += [
+                f"{gutter} |",
+                f"{number} | {source.rstrip()}",
+                f"{gutter} | {_expand_tabs_prefix(source, start)}{caret}",
+                f"{gutter} |",
+            ]
+        rule = RULES_BY_CODE.get(d.code)
+        if rule is not None:
+            lines.append("  = help: " + _one_paragraph(rule.fix))
+        if d.fix is not None:
+            lines.append(f"  = fix ({d.fix.applicability}): {d.fix.message}")
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def _expand_tabs_prefix(source: str, column: int) -> str:
+    """Spaces (tabs kept) so the caret lands under the right character."""
+    return "".join(ch if ch == "\t" else " " for ch in source[:column])
+
+
+def _one_paragraph(text: str) -> str:
+    return " ".join(textwrap.dedent(text).split())
+
+
+# -- machine-readable -------------------------------------------------------------------------------
+def _position(location) -> dict:
+    return {"row": location.row, "column": location.column}
+
+
+def _fix_json(fix: Optional[Fix]) -> Optional[dict]:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "message": fix.message,
+        "edits": [_edit_json(edit) for edit in fix.edits],
+    }
+
+
+def _edit_json(edit: Edit) -> dict:
+    return {"content": edit.content, "location": _position(edit.location), "end_location": _position(edit.end_location)}
+
+
+def diagnostic_json(d: Diagnostic) -> dict:
+    """One diagnostic in the shape ruff's json uses, so existing tooling can read it."""
+    rule = RULES_BY_CODE.get(d.code)
+    return {
+        "cell": d.cell,
+        "code": d.code,
+        "name": rule.name if rule else "error",
+        "message": d.message,
+        "filename": d.filename,
+        "location": _position(d.location),
+        "end_location": _position(d.end_location),
+        "noqa_row": d.location.row,
+        "severity": d.severity,
+        "fix": _fix_json(d.fix),
+    }
+
+
+def format_json(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    return json.dumps([diagnostic_json(d) for d in diagnostics], indent=2) + "\n"
+
+
+def format_json_lines(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    return "".join(json.dumps(diagnostic_json(d)) + "\n" for d in diagnostics)
+
+
+def format_github(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    """GitHub Actions workflow commands: each finding becomes an annotation on the pull request."""
+    out = []
+    for d in diagnostics:
+        level = "warning" if d.severity == "warning" else "error"
+        properties = {
+            "title": f"ddplint ({d.code})",
+            "file": d.filename,
+            "line": d.location.row,
+            "col": d.location.column,
+            "endLine": d.end_location.row,
+            "endColumn": d.end_location.column,
+        }
+        rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+        out.append(f"::{level} {rendered}::{_escape_data(f'{_where(d)}: {d.code} {d.message}')}\n")
+    return "".join(out)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# -- SARIF ------------------------------------------------------------------------------------------
+def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
+    """SARIF 2.1.0 with every rule described, as GitHub code scanning expects."""
+    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    results = [_sarif_result(d, index) for d in diagnostics]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ddplint",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_sarif_rule(rule) for rule in ALL_RULES],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_rule(rule) -> dict:
+    help_text = _one_paragraph(rule.fix)
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": _one_paragraph(rule.what)},
+        "help": {"text": help_text, "markdown": rule.documentation()},
+        "defaultConfiguration": {"level": "warning" if rule.severity == "warning" else "error"},
+        "properties": {"tags": ["performance", "distributed"]},
+    }
+
+
+def _sarif_uri(filename: str) -> str:
+    """Relative to the working directory when inside it (code scanning maps those to the repo)."""
+    path = Path(filename)
+    try:
+        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _sarif_region(start, end) -> dict:
+    return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
+
+
+def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict:
+    result: dict = {
+        "ruleId": d.code,
+        "level": "warning" if d.severity == "warning" else "error",
+        "message": {"text": d.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _sarif_uri(d.filename)},
+                    "region": _sarif_region(d.location, d.end_location),
+                }
+            }
+        ],
+    }
+    if d.code in index:
+        result["ruleIndex"] = index[d.code]
+    if d.cell is not None:
+        result["properties"] = {"cell": d.cell}
+    if d.fix is not None and d.cell is None:
+        result["fixes"] = [
+            {
+                "description": {"text": f"{d.fix.message} ({d.fix.applicability})"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": _sarif_uri(d.filename)},
+                        "replacements": [
+                            {
+                                "deletedRegion": _sarif_region(edit.location, edit.end_location),
+                                "insertedContent": {"text": edit.content},
+                            }
+                            for edit in d.fix.edits
+                        ],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+# -- statistics -----------------------------------------------------------------------------------
+def format_statistics(diagnostics: Sequence[Diagnostic], as_json: bool = False) -> str:
+    """Counts per code, most frequent first (ruff's `--statistics`)."""
+    counts = Counter(d.code for d in diagnostics)
+    fixable = {d.code for d in diagnostics if d.fix is not None and d.fix.is_safe}
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if as_json:
+        items = [
+            {"code": code, "name": _name(code), "count": count, "fixable": code in fixable} for code, count in rows
+        ]
+        return json.dumps(items, indent=2) + "\n"
+    if not rows:
+        return ""
+    width = max(len(str(count)) for _, count in rows)
     return "".join(
-        f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}\n" for d in diagnostics
+        f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} {_name(code)}\n" for code, count in rows
     )
 
 
-def format_json(diagnostics: Sequence[Diagnostic]) -> str:
-    """An array of objects in the shape ruff uses, so existing tooling can read it."""
-    items = []
-    for d in diagnostics:
-        rule = RULES_BY_CODE.get(d.code)
-        items.append(
-            {
-                "code": d.code,
-                "name": rule.name if rule else "error",
-                "message": d.message,
-                "filename": d.filename,
-                "location": {"row": d.location.row, "column": d.location.column},
-                "end_location": {"row": d.end_location.row, "column": d.end_location.column},
-                "noqa_row": d.location.row,
-                "fix": None,
-            }
-        )
-    return json.dumps(items, indent=2) + "\n"
+def _name(code: str) -> str:
+    rule = RULES_BY_CODE.get(code)
+    return rule.name if rule else "error"
 
 
-FORMATTERS: dict[str, Callable[[Sequence[Diagnostic]], str]] = {
+FORMATTERS: dict[str, Callable[..., str]] = {
     "text": format_text,
+    "full": format_full,
     "json": format_json,
+    "json-lines": format_json_lines,
+    "sarif": format_sarif,
+    "github": format_github,
 }
+COLORED_FORMATS = frozenset({"text", "full"})

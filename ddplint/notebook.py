@@ -1,0 +1,204 @@
+"""Jupyter notebooks: the code cells, checked as one program, findings located as cell and line,
+fixes written back into the cells with the rest of the notebook byte for byte.
+
+The program is the code cells joined in order, with IPython-only lines (`%magic`, `!shell`,
+`obj?`) commented out (so line numbers stay put and nothing is executed) and a marker comment
+between cells (so a fixed program splits back into the same cells). Comments are legal at any
+indentation, so neither changes what the program means.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+
+CELL_MARKER = "#%% ddplint cell boundary"
+MAGIC_PREFIX = "#ddplint-ipython: "
+# Cell magics whose body is still Python (ruff's list, trimmed); any other `%%` cell is skipped.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+_IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\?)|\?\??\s*$")
+
+
+class NotebookError(ValueError):
+    """A file that is not a notebook we can read; the message says why, in one line."""
+
+
+@dataclass
+class Notebook:
+    document: dict  # the parsed JSON, edited in place when fixes are written back
+    format: dict  # json.dumps settings that reproduce the file byte for byte, if any
+    cells: list[int]  # indices into document["cells"] of the checked code cells, in order
+    program: str
+    # For each program line (0-based): (1-based code cell number, 1-based line in that cell);
+    # marker lines map to None.
+    line_map: list[Optional[tuple[int, int]]]
+
+
+def read_notebook(data: bytes | str) -> Notebook:
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        document = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise NotebookError(f"not a notebook: invalid JSON ({exc})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        raise NotebookError("not a notebook: no list of cells")
+    language = (document.get("metadata") or {}).get("language_info", {}) or {}
+    if isinstance(language, dict) and language.get("name") not in (None, "python"):
+        raise NotebookError(f"not a Python notebook (language {language.get('name')!r})")
+    cells, pieces, line_map = [], [], []
+    number = 0
+    for index, cell in enumerate(document["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _cell_text(cell)
+        if source is None:
+            raise NotebookError(f"not a notebook: cell {index + 1} has no readable source")
+        number += 1
+        cells.append(index)
+        lines = source.split("\n")
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()  # the cell's final newline; an empty cell keeps its one empty line
+        skip_all = _is_foreign_cell_magic(lines)
+        if number > 1:
+            pieces.append(CELL_MARKER)
+            line_map.append(None)
+        for row, line in enumerate(lines, start=1):
+            pieces.append(MAGIC_PREFIX + line if skip_all or _IPYTHON_LINE.search(line) else line)
+            line_map.append((number, row))
+    program = "\n".join(pieces) + "\n" if pieces else ""
+    return Notebook(document, _detect_format(text, document), cells, program, line_map)
+
+
+def _cell_text(cell: dict) -> Optional[str]:
+    source = cell.get("source", "")
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        return "".join(source)
+    return source if isinstance(source, str) else None
+
+
+def _is_foreign_cell_magic(lines: list[str]) -> bool:
+    """`%%bash`, `%%writefile x.py`, ...: the cell is not Python (or not run here)."""
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if not first.startswith("%%"):
+        return False
+    name = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
+    return name not in PYTHON_CELL_MAGICS
+
+
+def _detect_format(text: str, document: dict) -> dict:
+    """The json.dumps settings that reproduce the file exactly (nbformat's first), else {}."""
+    for indent in (1, 2, 4, None):
+        for sort_keys in (True, False):
+            for ensure_ascii in (False, True):
+                settings = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                dumped = json.dumps(document, **settings)
+                if dumped == text or dumped + "\n" == text:
+                    return {**settings, "newline": dumped + "\n" == text}
+    return {}
+
+
+# -- checking --------------------------------------------------------------------------------------
+def lint_notebook(
+    data: bytes | str, filename: str, lint: Callable[[str], list[Diagnostic]]
+) -> list[Diagnostic]:
+    """Diagnostics located as (cell, line in cell). `lint` checks the program as a Python file."""
+    try:
+        notebook = read_notebook(data)
+    except NotebookError as exc:
+        from ddplint.engine import _error
+
+        return [_error(filename, str(exc))]
+    return [to_cells(d, notebook) for d in lint(notebook.program)]
+
+
+def to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
+    cell, start = _cell_location(notebook, diagnostic.location)
+    end_cell, end = _cell_location(notebook, diagnostic.end_location)
+    if end_cell != cell:
+        end = Location(start.row, start.column + 1)
+    fix = diagnostic.fix
+    if fix is not None:
+        fix = _fix_in_cell(fix, notebook, cell)
+    return Diagnostic(
+        diagnostic.code, diagnostic.message, diagnostic.filename, start, end, fix, diagnostic.severity, cell
+    )
+
+
+def _cell_location(notebook: Notebook, location: Location) -> tuple[int, Location]:
+    index = location.row - 1
+    mapped = notebook.line_map[index] if 0 <= index < len(notebook.line_map) else None
+    if mapped is None:  # a marker line or past the end: point at the next real line
+        following = [m for m in notebook.line_map[max(index, 0):] if m is not None]
+        mapped = following[0] if following else (max(len(notebook.cells), 1), 1)
+        return mapped[0], Location(mapped[1], 1)
+    return mapped[0], Location(mapped[1], location.column)
+
+
+def _fix_in_cell(fix: Fix, notebook: Notebook, cell: int) -> Optional[Fix]:
+    """The fix in cell coordinates when all of it lands in that cell; otherwise None here (the
+    notebook's `--fix` still applies it, through the whole program)."""
+    edits = []
+    for edit in fix.edits:
+        start_cell, start = _cell_location(notebook, edit.location)
+        end_cell, end = _cell_location(notebook, edit.end_location)
+        if start_cell != cell or end_cell != cell:
+            return None
+        edits.append(Edit(edit.content, start, end))
+    return Fix(fix.message, tuple(edits), fix.applicability)
+
+
+def cell_source(path: Path, cell: int) -> Optional[str]:
+    """The text of a code cell (1-based among code cells), for showing source lines."""
+    try:
+        notebook = read_notebook(path.read_bytes())
+    except NotebookError:
+        return None
+    if not 1 <= cell <= len(notebook.cells):
+        return None
+    return _cell_text(notebook.document["cells"][notebook.cells[cell - 1]])
+
+
+# -- writing fixes back ------------------------------------------------------------------------------
+def write_program(notebook: Notebook, program: str) -> str:
+    """The notebook's text with the code cells replaced by a fixed program's pieces. Raises
+    NotebookError when that cannot be done without reformatting the rest of the file."""
+    if not notebook.format:
+        raise NotebookError("cannot write fixes back without reformatting the notebook (unusual JSON layout)")
+    pieces = program.split("\n" + CELL_MARKER + "\n") if program else []
+    if len(pieces) != len(notebook.cells):
+        raise NotebookError("cannot write fixes back: a fix moved a cell boundary")
+    if pieces:
+        pieces[-1] = pieces[-1][:-1]  # the program's own final newline
+    for index, piece in zip(notebook.cells, pieces):
+        cell = notebook.document["cells"][index]
+        old = _cell_text(cell) or ""
+        new = _restore_ipython_lines(piece) + ("\n" if old.endswith("\n") else "")
+        if new != old:
+            cell["source"] = new.splitlines(keepends=True) if isinstance(cell.get("source"), list) else new
+    settings = dict(notebook.format)
+    newline = settings.pop("newline")
+    return json.dumps(notebook.document, **settings) + ("\n" if newline else "")
+
+
+def _restore_ipython_lines(piece: str) -> str:
+    lines = piece.split("\n")
+    return "\n".join(line[len(MAGIC_PREFIX):] if line.startswith(MAGIC_PREFIX) else line for line in lines)
+
+
+def fix_notebook(
+    data: bytes | str, fix_program: Callable[[str], str]
+) -> str:
+    """The notebook text after `fix_program` (the fix loop over Python source) ran on its cells."""
+    notebook = read_notebook(data)
+    fixed = fix_program(notebook.program)
+    if fixed == notebook.program:
+        return data.decode("utf-8") if isinstance(data, bytes) else data
+    return write_program(notebook, fixed)
+
+
+__all__: Sequence[str] = ("NotebookError", "cell_source", "fix_notebook", "lint_notebook", "read_notebook")

@@ -1,0 +1,334 @@
+"""Autofix: applying edits, each rule's fix, and the three promises over every rule example and
+example script: the rest of the file stays byte for byte, the result parses and reports none of
+the fixed findings, and fixing twice changes nothing."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+from ddplint.diagnostics import Edit, Fix, Location
+from ddplint.engine import lint_source
+from ddplint.fix import apply_fixes, apply_fixes_counted, fix_until_stable, unified_diff
+from ddplint.rules import ALL_RULES, select_rules
+from ddplint.rules.base import example_source
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def lint(source: str):
+    return lint_source(source, "snippet.py", select_rules(["ALL"]))
+
+
+def fixed(source: str, unsafe: bool = True) -> str:
+    return fix_until_stable(textwrap.dedent(source).lstrip("\n"), lint, unsafe).source
+
+
+def edit(content: str, row: int, column: int, end_row: int, end_column: int) -> Edit:
+    return Edit(content, Location(row, column), Location(end_row, end_column))
+
+
+# -- apply_fixes -------------------------------------------------------------------------------------
+def test_apply_fixes_replaces_inserts_and_deletes():
+    source = "a = 1\nb = 2\nc = 3\n"
+    fixes = [
+        Fix("rename", (edit("x", 1, 1, 1, 2),)),
+        Fix("insert", (edit("new = 0\n", 3, 1, 3, 1),)),
+        Fix("delete", (edit("", 2, 1, 3, 1),)),
+    ]
+    assert apply_fixes(source, fixes) == "x = 1\nnew = 0\nc = 3\n"
+
+
+def test_overlapping_fix_is_skipped_whole():
+    source = "value = compute()\n"
+    first = Fix("a", (edit("result", 1, 1, 1, 6),))
+    second = Fix("b", (edit("val", 1, 1, 1, 4), edit("# note\n", 1, 1, 1, 1)))
+    text, applied = apply_fixes_counted(source, [first, second])
+    assert text == "result = compute()\n"
+    assert applied == [first]
+
+
+def test_identical_edits_of_two_fixes_apply_once():
+    source = "import os\nf(a)\ng(b)\n"
+    add_import = edit("\nimport sys", 1, 10, 1, 10)
+    one = Fix("one", (add_import, edit("A", 2, 3, 2, 4)))
+    two = Fix("two", (add_import, edit("B", 3, 3, 3, 4)))
+    text, applied = apply_fixes_counted(source, [one, two])
+    assert text == "import os\nimport sys\nf(A)\ng(B)\n"
+    assert applied == [one, two]
+
+
+def test_crlf_and_missing_final_newline_are_kept():
+    source = "a = 1\r\nb = 2"
+    assert apply_fixes(source, [Fix("x", (edit("B", 2, 1, 2, 2),))]) == "a = 1\r\nB = 2"
+    assert apply_fixes(source, [Fix("x", (edit("!", 2, 6, 2, 6),))]) == "a = 1\r\nb = 2!"
+
+
+def test_edit_outside_the_file_is_not_applied():
+    assert apply_fixes("a\n", [Fix("x", (edit("b", 7, 1, 7, 1),))]) == "a\n"
+
+
+def test_unified_diff():
+    assert unified_diff("a\n", "a\n", "x.py") == ""
+    diff = unified_diff("a\nb\n", "a\nc\n", "x.py")
+    assert diff.startswith("--- a/x.py\n+++ b/x.py\n@@")
+    assert "-b\n+c\n" in diff
+
+
+# -- DDP002: set_epoch ------------------------------------------------------------------------------
+SET_EPOCH = """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    dist.init_process_group("gloo")
+    sampler = DistributedSampler(train_set)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(10):
+        # one epoch
+        for x, y in loader:
+            train_step(x, y)
+"""
+
+
+def test_ddp002_inserts_set_epoch_first_in_the_epoch_loop():
+    result = fixed(SET_EPOCH, unsafe=False)
+    # After the loop's leading comment, right before the statement that was first.
+    assert "for epoch in range(10):\n    # one epoch\n    sampler.set_epoch(epoch)\n    for x, y in loader:" in result
+
+
+def test_ddp002_is_safe():
+    (diagnostic,) = lint(textwrap.dedent(SET_EPOCH))
+    assert diagnostic.fix is not None and diagnostic.fix.is_safe
+
+
+def test_ddp002_uses_loader_sampler_for_an_inline_sampler():
+    source = """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def main():
+            dist.init_process_group("gloo")
+            loader = DataLoader(ds, sampler=DistributedSampler(ds))
+            for ep in range(3):
+                for batch in loader:
+                    step(batch)
+    """
+    assert "    for ep in range(3):\n        loader.sampler.set_epoch(ep)\n" in fixed(source, unsafe=False)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "step = 0\nwhile step < 10:\n    for x in loader:\n        step += 1\n",  # no epoch variable
+        "for epoch, _ in enumerate(range(3)):\n    for x in loader:\n        pass\n",  # tuple target
+    ],
+)
+def test_ddp002_offers_no_fix_where_a_name_is_unknown(loop: str):
+    source = (
+        "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+        "dist.init_process_group('gloo')\nloader = DataLoader(ds, sampler=DistributedSampler(ds))\n" + loop
+    )
+    diagnostics = lint(source)
+    assert [d.code for d in diagnostics] == ["DDP002"]
+    assert diagnostics[0].fix is None
+
+
+def test_ddp002_offers_no_fix_when_the_name_means_two_samplers():
+    source = textwrap.dedent(SET_EPOCH) + "sampler = DistributedSampler(other_set)\n"
+    assert all(d.fix is None for d in lint(source) if d.code == "DDP002")
+
+
+# -- DDP001: DistributedSampler ---------------------------------------------------------------------
+NO_SAMPLER = """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader
+
+    dist.init_process_group("gloo")
+    train_loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=2)
+    other_loader = DataLoader(dataset, batch_size=64, shuffle=True)
+"""
+
+
+def test_ddp001_moves_shuffle_into_a_sampler_and_imports_it_once():
+    result = fixed(NO_SAMPLER)
+    assert result.count("from torch.utils.data import DistributedSampler\n") == 1
+    assert (
+        "train_loader = DataLoader(dataset, batch_size=32, "
+        "sampler=DistributedSampler(dataset, shuffle=True), num_workers=2)" in result
+    )
+    assert "other_loader = DataLoader(dataset, batch_size=64, sampler=DistributedSampler(dataset, shuffle=True))" in result
+
+
+def test_ddp001_is_unsafe_and_not_applied_by_plain_fix():
+    assert fixed(NO_SAMPLER, unsafe=False) == textwrap.dedent(NO_SAMPLER).lstrip("\n")
+    assert all(d.fix is not None and not d.fix.is_safe for d in lint(textwrap.dedent(NO_SAMPLER)))
+
+
+def test_ddp001_keeps_the_sequential_order_when_shuffle_was_not_given():
+    source = """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler as DS
+
+        dist.init_process_group("gloo")
+        train_loader = DataLoader(dataset, batch_size=32)
+    """
+    result = fixed(source)
+    assert "train_loader = DataLoader(dataset, batch_size=32, sampler=DS(dataset, shuffle=False))" in result
+    assert result.count("import") == 2  # the existing alias was used, nothing imported
+
+
+def test_ddp001_replaces_a_random_sampler():
+    source = example_source(ALL_RULES[0].invalid[2])
+    result = fixed(source)
+    assert "sampler=DistributedSampler(train_set))" in result and "RandomSampler(train_set)" not in result
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "DataLoader(dataset, **loader_kwargs)",  # the sampler may be in the kwargs
+        "DataLoader(build_dataset(), shuffle=True)",  # a dataset expression must not run twice
+        "DataLoader(dataset, 32, True)",  # shuffle by position
+    ],
+)
+def test_ddp001_offers_no_fix_it_cannot_make_right(call: str):
+    source = (
+        "import torch.distributed as dist\nfrom torch.utils.data import DataLoader\n"
+        f"dist.init_process_group('gloo')\nloader_kwargs = {{'batch_size': 64}}\ntrain_loader = {call}\n"
+    )
+    diagnostics = lint(source)
+    assert [d.code for d in diagnostics] == ["DDP001"]
+    assert diagnostics[0].fix is None
+
+
+def test_ddp001_import_goes_after_a_docstring_when_there_are_no_top_level_imports():
+    source = '"""Doc."""\ndef main():\n    import torch.distributed as dist\n    from torch.utils.data import DataLoader\n    dist.init_process_group("gloo")\n    train_loader = DataLoader(ds, shuffle=True)\n'
+    result = fixed(source)
+    assert result.startswith('"""Doc."""\nfrom torch.utils.data import DistributedSampler\ndef main():')
+
+
+# -- the three promises over every example ---------------------------------------------------------------
+def _fixable_sources() -> list[tuple[str, str]]:
+    cases = [
+        (f"{rule.code}-invalid-{i}", example_source(example))
+        for rule in ALL_RULES
+        for i, example in enumerate(rule.invalid)
+    ]
+    cases += [(path.name, path.read_text()) for path in sorted(EXAMPLES.glob("*_buggy.py"))]
+    return cases
+
+
+CASES = _fixable_sources()
+
+
+def _touched_rows(before: str, after: str) -> set[int]:
+    """Rows of `before` that the fix loop changed (diffing line by line)."""
+    rows: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            rows.update(range(i1 + 1, i2 + 1))
+    return rows
+
+
+@pytest.mark.parametrize("name, source", CASES, ids=[name for name, _ in CASES])
+def test_fixes_keep_the_rest_parse_clear_their_findings_and_are_idempotent(name: str, source: str):
+    before = lint(source)
+    outcome = fix_until_stable(source, lint, unsafe=True)
+    after = outcome.source
+    # 1. Byte for byte elsewhere: the only original lines that changed are lines a finding's fix edits
+    #    replace (insertions change none).
+    edited_rows = {
+        row
+        for d in before
+        if d.fix is not None
+        for e in d.fix.edits
+        if e.location != e.end_location
+        for row in range(e.location.row, e.end_location.row + 1)
+    }
+    assert _touched_rows(source, after) <= edited_rows
+    # 2. It parses.
+    ast.parse(after)
+    # 3. Re-checking reports none of the fixed findings: what remains of a fixed rule's code is
+    #    exactly what had no fix to begin with.
+    fixed_codes = {d.code for d in before if d.fix is not None}
+    for code in fixed_codes:
+        unfixable = [d for d in before if d.code == code and d.fix is None]
+        assert len([d for d in outcome.remaining if d.code == code]) == len(unfixable), (code, after)
+    assert not any(d.fix for d in outcome.remaining)
+    # 4. Fixing twice changes nothing.
+    assert fix_until_stable(after, lint, unsafe=True).source == after
+
+
+def test_the_examples_do_exercise_both_fixes():
+    """The property test above must not pass vacuously."""
+    fixed_codes = set()
+    for _, source in CASES:
+        fixed_codes |= {d.code for d in lint(source) if d.fix is not None}
+    assert {"DDP001", "DDP002"} <= fixed_codes
+
+
+def test_fixed_buggy_examples_match_their_fixed_twins_findings():
+    """The fixed DDP002 example reports what its hand-fixed twin reports: nothing."""
+    source = (EXAMPLES / "ddp002_missing_set_epoch_buggy.py").read_text()
+    assert lint(fixed(source, unsafe=False)) == []
+
+
+# -- the command line -----------------------------------------------------------------------------------
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "train.py").write_text(textwrap.dedent(SET_EPOCH).lstrip("\n"))
+    (tmp_path / "loader.py").write_text(textwrap.dedent(NO_SAMPLER).lstrip("\n"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_fix_writes_safe_fixes_and_reports_the_rest(project: Path, capsys):
+    before_loader = (project / "loader.py").read_text()
+    assert main(["--fix", "."]) == 1  # the unsafe DDP001 findings remain
+    out, err = capsys.readouterr()
+    assert "sampler.set_epoch(epoch)" in (project / "train.py").read_text()
+    assert (project / "loader.py").read_text() == before_loader
+    assert [line.split()[1] for line in out.splitlines()] == ["DDP001", "DDP001"]
+    assert "(1 fixed, 2 remaining)" in err
+    assert "2 more fixable with `--fix --unsafe-fixes`." not in err  # unsafe ones hidden unless asked
+
+
+def test_fix_with_unsafe_fixes_clears_everything(project: Path, capsys):
+    assert main(["--fix", "--unsafe-fixes", "."]) == 0
+    assert "(3 fixed, 0 remaining)" in capsys.readouterr().err
+    assert main(["."]) == 0
+
+
+def test_diff_prints_and_writes_nothing(project: Path, capsys):
+    before = (project / "train.py").read_text()
+    assert main(["--diff", "."]) == 1
+    out, err = capsys.readouterr()
+    assert (project / "train.py").read_text() == before
+    assert out.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert "+    sampler.set_epoch(epoch)\n" in out
+    assert "loader.py" not in out and "Would fix 1 finding." in err
+    assert main(["--diff", "loader.py"]) == 0  # nothing safe to do there
+
+
+def test_fix_keeps_crlf_line_endings(project: Path, capsys):
+    crlf = textwrap.dedent(SET_EPOCH).lstrip("\n").replace("\n", "\r\n").encode()
+    (project / "train.py").write_bytes(crlf)
+    assert main(["--fix", "train.py"]) == 0
+    data = (project / "train.py").read_bytes()
+    assert b"    sampler.set_epoch(epoch)\r\n" in data
+    assert data.count(b"\r\n") == crlf.count(b"\r\n") + 1 and data.count(b"\n") == data.count(b"\r\n")
+
+
+def test_fix_via_the_console_script(project: Path):
+    result = subprocess.run([sys.executable, "-m", "ddplint", "--fix", "train.py"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "sampler.set_epoch(epoch)" in (project / "train.py").read_text()
