@@ -303,13 +303,14 @@ class DdplintServer(LanguageServer):
         analysis = Analysis(document, version, self.config_generation, outcome.diagnostics)
         self.analyses[document.uri] = analysis
         lsp_diagnostics = [self.lsp_diagnostic(document, d) for d in outcome.diagnostics]
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=lsp_diagnostics)
-        )
+        # Logged before publishing: a client that has the diagnostics has the log line too.
         self.log(
             types.MessageType.Log,
             f"analysed {document.uri} (version {version}): {len(lsp_diagnostics)} finding(s)"
             f" in {outcome.seconds * 1000:.0f} ms",
+        )
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=lsp_diagnostics)
         )
         return analysis
 
