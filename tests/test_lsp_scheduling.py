@@ -100,3 +100,24 @@ async def test_code_actions_are_computed_for_the_current_text(patient_client: La
     assert text.splitlines()[row].endswith("# noqa: DDP002")
     # The on-demand analysis also published the current diagnostics.
     assert (await published(client, uri, version=2)).diagnostics[0].range.start.line == row
+
+
+# No quiet period at all: every change asks for an analysis at once.
+@pytest_lsp.fixture(config=server_config("--debounce-ms", "0"), scope="module")
+async def eager_client(lsp_client: LanguageClient):
+    await initialize(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_changes_during_an_analysis_cost_one_more_analysis_not_one_each(eager_client: LanguageClient):
+    client, uri = eager_client, "file:///virtual/eager.py"
+    open_document(client, uri, BUGGY)
+    await published(client, uri, version=1)
+    end = len(BUGGY.splitlines()[DDP002_ROW])
+    for version, char in enumerate(" more text!", start=2):  # versions 2..12
+        insert(client, uri, version=version, line=DDP002_ROW, character=end + version - 2, text=char)
+    assert [d.code for d in (await published(client, uri, version=12)).diagnostics] == ["DDP002"]
+    # Ten changes behind the first fold into (at most) one more analysis of the newest text:
+    # the open, the first change, one rerun, and one spare for a change that slipped in first.
+    assert analyses_of(client, uri) <= 4

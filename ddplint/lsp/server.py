@@ -32,11 +32,20 @@ from ddplint.lsp.actions import KINDS, ActionBuilder
 from ddplint.lsp.analysis import EngineOutcome, run_engine
 from ddplint.lsp.convert import to_lsp_diagnostic
 from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
+from ddplint.lsp.notebooks import NotebookStore
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
 from ddplint.config import CONFIG_FILES, ConfigError, load_settings
 from ddplint.rules import RULES_BY_CODE, UnknownSelector, select_rules
 
 DEFAULT_DEBOUNCE_MS = 50.0
+
+# Any notebook type ("*" per the LSP spec), Python cells: what `ddplint check` reads in an .ipynb.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(notebook="*", cells=[types.NotebookCellLanguage(language="python")])
+    ],
+    save=True,
+)
 
 
 @dataclass
@@ -63,11 +72,11 @@ class Options:
 
 @dataclass(frozen=True)
 class Analysis:
-    """One document version's findings, kept for code actions."""
+    """One document's findings as last published, kept for code actions. `stamp` says which
+    state of its target (document or notebook, version, configuration) they belong to."""
 
     document: TextDocument
-    version: Optional[int]
-    config_generation: int
+    stamp: tuple
     diagnostics: tuple[Diagnostic, ...]
 
 
@@ -75,13 +84,22 @@ class Analysis:
 class _Pending:
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     tasks: set = field(default_factory=set)  # strong references: the loop only keeps weak ones
+    in_flight: dict[str, asyncio.Future] = field(default_factory=dict)
+    rerun: set[str] = field(default_factory=set)
+    published: dict[str, tuple] = field(default_factory=dict)  # target -> stamp last published
 
 
 class DdplintServer(LanguageServer):
     def __init__(self, options: Optional[Options] = None):
-        super().__init__("ddplint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "ddplint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=NOTEBOOK_SYNC,
+        )
         self.options = options or Options()
         self.documents = DocumentStore()
+        self.notebooks = NotebookStore(self.documents)
         self.analyses: dict[str, Analysis] = {}
         self.links = RuleLinks()
         self._pending = _Pending()
@@ -104,6 +122,10 @@ class DdplintServer(LanguageServer):
         self.feature(types.TEXT_DOCUMENT_HOVER)(_handler(self.on_hover))
         self.feature(types.INITIALIZED)(_handler(self.on_initialized))
         self.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_handler(self.on_did_change_watched_files))
+        self.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)(_handler(self.on_notebook_did_open))
+        self.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)(_handler(self.on_notebook_did_change))
+        self.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)(_handler(self.on_notebook_did_save))
+        self.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(_handler(self.on_notebook_did_close))
 
     @property
     def encoding(self) -> str:
@@ -194,77 +216,164 @@ class DdplintServer(LanguageServer):
         in `ddplint.config` notices the new mtime and reads the file again)."""
         self.config_generation += 1
         self._reported_config_problems.clear()
-        self.log(types.MessageType.Info, f"{reason}: re-analysing {len(list(self.documents))} open document(s)")
-        for document in self.documents:
-            self.schedule(document.uri, delay=0)
+        targets = {self.target_of(document.uri) for document in self.documents}
+        self.log(types.MessageType.Info, f"{reason}: re-analysing {len(targets)} open document(s)")
+        for target in sorted(targets):
+            self.schedule(target, delay=0)
 
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self._cancel_timer(uri)
         self.documents.close(uri)
-        self.analyses.pop(uri, None)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self._clear(uri)
+
+    # -- notebook sync (cells arrive through these, never through textDocument/didOpen) ---------
+    def on_notebook_did_open(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        state = self.notebooks.open(params)
+        self.schedule(state.uri, delay=0)
+
+    def on_notebook_did_change(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        state, removed = self.notebooks.change(params, self.encoding)
+        for uri in removed:
+            self._clear(uri)
+        if state is not None:
+            self.schedule(state.uri, delay=self.options.debounce_ms / 1000)
+
+    def on_notebook_did_save(self, params: types.DidSaveNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        if self.notebooks.get(uri) is not None:
+            self.schedule(uri, delay=0)
+
+    def on_notebook_did_close(self, params: types.DidCloseNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        self._cancel_timer(uri)
+        self._pending.published.pop(uri, None)
+        for cell in self.notebooks.close(uri):
+            self._clear(cell)
 
     # -- scheduling -----------------------------------------------------------------------------
-    def schedule(self, uri: str, delay: float) -> None:
-        """(Re)arm the analysis of `uri` to start after `delay` seconds of quiet."""
-        self._cancel_timer(uri)
-        loop = asyncio.get_running_loop()
-        if delay <= 0:
-            self._start(uri)
-        else:
-            self._pending.timers[uri] = loop.call_later(delay, self._start, uri)
+    # A "target" is what one analysis covers: an open text document, or a whole notebook (its
+    # cells are one program). Timers, in-flight analyses and reruns are all per target.
+    def target_of(self, uri: str) -> str:
+        return self.notebooks.owner(uri) or uri
 
-    def _cancel_timer(self, uri: str) -> None:
-        timer = self._pending.timers.pop(uri, None)
+    def schedule(self, target: str, delay: float) -> None:
+        """(Re)arm the analysis of `target` to start after `delay` seconds of quiet."""
+        self._cancel_timer(target)
+        if delay <= 0:
+            self._start(target)
+        else:
+            self._pending.timers[target] = asyncio.get_running_loop().call_later(delay, self._start, target)
+
+    def _cancel_timer(self, target: str) -> None:
+        timer = self._pending.timers.pop(target, None)
         if timer is not None:
             timer.cancel()
 
-    def _start(self, uri: str) -> None:
-        self._pending.timers.pop(uri, None)
-        task = asyncio.ensure_future(self.refresh(uri))
+    def _start(self, target: str) -> None:
+        self._pending.timers.pop(target, None)
+        task = asyncio.ensure_future(self.refresh(target))
         self._pending.tasks.add(task)
         task.add_done_callback(self._pending.tasks.discard)
 
+    async def refresh(self, target: str) -> None:
+        """Bring `target`'s published diagnostics up to date with its current text.
+
+        At most one analysis per target is in flight: a request that arrives meanwhile only
+        marks the target for one more run, which then reads the newest text. So however fast
+        the edits come, the server is never more than one analysis behind."""
+        running = self._pending.in_flight.get(target)
+        if running is None:
+            running = asyncio.ensure_future(self._analyse_until_current(target))
+            self._pending.in_flight[target] = running
+            running.add_done_callback(lambda _task: self._pending.in_flight.pop(target, None))
+        else:
+            self._pending.rerun.add(target)
+        await asyncio.shield(running)
+
+    async def _analyse_until_current(self, target: str) -> None:
+        while True:
+            self._pending.rerun.discard(target)
+            await self._analyse_and_publish(target)
+            if target not in self._pending.rerun:
+                return
+
+    def _stamp(self, target: str):
+        """What must not have changed for a finished analysis of `target` to be published."""
+        notebook = self.notebooks.get(target)
+        if notebook is not None:
+            return (notebook, notebook.version, self.config_generation)
+        document = self.documents.get(target)
+        return (document, document.version if document else None, self.config_generation)
+
     def _is_current(self, uri: str) -> bool:
-        analysis, document = self.analyses.get(uri), self.documents.get(uri)
-        return (
-            analysis is not None
-            and document is not None
-            and analysis.document is document
-            and analysis.version == document.version
-            and analysis.config_generation == self.config_generation
+        analysis = self.analyses.get(uri)
+        return analysis is not None and analysis.stamp == self._stamp(self.target_of(uri)) and (
+            analysis.document is self.documents.get(uri)
         )
 
-    async def refresh(self, uri: str) -> Optional[Analysis]:
-        """Analyse the document as it is now and publish the result, unless the document or the
-        configuration changed meanwhile. Never raises: a crash is logged and publishes an empty
-        result."""
-        document = self.documents.get(uri)
-        if document is None:
-            return None
-        version, text, generation = document.version, document.text, self.config_generation
-        rules = self.rules_for(uri)
+    async def _analyse_and_publish(self, target: str) -> None:
+        """Analyse the target as it is now and publish the result, unless it or the configuration
+        changed meanwhile (then a newer analysis is already scheduled). Never raises: a crash
+        is logged and publishes an empty result."""
+        stamp = self._stamp(target)
+        if stamp[0] is None:
+            return  # closed meanwhile
+        if self._pending.published.get(target) == stamp:
+            return  # a rerun or a save found nothing new since the last analysis
+        notebook = self.notebooks.get(target)
+        program = None
+        if notebook is not None:
+            try:
+                program = self.notebooks.program(notebook)
+            except Exception:  # ddplint.notebook refusing what the client sent: log it, show nothing
+                self.log(types.MessageType.Error, f"cannot read notebook {target}:\n{traceback.format_exc()}")
+                return
+        text = program.notebook.program if program is not None else stamp[0].text
+        rules = self.rules_for(target)
         if rules is None:
             outcome = EngineOutcome((), (), None, 0.0)
-            self.log(types.MessageType.Log, f"{uri} is excluded by the configuration: not analysed")
+            self.log(types.MessageType.Log, f"{target} is excluded by the configuration: not analysed")
         else:
             try:
                 outcome = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, run_engine, text, filename_of(uri), rules
+                    self._executor, run_engine, text, filename_of(target), rules
                 )
             except RuntimeError:  # the executor is gone: the server is shutting down
-                return None
-        if self.documents.get(uri) is not document or document.version != version:
-            return None  # superseded: the newer change has its own analysis scheduled
-        if self.config_generation != generation:
-            return None  # the configuration changed meanwhile and scheduled a new analysis
+                return
+        if self._stamp(target) != stamp:
+            return  # superseded: the change that superseded it has its own analysis scheduled
+        self._report_problems(target, outcome)
+        self.log(
+            types.MessageType.Log,  # before publishing: a client holding the diagnostics has this line
+            f"analysed {target} (version {stamp[1]}): {len(outcome.diagnostics)} finding(s)"
+            f" in {outcome.seconds * 1000:.0f} ms",
+        )
+        self._pending.published[target] = stamp
+        if program is None:
+            self._publish_safely(stamp, stamp[0], outcome.diagnostics)
+        else:
+            for cell in program.code_cells:
+                self._publish_safely(stamp, cell, program.by_cell(outcome.diagnostics)[cell.uri])
+
+    def _publish_safely(self, stamp, document: TextDocument, diagnostics) -> None:
         try:
-            return self._publish(document, version, outcome)
+            self._publish(stamp, document, tuple(diagnostics))
         except Exception:  # a bug here must cost one result, not the server
-            self.log(types.MessageType.Error, f"publishing diagnostics for {uri} failed:\n{traceback.format_exc()}")
-            self._publish_empty(document, version)
-            return None
+            self.log(types.MessageType.Error, f"publishing diagnostics for {document.uri} failed:\n{traceback.format_exc()}")
+            self._publish(stamp, document, ())
+
+    def _publish(self, stamp, document: TextDocument, diagnostics: tuple[Diagnostic, ...]) -> None:
+        self.analyses[document.uri] = Analysis(document, stamp, diagnostics)
+        lsp_diagnostics = [self.lsp_diagnostic(document, d) for d in diagnostics]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=lsp_diagnostics)
+        )
+
+    def _clear(self, uri: str) -> None:
+        self.analyses.pop(uri, None)
+        self._pending.published.pop(uri, None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def rules_for(self, uri: str) -> Optional[tuple]:
         """The rules `[tool.ddplint]` selects for this document, or None for an excluded file.
@@ -298,28 +407,6 @@ class DdplintServer(LanguageServer):
             types.ShowMessageParams(type=types.MessageType.Error, message=f"ddplint: {message} (using the default rules)")
         )
 
-    def _publish(self, document: TextDocument, version: Optional[int], outcome: EngineOutcome) -> Analysis:
-        self._report_problems(document.uri, outcome)
-        analysis = Analysis(document, version, self.config_generation, outcome.diagnostics)
-        self.analyses[document.uri] = analysis
-        lsp_diagnostics = [self.lsp_diagnostic(document, d) for d in outcome.diagnostics]
-        # Logged before publishing: a client that has the diagnostics has the log line too.
-        self.log(
-            types.MessageType.Log,
-            f"analysed {document.uri} (version {version}): {len(lsp_diagnostics)} finding(s)"
-            f" in {outcome.seconds * 1000:.0f} ms",
-        )
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=lsp_diagnostics)
-        )
-        return analysis
-
-    def _publish_empty(self, document: TextDocument, version: Optional[int]) -> None:
-        self.analyses[document.uri] = Analysis(document, version, self.config_generation, ())
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=[])
-        )
-
     def _report_problems(self, uri: str, outcome: EngineOutcome) -> None:
         if outcome.crash is not None:
             self.log(types.MessageType.Error, f"analysis of {uri} crashed (please report this):\n{outcome.crash}")
@@ -332,10 +419,11 @@ class DdplintServer(LanguageServer):
     async def current_analysis(self, uri: str) -> Optional[Analysis]:
         """The findings for the document's current text: a code action asked between a change
         and its debounced analysis must not offer edits computed for the old text."""
-        if self._is_current(uri):
-            return self.analyses[uri]
-        self._cancel_timer(uri)
-        return await self.refresh(uri)
+        if not self._is_current(uri):
+            target = self.target_of(uri)
+            self._cancel_timer(target)
+            await self.refresh(target)
+        return self.analyses.get(uri) if self._is_current(uri) else None
 
     # -- requests -------------------------------------------------------------------------------
     async def on_code_action(self, params: types.CodeActionParams) -> Optional[list[types.CodeAction]]:
