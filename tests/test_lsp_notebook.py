@@ -7,7 +7,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp_client import EXAMPLES, published, server_config
+from tests.lsp_client import EXAMPLES, apply_text_edits, edits_for, published, server_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -65,6 +65,18 @@ async def test_notebook_finding_is_published_on_its_cell_and_follows_cell_edits(
     assert diagnostic.code == "DDP002"
     assert diagnostic.range.start.line == DDP002_ROW_IN_MAIN  # in the cell's own coordinates
     assert (await published(client, CELLS[0], version=1)).diagnostics == []  # the magic line is no error
+
+    # Code actions on a cell edit that cell, in its own coordinates.
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=CELLS[2]),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    [fix] = [a for a in actions if "set_epoch" in a.title]
+    edited = apply_text_edits(MAIN, edits_for(fix, CELLS[2]))
+    assert edited.splitlines()[DDP002_ROW_IN_MAIN + 1].strip() == "sampler.set_epoch(epoch)"
 
     # Type set_epoch into the third cell: its finding goes away.
     at = types.Position(line=DDP002_ROW_IN_MAIN + 1, character=0)
