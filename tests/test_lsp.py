@@ -13,7 +13,6 @@ from pytest_lsp import LanguageClient
 from ddplint.rules import RULES_BY_CODE
 from tests.lsp_client import (
     EXAMPLES,
-    analyses_of,
     apply_text_edits,
     edits_for,
     initialize,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from lsprotocol import types
 
 from ddplint.diagnostics import Diagnostic, Edit, Location
@@ -68,11 +66,3 @@ def ranges_touch(a: types.Range, b: types.Range) -> bool:
 
 def _key(p: types.Position) -> tuple[int, int]:
     return (p.line, p.character)
-
-
-def same_diagnostic(ours: types.Diagnostic, theirs: types.Diagnostic) -> bool:
-    return ours.code == theirs.code and ours.range == theirs.range
-
-
-def severity_name(severity: Optional[types.DiagnosticSeverity]) -> str:
-    return {v: k for k, v in _SEVERITY.items()}.get(severity, "error")

@@ -7,8 +7,9 @@ machine a second one would only slow the first down).
 
 When an analysis runs: at once on open and on save (unless the text was already analysed), after
 a short quiet period on change (`debounceMs`): every keystroke re-arms the timer, so a burst of
-changes costs one analysis. A result is published only if the document is still at the version
-that was analysed; otherwise a newer change has already scheduled the next analysis.
+changes costs one analysis. One analysis per document (or notebook) is in flight at a time;
+changes meanwhile fold into one rerun. A result is published only if the document is still at
+the version that was analysed; otherwise a newer change has already scheduled the next analysis.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import traceback
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -26,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from ddplint import __version__
+from ddplint.config import CONFIG_FILES, ConfigError, load_settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import KINDS, ActionBuilder
@@ -34,7 +36,6 @@ from ddplint.lsp.convert import to_lsp_diagnostic
 from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
 from ddplint.lsp.notebooks import NotebookStore
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
-from ddplint.config import CONFIG_FILES, ConfigError, load_settings
 from ddplint.rules import RULES_BY_CODE, UnknownSelector, select_rules
 
 DEFAULT_DEBOUNCE_MS = 50.0
@@ -118,7 +119,8 @@ class DdplintServer(LanguageServer):
         self.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_handler(self.on_did_change))
         self.feature(types.TEXT_DOCUMENT_DID_SAVE)(_handler(self.on_did_save))
         self.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_handler(self.on_did_close))
-        self.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=list(KINDS)))(_handler(self.on_code_action))
+        code_actions = types.CodeActionOptions(code_action_kinds=list(KINDS))
+        self.feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions)(_handler(self.on_code_action))
         self.feature(types.TEXT_DOCUMENT_HOVER)(_handler(self.on_hover))
         self.feature(types.INITIALIZED)(_handler(self.on_initialized))
         self.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(_handler(self.on_did_change_watched_files))
@@ -283,13 +285,17 @@ class DdplintServer(LanguageServer):
         marks the target for one more run, which then reads the newest text. So however fast
         the edits come, the server is never more than one analysis behind."""
         running = self._pending.in_flight.get(target)
-        if running is None:
+        if running is None or running.done():  # done: its clean-up callback has not run yet
             running = asyncio.ensure_future(self._analyse_until_current(target))
             self._pending.in_flight[target] = running
-            running.add_done_callback(lambda _task: self._pending.in_flight.pop(target, None))
+            running.add_done_callback(lambda task: self._forget_in_flight(target, task))
         else:
             self._pending.rerun.add(target)
         await asyncio.shield(running)
+
+    def _forget_in_flight(self, target: str, task: asyncio.Future) -> None:
+        if self._pending.in_flight.get(target) is task:
+            del self._pending.in_flight[target]
 
     async def _analyse_until_current(self, target: str) -> None:
         while True:
@@ -350,11 +356,19 @@ class DdplintServer(LanguageServer):
             f" in {outcome.seconds * 1000:.0f} ms",
         )
         self._pending.published[target] = stamp
+        for document, diagnostics in self._per_document(target, stamp, program, outcome):
+            self._publish_safely(stamp, document, diagnostics)
+
+    def _per_document(self, target, stamp, program, outcome: EngineOutcome):
+        """(document, its diagnostics) to publish: the document itself, or each code cell."""
         if program is None:
-            self._publish_safely(stamp, stamp[0], outcome.diagnostics)
-        else:
-            for cell in program.code_cells:
-                self._publish_safely(stamp, cell, program.by_cell(outcome.diagnostics)[cell.uri])
+            return [(stamp[0], outcome.diagnostics)]
+        try:
+            by_cell = program.by_cell(outcome.diagnostics)
+        except Exception:  # a bug in mapping findings to cells: log it, clear the cells
+            self.log(types.MessageType.Error, f"placing findings in the cells of {target} failed:\n{traceback.format_exc()}")
+            by_cell = {}
+        return [(cell, by_cell.get(cell.uri, ())) for cell in program.code_cells]
 
     def _publish_safely(self, stamp, document: TextDocument, diagnostics) -> None:
         try:
