@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import Optional, Sequence
 
 
@@ -28,8 +29,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(list(argv or []))
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.DEBUG, format="%(asctime)s %(name)s %(message)s")
-    from ddplint.lsp.server import DdplintServer, Options
-
+    try:
+        from ddplint.lsp.server import DdplintServer, Options
+    except ImportError as exc:  # pygls / lsprotocol are the optional `lsp` extra
+        print(f"ddplint lsp: unavailable: {exc} (install with: pip install 'ddplint[lsp]')", file=sys.stderr)
+        return 2
     options = Options()
     if args.debounce_ms is not None:
         options.debounce_ms = max(0.0, args.debounce_ms)
