@@ -101,6 +101,11 @@ def locate_fix(fix: "FindingFix", positions: Mapping, source: str) -> Optional[F
             edits.append(Edit(node_edit.content, begin, begin))
         elif node_edit.where == "after":
             edits.append(Edit(node_edit.content, finish, finish))
+        elif node_edit.where == "until":  # from the start of `node` to the start of `end`
+            stop = positions[node_edit.end].start
+            edits.append(Edit(node_edit.content, begin, Location(stop.line, stop.column + 1)))
+        elif node_edit.where == "from_end":  # from the end of `node` to the end of `end`
+            edits.append(Edit(node_edit.content, Location(positions[node_edit.node].end.line, positions[node_edit.node].end.column + 1), finish))
         else:
             indent = lines[start.line - 1][: start.column]
             if indent.strip():

@@ -21,7 +21,8 @@ CELL_MARKER = "#%% ddplint cell boundary"
 MAGIC_PREFIX = "#ddplint-ipython: "
 # Cell magics whose body is still Python (ruff's list, trimmed); any other `%%` cell is skipped.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
-_IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\?)|\?\??\s*$")
+# `obj?`, `obj??`, `?obj`: IPython's help syntax (only a bare dotted name, so `x = a  # why?` is code)
+_HELP_LINE = re.compile(r"^\s*(?:\?{1,2}\s*[\w.]+|[\w.]+\?{1,2})\s*$")
 
 
 class NotebookError(ValueError):
@@ -31,7 +32,7 @@ class NotebookError(ValueError):
 @dataclass
 class Notebook:
     document: dict  # the parsed JSON, edited in place when fixes are written back
-    format: dict  # json.dumps settings that reproduce the file byte for byte, if any
+    text: str  # the file as read, to find the JSON layout that reproduces it
     cells: list[int]  # indices into document["cells"] of the checked code cells, in order
     program: str
     # For each program line (0-based): (1-based code cell number, 1-based line in that cell);
@@ -47,7 +48,8 @@ def read_notebook(data: bytes | str) -> Notebook:
         raise NotebookError(f"not a notebook: invalid JSON ({exc})") from None
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a notebook: no list of cells")
-    language = (document.get("metadata") or {}).get("language_info", {}) or {}
+    metadata = document.get("metadata")
+    language = metadata.get("language_info") if isinstance(metadata, dict) else None
     if isinstance(language, dict) and language.get("name") not in (None, "python"):
         raise NotebookError(f"not a Python notebook (language {language.get('name')!r})")
     cells, pieces, line_map = [], [], []
@@ -64,14 +66,61 @@ def read_notebook(data: bytes | str) -> Notebook:
         if len(lines) > 1 and lines[-1] == "":
             lines.pop()  # the cell's final newline; an empty cell keeps its one empty line
         skip_all = _is_foreign_cell_magic(lines)
+        ipython = set(range(len(lines))) if skip_all else _ipython_lines(lines)
         if number > 1:
             pieces.append(CELL_MARKER)
             line_map.append(None)
         for row, line in enumerate(lines, start=1):
-            pieces.append(MAGIC_PREFIX + line if skip_all or _IPYTHON_LINE.search(line) else line)
+            pieces.append(MAGIC_PREFIX + line if row - 1 in ipython else line)
             line_map.append((number, row))
     program = "\n".join(pieces) + "\n" if pieces else ""
-    return Notebook(document, _detect_format(text, document), cells, program, line_map)
+    return Notebook(document, text, cells, program, line_map)
+
+
+def _ipython_lines(lines: list[str]) -> set[int]:
+    """Indices of the lines IPython would take as magics, shell escapes or help: those starting
+    with `%`, `!` or `?` (or `name?`) where a statement may start, i.e. not inside brackets, a
+    triple-quoted string or after a backslash (`x = (a\n     % b)` is Python)."""
+    found: set[int] = set()
+    depth, quote, continued = 0, None, False
+    for index, line in enumerate(lines):
+        at_statement_start = depth == 0 and quote is None and not continued
+        if at_statement_start and (line.lstrip().startswith(("%", "!")) or _HELP_LINE.match(line)):
+            found.add(index)
+            continue
+        depth, quote, continued = _scan(line, depth, quote)
+    return found
+
+
+def _scan(line: str, depth: int, quote: Optional[str]) -> tuple[int, Optional[str], bool]:
+    """Bracket depth, open triple-quoted string and backslash continuation after `line`."""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+            i += 1
+            continue
+        if ch == "#":
+            return depth, None, False
+        if ch in "\"'":
+            quote = line[i : i + 3] if line[i : i + 3] in ('"""', "'''") else ch
+            i += len(quote)
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    if quote in ('"', "'"):
+        quote = None  # an unterminated one-line string: a syntax error Python will report
+    return depth, quote, line.endswith("\\") and quote is None
 
 
 def _cell_text(cell: dict) -> Optional[str]:
@@ -167,7 +216,8 @@ def cell_source(path: Path, cell: int) -> Optional[str]:
 def write_program(notebook: Notebook, program: str) -> str:
     """The notebook's text with the code cells replaced by a fixed program's pieces. Raises
     NotebookError when that cannot be done without reformatting the rest of the file."""
-    if not notebook.format:
+    layout = _detect_format(notebook.text, notebook.document)  # before any cell changes
+    if not layout:
         raise NotebookError("cannot write fixes back without reformatting the notebook (unusual JSON layout)")
     pieces = program.split("\n" + CELL_MARKER + "\n") if program else []
     if len(pieces) != len(notebook.cells):
@@ -180,7 +230,7 @@ def write_program(notebook: Notebook, program: str) -> str:
         new = _restore_ipython_lines(piece) + ("\n" if old.endswith("\n") else "")
         if new != old:
             cell["source"] = new.splitlines(keepends=True) if isinstance(cell.get("source"), list) else new
-    settings = dict(notebook.format)
+    settings = dict(layout)
     newline = settings.pop("newline")
     return json.dumps(notebook.document, **settings) + ("\n" if newline else "")
 

@@ -19,7 +19,6 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/ddplint/ddplint"
 
 
 def _read_line(diagnostic: Diagnostic) -> Optional[str]:
@@ -205,7 +204,6 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
                     "driver": {
                         "name": "ddplint",
                         "version": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": [_sarif_rule(rule) for rule in ALL_RULES],
                     }
                 },

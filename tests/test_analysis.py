@@ -390,3 +390,187 @@ def test_a_loop_that_only_looks_at_batches_is_not_training():
         """
     )
     assert not facts.data.is_training_loader(facts.data.loaders[0])
+
+
+# -- issue 7: shared facts the new rules read -------------------------------------------------------
+def test_rank_zero_arm_of_a_conditional_expression_runs_on_one_rank():
+    facts = facts_of(
+        """
+        import torch, torch.distributed as dist
+        rank = dist.get_rank()
+        obj = [torch.load("a.pt") if rank == 0 else None]
+        other = torch.load("b.pt") if rank != 0 else None
+        """
+    )
+    first, second = [site for site in facts.calls if site.name == "load"]
+    assert facts.ranks.call_runs_on_one_rank_only(first)
+    assert not facts.ranks.call_runs_on_one_rank_only(second)
+
+
+@pytest.mark.parametrize(
+    "source,is_data",
+    [
+        ("torch.load('cache/tokenized_train.pt')", True),
+        ("torch.load('val_tensors.pt')", True),
+        ("torch.load('best_model.pt')", False),
+        ("torch.load(args.resume)", False),
+        ("torch.load(path)", False),
+        ("torch.load('train_state.pt')", False),
+    ],
+)
+def test_loaded_file_named_as_data(source, is_data):
+    facts = facts_of("import torch\n" + source)
+    assert facts.data.reads_a_data_file(first_call(facts, "load")) is is_data
+
+
+def test_torch_load_inside_a_dataset_class_reads_data():
+    facts = facts_of(
+        """
+        import torch
+        from torch.utils.data import Dataset
+        class Shards(Dataset):
+            def __getitem__(self, i):
+                return torch.load(self.files[i])
+        """
+    )
+    assert facts.data.reads_a_data_file(first_call(facts, "load"))
+
+
+@pytest.mark.parametrize(
+    "line,kind",
+    [
+        ("model.cuda()", "current"),
+        ("model.to('cuda')", "current"),
+        ("torch.device('cuda')", "current"),
+        ("model.cuda(0)", "gpu0"),
+        ("model.to(0)", "gpu0"),
+        ("torch.device('cuda', 0)", "gpu0"),
+        ("torch.zeros(3, device='cuda:0')", "gpu0"),
+        ("dev = 'cuda:0'\nmodel.to(dev)", "gpu0"),
+        ("model.to(local_rank)", None),
+        ("model.cuda(args.gpu)", None),
+        ("torch.device('cuda', local_rank)", None),
+        ("model.to(f'cuda:{local_rank}')", None),
+        ("model.to('cpu')", None),
+        ("x.to(torch.float16)", None),
+    ],
+)
+def test_device_placements(line, kind):
+    facts = facts_of("import torch\n" + line)
+    kinds = [p.kind for p in facts.devices.placements]
+    assert kinds == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize(
+    "source,sets",
+    [
+        ("import torch\ntorch.cuda.set_device(r)", True),
+        ("import torch.distributed as dist\ndist.init_process_group('nccl', device_id=d)", True),
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = str(r)", True),
+        ("from accelerate import Accelerator", True),
+        ("import torch.distributed as dist\ndist.init_process_group('nccl')", False),
+    ],
+)
+def test_device_chosen_per_rank(source, sets):
+    assert facts_of(source).devices.sets_device_per_rank is sets
+
+
+@pytest.mark.parametrize(
+    "expr,differs",
+    [("int(time.time())", True), ("os.getpid()", True), ("t", True), ("args.seed", False), ("42", False)],
+)
+def test_values_that_differ_between_processes(expr, differs):
+    facts = facts_of(f"import os, time\nt = time.time_ns()\nx = {expr}")
+    value = facts.module_scope.bindings["x"][0].value
+    assert facts.ranks.depends_on_clock(value, facts.module_scope) is differs
+
+
+def test_collectives_direct_through_helpers_and_accelerator():
+    facts = facts_of(
+        """
+        import numpy as np
+        import torch.distributed as dist
+        def sync(t):
+            dist.all_reduce(t)
+        dist.barrier()
+        sync(x)
+        accelerator.wait_for_everyone()
+        np.broadcast(a, b)
+        dist.send(t, dst=1)
+        """
+    )
+    reached = {site.name: facts.ranks.collective_reached(site) for site in facts.calls}
+    assert reached["barrier"] == "barrier"
+    assert reached["sync"] == "all_reduce in sync()"
+    assert reached["wait_for_everyone"] == "wait_for_everyone"
+    assert reached["broadcast"] is None and reached["send"] is None
+
+
+def test_forward_through_wrapped_model_needs_a_syncing_wrapper():
+    source = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        net = torch.nn.BatchNorm1d(4)
+        model = DDP(net)
+        plain = DDP(other, broadcast_buffers=False)
+        model(x)
+        model.module(x)
+        plain(x)
+        """
+    text = textwrap.dedent(source).lstrip("\n")
+    facts = build_facts(cst.parse_module(text), text)
+    forwards = [site for site in facts.calls if facts.ranks.is_wrapped_model_forward(site)]
+    assert [cst.Module([]).code_for_node(site.node) for site in forwards] == ["model(x)"]
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        ("validate(model, val_loader)", "validate(...)"),
+        ("run_evaluation(model, loader)", "run_evaluation(...)"),
+        ("model.eval()", None),
+        ("build_val_loader(cfg)", None),
+        ("log_eval_metrics(writer, m)", None),
+        ("my_eval(model)", "my_eval(...)"),
+        ("fit_more(model)", None),
+    ],
+)
+def test_evaluation_pass(body, expected):
+    facts = facts_of(
+        f"""
+        import torch
+        def my_eval(model):
+            with torch.no_grad():
+                for x in loader:
+                    model(x)
+        def fit_more(model):
+            model.eval()
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+        if rank == 0:
+            {body}
+        """
+    )
+    branch = facts.branches[-1]
+    assert facts.data.evaluation_pass(facts.calls_in_arm(branch, True), []) == expected
+
+
+@pytest.mark.parametrize(
+    "iter_body,unsplit",
+    [
+        ("yield from self.items", True),
+        ("info = get_worker_info()\nyield from self.items[info.id::info.num_workers]", False),
+        ("yield from self.items[self.rank::self.world_size]", False),
+        ("yield from self.items[int(os.environ['RANK'])::2]", False),
+    ],
+)
+def test_iterable_dataset_splits_its_stream(iter_body, unsplit):
+    body = textwrap.indent(iter_body, "        ")
+    source = (
+        "import os\nfrom torch.utils.data import DataLoader, IterableDataset, get_worker_info\n"
+        "class Stream(IterableDataset):\n    def __iter__(self):\n" + body + "\n"
+        "loader = DataLoader(Stream(), batch_size=4)\n"
+    )
+    facts = build_facts(cst.parse_module(source))
+    assert (facts.data.unsplit_stream(facts.data.loaders[0]) == "Stream") is unsplit

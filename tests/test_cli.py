@@ -112,3 +112,68 @@ def test_console_script_and_module_entry_point(project):
     assert "Traceback" not in result.stderr
     version = subprocess.run([sys.executable, "-m", "ddplint", "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("ddplint ")
+
+
+# -- stdin ----------------------------------------------------------------------------------------------
+SET_EPOCH_BUG = (
+    "import torch.distributed as dist\n"
+    "from torch.utils.data import DataLoader, DistributedSampler\n"
+    "dist.init_process_group('gloo')\n"
+    "sampler = DistributedSampler(ds)\n"
+    "loader = DataLoader(ds, sampler=sampler)\n"
+    "for epoch in range(3):\n"
+    "    for batch in loader:\n"
+    "        step(batch)\n"
+)
+
+
+def _stdin(cwd: Path, *args: str, text: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ddplint", *args], input=text, capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_stdin_with_a_filename(project):
+    result = _stdin(project, "-", "--stdin-filename", "src/train.py", text=BUGGY)
+    assert result.returncode == 1
+    assert result.stdout.startswith("src/train.py:2:9: DDP003 ")
+    assert _stdin(project, "-", text=BUGGY).stdout.startswith("-:2:9: DDP003 ")
+    assert _stdin(project, "-", text=CLEAN).returncode == 0
+
+
+def test_stdin_filename_picks_up_per_file_config(project):
+    (project / "pyproject.toml").write_text('[tool.ddplint.per-file-ignores]\n"legacy/*" = ["DDP003"]\n')
+    assert _stdin(project, "-", "--stdin-filename", "legacy/old.py", text=BUGGY).returncode == 0
+    assert _stdin(project, "-", "--stdin-filename", "new.py", text=BUGGY).returncode == 1
+
+
+def test_stdin_fix_prints_the_fixed_source(project):
+    result = _stdin(project, "--fix", "-", "--stdin-filename", "train.py", text=SET_EPOCH_BUG)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == SET_EPOCH_BUG.replace(
+        "for epoch in range(3):\n", "for epoch in range(3):\n    sampler.set_epoch(epoch)\n"
+    )
+    assert "1 fixed" in result.stderr
+    unchanged = _stdin(project, "--fix", "-", text=BUGGY)
+    assert unchanged.stdout == BUGGY and unchanged.returncode == 1  # DDP003 has no fix: source as it came
+
+
+def test_stdin_diff(project):
+    result = _stdin(project, "--diff", "-", "--stdin-filename", "train.py", text=SET_EPOCH_BUG)
+    assert result.returncode == 1
+    assert result.stdout.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert "+    sampler.set_epoch(epoch)\n" in result.stdout
+
+
+def test_stdin_full_format_shows_the_line(project):
+    result = _stdin(project, "--output-format", "full", "-", "--stdin-filename", "t.py", text=BUGGY)
+    assert "2 | model = nn.DataParallel(model)" in result.stdout
+
+
+def test_stdin_notebook(project):
+    notebook = json.dumps(
+        {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                    "source": ["%pip install torch\n", BUGGY]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    )
+    result = _stdin(project, "-", "--stdin-filename", "nb.ipynb", text=notebook)
+    assert result.stdout.startswith("nb.ipynb:cell 1:3:9: DDP003 ")

@@ -30,6 +30,12 @@ SCRIPTS = [
     "ddp003_data_parallel_fixed.py",
     "ddp004_rank_zero_preprocessing_buggy.py",
     "ddp004_rank_zero_preprocessing_fixed.py",
+    "ddp005_all_ranks_one_device_buggy.py",
+    "ddp005_all_ranks_one_device_fixed.py",
+    "ddp008_load_without_map_location_buggy.py",
+    "ddp008_load_without_map_location_fixed.py",
+    "ddp011_per_rank_sampler_seed_buggy.py",
+    "ddp011_per_rank_sampler_seed_fixed.py",
 ]
 
 

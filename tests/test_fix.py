@@ -214,6 +214,57 @@ def test_ddp001_import_goes_after_a_docstring_when_there_are_no_top_level_import
     assert result.startswith('"""Doc."""\nfrom torch.utils.data import DistributedSampler\ndef main():')
 
 
+# -- DDP006: shuffle next to a sampler -------------------------------------------------------------
+def _with_sampler(call: str) -> str:
+    return (
+        "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+        f"dist.init_process_group('gloo')\nsampler = DistributedSampler(ds)\nloader = {call}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("DataLoader(ds, batch_size=8, shuffle=True, sampler=sampler)", "DataLoader(ds, batch_size=8, sampler=sampler)"),
+        ("DataLoader(ds, sampler=sampler, shuffle=True)", "DataLoader(ds, sampler=sampler)"),
+        ("DataLoader(ds, sampler=sampler, shuffle=True,)", "DataLoader(ds, sampler=sampler,)"),
+        (
+            "DataLoader(\n    ds,\n    shuffle=True,  # why not\n    sampler=sampler,\n)",
+            "DataLoader(\n    ds,\n    sampler=sampler,\n)",
+        ),
+    ],
+)
+def test_ddp006_drops_shuffle_safely(call: str, expected: str):
+    source = _with_sampler(call)
+    (diagnostic,) = [d for d in lint(source) if d.code == "DDP006"]
+    assert diagnostic.fix is not None and diagnostic.fix.is_safe
+    assert fixed(source, unsafe=False) == _with_sampler(expected)
+
+
+def test_ddp006_offers_no_fix_for_a_batch_sampler_clash_or_positional_shuffle():
+    source = _with_sampler("DataLoader(ds, 8, True, sampler)")
+    assert [(d.code, d.fix) for d in lint(source) if d.code == "DDP006"] == [("DDP006", None)]
+
+
+# -- DDP008: map_location ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("torch.load(path)", 'torch.load(path, map_location="cpu")'),
+        ("torch.load(path, map_location=None)", 'torch.load(path, map_location="cpu")'),
+        ("torch.load(path, None)", 'torch.load(path, "cpu")'),
+        ("torch.load(\n    path,\n    weights_only=True,\n)", 'torch.load(\n    path,\n    weights_only=True, map_location="cpu",\n)'),
+    ],
+)
+def test_ddp008_adds_map_location_unsafely(call: str, expected: str):
+    template = "import torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\nstate = {}\n"
+    source = template.format(call)
+    diagnostics = [d for d in lint(source) if d.code == "DDP008"]
+    assert len(diagnostics) == 1 and not diagnostics[0].fix.is_safe
+    assert fixed(source, unsafe=False) == source
+    assert fixed(source) == template.format(expected)
+
+
 # -- the three promises over every example ---------------------------------------------------------------
 def _fixable_sources() -> list[tuple[str, str]]:
     cases = [
@@ -243,14 +294,14 @@ def test_fixes_keep_the_rest_parse_clear_their_findings_and_are_idempotent(name:
     before = lint(source)
     outcome = fix_until_stable(source, lint, unsafe=True)
     after = outcome.source
-    # 1. Byte for byte elsewhere: the only original lines that changed are lines a finding's fix edits
-    #    replace (insertions change none).
+    # 1. Byte for byte elsewhere: the only original lines that changed are lines a finding's fix
+    #    edits (whole lines inserted at column 1 change none).
     edited_rows = {
         row
         for d in before
         if d.fix is not None
         for e in d.fix.edits
-        if e.location != e.end_location
+        if e.location != e.end_location or e.location.column != 1
         for row in range(e.location.row, e.end_location.row + 1)
     }
     assert _touched_rows(source, after) <= edited_rows
@@ -272,7 +323,7 @@ def test_the_examples_do_exercise_both_fixes():
     fixed_codes = set()
     for _, source in CASES:
         fixed_codes |= {d.code for d in lint(source) if d.fix is not None}
-    assert {"DDP001", "DDP002"} <= fixed_codes
+    assert {"DDP001", "DDP002", "DDP006", "DDP008"} <= fixed_codes
 
 
 def test_fixed_buggy_examples_match_their_fixed_twins_findings():

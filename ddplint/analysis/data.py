@@ -51,8 +51,16 @@ ITERABLE_DATASETS = {
     "streaming.StreamingDataset",  # MosaicML streaming: partitions by rank and worker itself
     "litdata.StreamingDataset",
 }
+# Streams that partition themselves by rank and worker.
+SELF_PARTITIONING_STREAMS = {"streaming.StreamingDataset", "litdata.StreamingDataset"}
+# Calls inside an IterableDataset that mean it splits its stream (DDP009).
+STREAM_SPLITTING_CALLS = {
+    "get_worker_info", "get_rank", "get_world_size", "split_by_node", "split_by_worker", "split_dataset_by_node",
+    "nodesplitter", "pytorch_worker_info", "get_local_rank", "shard",
+}
+_SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
-SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank"}
+SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
 
 # Hooks whose returned loader a framework re-wraps with a DistributedSampler.
 FRAMEWORK_LOADER_HOOKS = {
@@ -103,6 +111,13 @@ _DATA_NOUNS = {
     "examples", "sample", "samples", "feature", "features", "record", "records", "csv", "json", "jsonl",
     "parquet", "text", "texts", "image", "images", "tokens", "df", "dataframe", "frame", "files", "items",
     "metadata", "annotations", "labels", "manifest", "captions",
+}
+# Words in a loaded file's name that mean it holds model state (often saved from GPU tensors).
+_STATE_WORDS = {"model", "state", "dict", "best", "last", "latest", "epoch", "step", "ckpt", "pth", "bin", "net"}
+# ... and words that name a data file: `tokenized_train.pt`, `val_tensors.pt`, `cached_inputs`.
+_DATA_FILE_WORDS = {
+    "tokenized", "tensors", "train", "training", "val", "valid", "test", "cache", "cached", "inputs",
+    "targets", "graph", "nids", "indices", "idx", "processed",
 }
 _PREPROCESS_WORDS = {"preprocess", "preprocessing", "tokenize", "tokenise", "featurize", "featurise", "encode_dataset"}
 _NOT_DATA_WORDS = {
@@ -331,6 +346,55 @@ class DataModel:
                     return True
         return False
 
+    def unsplit_stream(self, loader: LoaderInfo) -> Optional[str]:
+        """For a loader over an IterableDataset: the name of a stream that nothing splits by
+        rank or worker (DDP009), or None. A class of this file splits its stream when any of its
+        methods (or its bases' in this file) asks for the rank, the world size or the worker
+        (`get_worker_info()`, `dist.get_rank()`, `os.environ["RANK"]`, `self.rank`,
+        `split_by_node`, `islice(it, rank, None, world)`); library streams (a streaming HF
+        dataset, a WebDataset) are split when the file shards them (`split_dataset_by_node`,
+        `nodesplitter=wds.split_by_node`, `.shard(...)`). Self-partitioning streams (MosaicML
+        `StreamingDataset`, litdata) never count."""
+        if loader.dataset is None:
+            return None
+        for source in self.flow.sources(loader.dataset, loader.site.context.scope):
+            node = _innermost_receiver(source.node)
+            if not isinstance(node, cst.Call):
+                continue
+            callee = dotted_name(node.func) or ""
+            if callee in self.iterable_dataset_classes:
+                if not self.class_splits_stream(callee):
+                    return callee
+                continue
+            qualified = self.facts.qualified_names(node.func)
+            if qualified & SELF_PARTITIONING_STREAMS:
+                continue
+            if qualified & ITERABLE_DATASETS or self._is_streaming_dataset(source.node):
+                return last_name(node.func) or callee
+        return None
+
+    def _is_streaming_dataset(self, node: Optional[cst.CSTNode]) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        streaming = keyword_arg(node, "streaming")
+        return (streaming is not None and not is_false(streaming.value)) or last_name(node.func) == "to_iterable_dataset"
+
+    def class_splits_stream(self, class_name: str) -> bool:
+        ranks = self.facts.ranks
+        for info in self.facts.class_lineage(class_name):
+            for function in self.facts.functions:
+                if function.class_name != info.name:
+                    continue
+                for site in self.facts.calls_by_function.get(id(function), []):
+                    if site.name in STREAM_SPLITTING_CALLS or ranks.is_rank(site.node, site.context.scope):
+                        return True
+                for node in walk(function.node.body):
+                    if isinstance(node, (cst.Name, cst.Attribute)):
+                        words = set(identifier_words(last_name(node) or ""))
+                        if words & _SPLITTING_WORDS:
+                            return True
+        return False
+
     def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
         """The dataset is already this rank's part (`Subset(ds, range(rank, n, world))`,
         `ds.shard(num_shards=world, index=rank)`, `split_dataset_by_node(...)`)."""
@@ -442,6 +506,57 @@ class DataModel:
     def _training_functions(self) -> set:
         """The file's functions that call backward() / optimizer.step(), directly or not."""
         return self.facts.functions_reaching(_steps_the_model)
+
+    def loop_trains(self, loop: LoopSite) -> bool:
+        """The loop's body steps the model, directly or through functions of the file."""
+        return any(self._is_training_call(site) for site in self._calls_in_loop.get(id(loop.node), ()))
+
+    def is_training_call(self, site: "CallSite") -> bool:
+        return self._is_training_call(site)
+
+    # -- evaluation passes (DDP010) -----------------------------------------------------------------
+    def evaluation_pass(self, calls: list["CallSite"], loops: list[LoopSite]) -> Optional[str]:
+        """Whether these calls and loops (one arm of an `if`, say) run a whole evaluation pass:
+        a loop that runs the model under `no_grad()` / `inference_mode()` / after `.eval()`
+        without stepping it, a call of a function of the file that does, or a call named for
+        evaluation (`evaluate(model, val_loader)`, `engine.validate(...)`). Returns what to name
+        in a message, or None."""
+        freezes = any(_freezes_the_model(site) for site in calls)
+        for loop in loops:
+            if freezes and self._calls_in_loop.get(id(loop.node)) and not self.loop_trains(loop):
+                return "an evaluation loop"
+        for site in calls:
+            if any(f in self._evaluation_functions for f, _ in self.facts.functions_called_by(site)):
+                return f"{site.name}(...)"
+            if _names_evaluation(site) and not self.facts.functions_called_by(site):
+                return f"{site.name}(...)"
+        return None
+
+    @cached_property
+    def _evaluation_functions(self) -> set:
+        """The file's functions that run an evaluation loop, directly or through each other."""
+        direct = set()
+        for function in self.facts.functions:
+            if function in self._training_functions:
+                continue
+            calls = self.facts.calls_by_function.get(id(function), [])
+            loops = [loop for loop in self.facts.loops if loop.context.scope is function.scope]
+            if loops and any(_freezes_the_model(site) for site in calls):
+                if any(self._calls_in_loop.get(id(loop.node)) for loop in loops):
+                    direct.add(function)
+        found = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for function in self.facts.functions:
+                if function in found or function in self._training_functions:
+                    continue
+                for site in self.facts.calls_by_function.get(id(function), []):
+                    if any(callee in found for callee, _ in self.facts.functions_called_by(site)):
+                        found.add(function)
+                        changed = True
+                        break
+        return found
 
     # -- iteration and epochs -------------------------------------------------------------------
     def iterations(self, loader: LoaderInfo) -> list[Iteration]:
@@ -640,6 +755,18 @@ class DataModel:
             for arg in call.args
         )
 
+    def reads_a_data_file(self, site: "CallSite") -> bool:
+        """`torch.load("cache/train_features.pt")`: the file is named as data (features, tokens,
+        dataset) and nothing in its name says checkpoint / model / weights. Such files are
+        written by preprocessing code and hold CPU tensors."""
+        owner = site.context.scope.class_scope
+        if owner is not None and owner.name in self.dataset_classes:
+            return True  # read inside a Dataset class: per-sample or per-shard data
+        words = self._first_argument_words(site)
+        if words & _NOT_DATA_WORDS or words & _STATE_WORDS:
+            return False
+        return bool(words & (_DATA_NOUNS | _DATA_FILE_WORDS))
+
     def _first_argument_words(self, site: "CallSite") -> set[str]:
         """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};
         `json.load(f)` with `f = open("run_config.json")` -> {run, config, json}."""
@@ -667,6 +794,35 @@ def _steps_the_model(site: "CallSite") -> bool:
         owner = last_name(receiver(site.node.func) or cst.Name("_")) or ""
         return bool(_OPTIMIZER_LIKE.search(owner.lower()))
     return False
+
+
+# Words of a function that runs an evaluation pass (`evaluate`, `run_validation`, `test_epoch`).
+_EVALUATION_CALL_WORDS = {"evaluate", "evaluation", "validate", "validation", "val", "eval", "test", "testing"}
+# `build_val_loader(...)`, `log_eval_metrics(...)`: about evaluation, but not a pass over data.
+_NOT_AN_EVALUATION_PASS = {
+    "loader", "dataloader", "dataset", "data", "sampler", "set", "split", "transform", "transforms", "path",
+    "dir", "file", "metric", "metrics", "load", "get", "build", "make", "create", "log", "print", "save",
+    "step", "batch", "score", "scores", "result", "results", "summary", "report",
+}
+_NOT_EVALUATION_CALLS = {"eval", "train", "exists", "isfile", "isdir", "assert_close", "allclose"}
+
+
+def _names_evaluation(site: "CallSite") -> bool:
+    """`evaluate(model, loader)`, `engine.validate(...)`, `run_test(...)`: a call with arguments
+    whose name is about evaluation. `model.eval()` only switches a mode."""
+    name = site.name or ""
+    if name in _NOT_EVALUATION_CALLS or not site.node.args:
+        return False
+    words = set(identifier_words(name))
+    return bool(words & _EVALUATION_CALL_WORDS) and not words & _NOT_AN_EVALUATION_PASS
+
+
+def _freezes_the_model(site: "CallSite") -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `model.eval()`: evaluation, not training."""
+    name = site.name
+    if name in ("no_grad", "inference_mode"):
+        return True
+    return name == "eval" and isinstance(site.node.func, cst.Attribute) and not site.node.args
 
 
 def _names_preprocessing(name: Optional[str]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -82,6 +83,17 @@ RANK_ZERO_NAMES = frozenset(
 
 BROADCAST_COLLECTIVES = frozenset({"broadcast", "broadcast_object_list", "scatter", "scatter_object_list"})
 BARRIER_COLLECTIVES = frozenset({"barrier", "monitored_barrier", "wait_for_everyone"})
+
+# Values that differ between processes started at the same moment on one or several machines.
+PER_PROCESS_VALUES = frozenset(
+    {
+        "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+        "time.monotonic_ns", "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+        "os.getpid", "os.urandom", "uuid.uuid4", "uuid.uuid1", "torch.initial_seed", "torch.seed",
+        "numpy.random.randint", "random.randint", "random.random", "random.getrandbits", "random.randrange",
+    }
+)
+PER_PROCESS_PREFIXES = ("secrets.",)
 
 _MAX_DEPTH = 4  # how far a value is followed through assignments
 
@@ -218,6 +230,21 @@ class RankModel:
                 return True
         return False
 
+    def depends_on_clock(self, node: cst.CSTNode, scope: "Scope", depth: int = 0) -> bool:
+        """Whether an expression is, or is computed from, something that differs between
+        processes started at once: the clock (`time.time()`, `datetime.now()`), the process id,
+        OS entropy (`os.urandom`, `secrets`, an unseeded `random.randint`)."""
+        if depth > _MAX_DEPTH:
+            return False
+        for sub in walk(node):
+            if isinstance(sub, cst.Call):
+                qualified = self.facts.qualified_names(sub.func)
+                if qualified & PER_PROCESS_VALUES or any(q.startswith(PER_PROCESS_PREFIXES) for q in qualified):
+                    return True
+            elif isinstance(sub, cst.Name) and self._bound_to(sub, scope, depth, self.depends_on_clock):
+                return True
+        return False
+
     # -- rank-0 guards ------------------------------------------------------------------------
     def is_rank_zero_guard(self, test: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
         if depth > _MAX_DEPTH:
@@ -332,6 +359,21 @@ class RankModel:
             return False
         return None
 
+    def call_runs_on_one_rank_only(self, site: "CallSite") -> bool:
+        """A call inside a single-rank guard: an `if` around it, or the rank-0 arm of a
+        conditional expression (`[torch.load(p) if rank == 0 else None]`)."""
+        return self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp
+
+    @cached_property
+    def _calls_in_single_rank_ifexp(self) -> frozenset:
+        inside: set[int] = set()
+        for branch in self.facts.branches:
+            if isinstance(branch.node, cst.IfExp):
+                arm = self.single_rank_arm(branch)
+                if arm is not None:
+                    inside.update(id(site.node) for site in self.facts.calls_in_arm(branch, arm))
+        return frozenset(inside)
+
     def runs_on_one_rank_only(self, context: "Context") -> bool:
         """Whether a place sits inside the body of a single-rank guard."""
         return any(in_body and self.is_single_rank_guard(branch.test, context.scope) for branch, in_body in context.branches)
@@ -387,3 +429,120 @@ class RankModel:
         if qualified and not any(q.startswith(("torch.distributed", "accelerate", "deepspeed")) for q in qualified):
             return None  # numpy.broadcast and friends
         return "broadcast" if name in BROADCAST_COLLECTIVES else "barrier"
+
+    def collective_name(self, site: "CallSite") -> Optional[str]:
+        """The name of the collective a call is (`all_reduce`, `barrier`, `wait_for_everyone`,
+        `gather` of an Accelerator ...), or None. Every rank of the group must make it."""
+        name = site.name
+        if name in COLLECTIVES:
+            qualified = self.facts.qualified_names(site.node.func)
+            if any(q.startswith("torch.distributed.") for q in qualified):
+                return name
+        if name in ACCELERATOR_COLLECTIVES:
+            owner = receiver(site.node.func)
+            words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+            qualified = self.facts.qualified_names(site.node.func)
+            if "accelerator" in words or any(q.startswith("accelerate.") for q in qualified):
+                return name
+        return None
+
+    def collective_reached(self, site: "CallSite") -> Optional[str]:
+        """A collective the call makes, itself or inside a function of this file it calls
+        (`evaluate(model)` whose body all-reduces): "all_reduce" or "all_reduce in evaluate()"."""
+        direct = self.collective_name(site)
+        if direct is not None:
+            return direct
+        for function, _ in self.facts.functions_called_by(site):
+            if function in self._collective_functions:
+                inner = self._first_collective_in(function, set())
+                return f"{inner} in {function.name}()" if inner else None
+        return None
+
+    def _first_collective_in(self, function, seen: set) -> Optional[str]:
+        if id(function) in seen:
+            return None
+        seen.add(id(function))
+        for call in self.facts.calls_by_function.get(id(function), []):
+            name = self.collective_name(call)
+            if name is not None:
+                return name
+            for callee, _ in self.facts.functions_called_by(call):
+                inner = self._first_collective_in(callee, seen)
+                if inner is not None:
+                    return inner
+        return None
+
+    @cached_property
+    def _collective_functions(self) -> set:
+        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
+
+    # -- the DDP-wrapped model ------------------------------------------------------------------
+    def is_wrapped_model_forward(self, site: "CallSite") -> bool:
+        """`model(x)` where `model` holds a `DistributedDataParallel(...)` / FSDP module: its
+        forward synchronises buffers (and FSDP gathers parameters) with the other ranks.
+        `model.module(x)` is the plain module and does not."""
+        func = site.node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
+            return False
+        flow = self.facts.data.flow
+        for source in flow.sources(func, site.context.scope, site.context.branches):
+            if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
+                return True
+        return False
+
+    @cached_property
+    def _syncing_wrappers(self) -> frozenset:
+        """The `DistributedDataParallel(...)` / FSDP constructions whose forward talks to the other
+        ranks. FSDP always all-gathers parameters. DDP broadcasts buffers, so it counts only when
+        the model may have some (the file mentions BatchNorm, `register_buffer`, or builds
+        torchvision / timm models) and `broadcast_buffers=False` is not passed: a buffer-less
+        model (a GPT with flash attention) runs a rank-0 forward without any collective."""
+        out = set()
+        for site in self.facts.calls_named(*WRAPPED_MODEL_CLASSES):
+            names = self.facts.qualified_names(site.node.func)
+            if "torch.distributed.fsdp.FullyShardedDataParallel" in names:
+                out.add(id(site.node))
+                continue
+            broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
+            if broadcast is not None and isinstance(broadcast.value, cst.Name) and broadcast.value.value == "False":
+                continue
+            if self._model_may_have_buffers:
+                out.add(id(site.node))
+        return frozenset(out)
+
+    @cached_property
+    def _model_may_have_buffers(self) -> bool:
+        text = self.facts.source
+        if any(word in text for word in BUFFER_EVIDENCE):
+            return True
+        return self.facts.imports.imports_any(("torchvision.models", "timm"))
+
+    def wrapped_forward_reached(self, site: "CallSite") -> bool:
+        """A forward through the wrapped model, made by the call or inside a file function it calls."""
+        if self.is_wrapped_model_forward(site):
+            return True
+        return any(f in self._forward_functions for f, _ in self.facts.functions_called_by(site))
+
+    @cached_property
+    def _forward_functions(self) -> set:
+        if not self._syncing_wrappers:
+            return set()
+        return self.facts.functions_reaching(self.is_wrapped_model_forward)
+
+
+# Collectives of torch.distributed: every rank of the group has to call them.
+COLLECTIVES = frozenset(
+    {
+        "barrier", "monitored_barrier", "all_reduce", "all_reduce_coalesced", "broadcast", "all_gather",
+        "all_gather_into_tensor", "all_gather_coalesced", "reduce", "reduce_scatter", "reduce_scatter_tensor",
+        "scatter", "gather", "all_to_all", "all_to_all_single", "broadcast_object_list", "all_gather_object",
+        "gather_object", "scatter_object_list", "new_group",
+    }
+)
+# Accelerator methods that talk to every process.
+ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
+# Text that says a model holds buffers DDP broadcasts in its forward.
+BUFFER_EVIDENCE = ("BatchNorm", "register_buffer", "running_mean", "resnet", "ResNet")
+WRAPPED_MODEL_CLASSES = frozenset(
+    {"torch.nn.parallel.DistributedDataParallel", "torch.distributed.fsdp.FullyShardedDataParallel"}
+)

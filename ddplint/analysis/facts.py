@@ -638,6 +638,12 @@ class ModuleFacts:
         return DataModel(self)
 
     @cached_property
+    def devices(self):
+        from ddplint.analysis.devices import DeviceModel
+
+        return DeviceModel(self)
+
+    @cached_property
     def ranks(self):
         from ddplint.analysis.distributed import RankModel
 

@@ -7,6 +7,13 @@ from ddplint.rules import (
     ddp002_missing_set_epoch,
     ddp003_data_parallel,
     ddp004_rank_zero_only_preprocessing,
+    ddp005_all_ranks_one_device,
+    ddp006_shuffle_with_sampler,
+    ddp007_collective_in_rank_branch,
+    ddp008_load_without_map_location,
+    ddp009_unsharded_iterable_dataset,
+    ddp010_rank_zero_only_evaluation,
+    ddp011_per_rank_sampler_seed,
 )
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -17,6 +24,13 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         ddp002_missing_set_epoch,
         ddp003_data_parallel,
         ddp004_rank_zero_only_preprocessing,
+        ddp005_all_ranks_one_device,
+        ddp006_shuffle_with_sampler,
+        ddp007_collective_in_rank_branch,
+        ddp008_load_without_map_location,
+        ddp009_unsharded_iterable_dataset,
+        ddp010_rank_zero_only_evaluation,
+        ddp011_per_rank_sampler_seed,
     )
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

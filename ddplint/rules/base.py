@@ -18,6 +18,10 @@ class NodeEdit:
     `where`:
       - "replace": the text from the start of `node` to the end of `end` (default: `node`)
       - "before" / "after": insert `content` right before / after `node`
+      - "until": replace from the start of `node` to the start of `end` (an argument and the
+        separator after it)
+      - "from_end": replace from the end of `node` to the end of `end` (the separator before an
+        argument and the argument)
       - "line_before" / "line_after": insert `content` as a line of its own before / after the
         statement `node`, indented like it (the engine adds indentation and the newline)
     """

@@ -11,7 +11,7 @@ class LoaderCfg:
     pin_memory: bool = True
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 cfg = LoaderCfg()
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 sampler = DistributedSampler(ds, shuffle=True)

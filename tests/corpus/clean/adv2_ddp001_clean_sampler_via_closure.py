@@ -10,7 +10,7 @@ def loader_factory(rank, world):
     return build
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 build = loader_factory(dist.get_rank(), dist.get_world_size())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 train_loader, sampler = build(ds, 64)

@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 sampler = DistributedSampler(ds)
 loader = DataLoader(ds, batch_size=64, sampler=sampler)

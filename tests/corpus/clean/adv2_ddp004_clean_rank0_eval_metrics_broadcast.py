@@ -1,7 +1,7 @@
 import torch
 import torch.distributed as dist
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 rank = dist.get_rank()
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1).cuda())
 best = [None]

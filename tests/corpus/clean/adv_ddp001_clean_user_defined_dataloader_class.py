@@ -19,7 +19,7 @@ class DataLoader:
         return buf[:-1].view(self.B, self.T), buf[1:].view(self.B, self.T)
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 train_loader = DataLoader("train.bin", batch_size=16, seq_len=1024, rank=rank, world_size=world_size)
 model = torch.nn.Embedding(50304, 50304).cuda()

@@ -3,7 +3,7 @@ import os
 import torch
 import torch.distributed as dist
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 rank = dist.get_rank()
 out_dir = os.environ.get("OUT_DIR", "runs/exp1")
 model = torch.nn.Linear(16, 1).cuda()

@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 easy = TensorDataset(torch.randn(2048, 8), torch.randn(2048, 1))
 hard = TensorDataset(torch.randn(8192, 8), torch.randn(8192, 1))
 easy_sampler = DistributedSampler(easy)

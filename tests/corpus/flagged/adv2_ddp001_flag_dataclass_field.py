@@ -10,7 +10,7 @@ class Data:
     val: DataLoader
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 data = Data(
     train=DataLoader(ds, batch_size=64, shuffle=True),  # <- DDP001

@@ -5,7 +5,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 ACCUM = 4
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 local_rank = int(os.environ["LOCAL_RANK"])
 ds = TensorDataset(torch.randn(8192, 32), torch.randn(8192, 1))
 loader = DataLoader(ds, batch_size=16)  # <- DDP001

@@ -4,7 +4,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 local_rank = int(os.environ["LOCAL_RANK"])
 ds = TensorDataset(torch.randn(8192, 32), torch.randn(8192, 1))
 loader = DataLoader(ds, batch_size=64, shuffle=True, drop_last=True)  # <- DDP001

@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 tasks = {"a": TensorDataset(torch.randn(1024, 8), torch.randn(1024, 1)),
          "b": TensorDataset(torch.randn(2048, 8), torch.randn(2048, 1))}
 train_loaders = []

@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 train_ds = TensorDataset(torch.randn(4096, 16), torch.randint(0, 10, (4096,)))
 val_ds = TensorDataset(torch.randn(512, 16), torch.randint(0, 10, (512,)))
 loaders = (

@@ -4,7 +4,7 @@ import torch.distributed as dist
 from torch.utils.data import DataLoader
 from torchvision import datasets, transforms
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 match sys.argv[1]:
     case "mnist":
         ds = datasets.MNIST("data", train=True, transform=transforms.ToTensor())

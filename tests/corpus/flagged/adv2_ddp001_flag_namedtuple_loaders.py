@@ -5,7 +5,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 Loaders = namedtuple("Loaders", ["train", "val"])
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 loaders = Loaders(
     train=DataLoader(ds, batch_size=64, shuffle=True),  # <- DDP001

@@ -3,7 +3,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 local_rank = int(os.environ["LOCAL_RANK"])
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda(local_rank))

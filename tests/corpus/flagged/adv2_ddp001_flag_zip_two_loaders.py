@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 src = TensorDataset(torch.randn(4096, 8))
 tgt = TensorDataset(torch.randn(4096, 8))
 src_sampler = DistributedSampler(src)

@@ -13,7 +13,7 @@ async def fit(model, opt, loader, epochs):
         await asyncio.sleep(0)
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 loader = DataLoader(ds, batch_size=64, sampler=DistributedSampler(ds))
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())

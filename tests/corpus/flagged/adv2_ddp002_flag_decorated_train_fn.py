@@ -19,7 +19,7 @@ def train_one_epoch(model, opt, loader):
         opt.step()
 
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 train_loader = DataLoader(ds, batch_size=64, sampler=DistributedSampler(ds))
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())

@@ -2,7 +2,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-dist.init_process_group("nccl")
+dist.init_process_group("nccl"); torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())
 train_ds = TensorDataset(torch.randn(4096, 16), torch.randn(4096, 1))
 val_ds = TensorDataset(torch.randn(512, 16), torch.randn(512, 1))
 train_sampler = DistributedSampler(train_ds)

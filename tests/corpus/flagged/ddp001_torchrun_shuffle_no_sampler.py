@@ -37,7 +37,7 @@ def main():
             loss.backward()
             optimizer.step()
 
-        if rank == 0:
+        if rank == 0:  # <- DDP010
             model.eval()
             correct = 0
             with torch.no_grad():

@@ -74,7 +74,7 @@ def main():
             optimizer.step()
         scheduler.step()
 
-        if rank == 0:
+        if rank == 0:  # <- DDP010
             model.eval()
             correct = 0
             with torch.no_grad():

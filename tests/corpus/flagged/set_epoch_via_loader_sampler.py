@@ -45,7 +45,7 @@ def main():
             loss.backward()
             opt.step()
 
-        if rank == 0:
+        if rank == 0:  # <- DDP010
             model.eval()
             right = 0
             with torch.no_grad():

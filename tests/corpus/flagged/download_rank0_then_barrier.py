@@ -62,7 +62,7 @@ def main():
             loss.backward()
             optimizer.step()
         scheduler.step()
-        if rank == 0:
+        if rank == 0:  # <- DDP010
             model.eval()
             correct = 0
             with torch.no_grad():

@@ -11,7 +11,7 @@ val_loader = DataLoader(TensorDataset(torch.randn(512, 16), torch.randn(512, 1))
 model = torch.nn.Linear(16, 1).cuda()
 writer = SummaryWriter("runs") if rank == 0 else None
 for epoch in range(10):
-    if rank == 0:
+    if rank == 0:  # <- DDP010
         with torch.no_grad():
             val_loss = sum(torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).item() for x, y in val_loader)
         writer.add_scalar("val/loss", val_loss, epoch)

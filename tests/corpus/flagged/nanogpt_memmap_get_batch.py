@@ -103,7 +103,7 @@ iter_num, best_val_loss, t0 = 0, 1e9, time.time()
 while True:
     for group in optimizer.param_groups:
         group["lr"] = get_lr(iter_num)
-    if iter_num % eval_interval == 0 and master_process:
+    if iter_num % eval_interval == 0 and master_process:  # <- DDP010
         losses = estimate_loss()
         print(f"step {iter_num}: train {losses['train']:.4f}, val {losses['val']:.4f}")
         if losses["val"] < best_val_loss:

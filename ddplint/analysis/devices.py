@@ -1,0 +1,156 @@
+"""Where tensors and modules are placed: which placements name GPU 0 outright, which name "the
+current CUDA device" (GPU 0 unless something sets it per rank), and whether something does.
+
+DDP005 reads this; `verify` could check the same placements at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.syntax import argument, dotted_name, int_value, keyword_arg, last_name, receiver, string_value
+
+if TYPE_CHECKING:
+    from ddplint.analysis.facts import CallSite, ModuleFacts
+
+TORCH_DEVICE = "torch.device"
+SET_DEVICE = {"torch.cuda.set_device", "torch.cuda.device"}
+# Calls that start the ranks of a job from this file: the place a per-rank device must be chosen.
+PROCESS_GROUP_STARTERS = {
+    "torch.distributed.init_process_group",
+    "torch.multiprocessing.spawn",
+    "torch.multiprocessing.start_processes",
+    "deepspeed.init_distributed",
+}
+# Frameworks that call torch.cuda.set_device(local_rank) for you when they start.
+DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
+DEVICE_SETTING_CALLS = {"transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize"}
+_PLACEMENT_METHODS = {"to", "cuda"}
+
+
+@dataclass(eq=False)
+class Placement:
+    site: "CallSite"
+    kind: str  # "gpu0": names cuda:0 / device 0 | "current": bare "cuda", device of whoever set it
+    detail: str  # the offending text, for messages
+
+
+class DeviceModel:
+    def __init__(self, facts: "ModuleFacts") -> None:
+        self.facts = facts
+
+    @cached_property
+    def placements(self) -> list[Placement]:
+        out = []
+        for site in self.facts.calls:
+            placement = self._placement(site)
+            if placement is not None:
+                out.append(placement)
+        return out
+
+    def _placement(self, site: "CallSite") -> Optional[Placement]:
+        call = site.node
+        if TORCH_DEVICE in self.facts.qualified_names(call.func):
+            return self._device_call(site)
+        name = last_name(call.func)
+        if name in _PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
+            target = argument(call, "device", 0)
+            if target is None:
+                return Placement(site, "current", ".cuda()") if name == "cuda" else None
+            return self._device_value(site, target, integer_means_gpu=True)
+        device = keyword_arg(call, "device")
+        if device is not None:  # torch.zeros(..., device="cuda:0")
+            return self._device_value(site, device.value, integer_means_gpu=False)
+        return None
+
+    def _is_module(self, node: cst.BaseExpression) -> bool:
+        """`torch.cuda(...)`, `torch.to(...)`: module attributes, not placements."""
+        name = dotted_name(node)
+        return name is not None and name in self.facts.imports.bindings
+
+    def _device_call(self, site: "CallSite") -> Optional[Placement]:
+        call = site.node
+        kind = argument(call, "type", 0)
+        index = argument(call, "index", 1)
+        if kind is None:
+            return None
+        if index is not None:
+            text = string_value(kind)
+            if text is not None and _is_cuda(text) and int_value(index) == 0:
+                return Placement(site, "gpu0", f'torch.device("{text}", 0)')
+            return None
+        return self._device_value(site, kind, integer_means_gpu=True)
+
+    def _device_value(self, site: "CallSite", expr: cst.BaseExpression, integer_means_gpu: bool) -> Optional[Placement]:
+        """A device given as a literal, or through a variable holding one (`device = "cuda"`).
+        A `torch.device(...)` call reached through a variable is judged at that call instead."""
+        for source in self.facts.data.flow.sources(expr, site.context.scope, site.context.branches):
+            node = source.node
+            if node is None:
+                continue
+            text = string_value(node)
+            if text is not None:
+                found = _classify_string(site, text)
+                if found is not None:
+                    return found
+            elif integer_means_gpu and int_value(node) == 0 and not isinstance(node, cst.UnaryOperation):
+                return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
+        return None
+
+    # -- who chooses the device per rank --------------------------------------------------------
+    @cached_property
+    def starts_process_group(self) -> bool:
+        return any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS))
+
+    @cached_property
+    def sets_device_per_rank(self) -> bool:
+        """Something in the file makes "cuda" mean this rank's GPU: `torch.cuda.set_device(...)`,
+        `with torch.cuda.device(...)`, `init_process_group(device_id=...)`, `CUDA_VISIBLE_DEVICES`
+        set per process, or a framework that does it when it starts."""
+        facts = self.facts
+        if any(True for _ in facts.calls_named(*SET_DEVICE)):
+            return True
+        for site in facts.calls_named("torch.distributed.init_process_group"):
+            if keyword_arg(site.node, "device_id") is not None:
+                return True
+        if facts.imports.imports_any(DEVICE_SETTING_FRAMEWORKS):
+            return True
+        if any(True for _ in facts.calls_named(*DEVICE_SETTING_CALLS)):
+            return True
+        return self.sets_visible_devices
+
+    @cached_property
+    def sets_visible_devices(self) -> bool:
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU."""
+        scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]
+        for scope in scopes:
+            for key, bindings in scope.bindings.items():
+                if key.split(".")[-1] == "environ" and any(b.item == "CUDA_VISIBLE_DEVICES" for b in bindings):
+                    return True
+        for site in self.facts.calls:  # os.environ.update(CUDA_VISIBLE_DEVICES=...), setdefault(...)
+            owner = receiver(site.node.func)
+            if owner is not None and (dotted_name(owner) or "").endswith("environ"):
+                if any(
+                    (arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES")
+                    or string_value(arg.value) == "CUDA_VISIBLE_DEVICES"
+                    for arg in site.node.args
+                ):
+                    return True
+        return False
+
+
+def _is_cuda(text: str) -> bool:
+    return text.strip().lower() == "cuda"
+
+
+def _classify_string(site: "CallSite", text: str) -> Optional[Placement]:
+    device = text.strip().lower()
+    if device == "cuda":
+        return Placement(site, "current", f'"{text}"')
+    if device == "cuda:0":
+        return Placement(site, "gpu0", f'"{text}"')
+    return None

@@ -1,0 +1,195 @@
+"""DDP005 all-ranks-one-device."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.syntax import int_value, keyword_arg
+from ddplint.rules.base import Finding, Rule
+
+DDP = {"torch.nn.parallel.DistributedDataParallel"}
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    if not facts.distributed:
+        return
+    devices = facts.devices
+    if devices.sets_visible_devices:
+        return  # CUDA_VISIBLE_DEVICES=<local rank>: every process sees its own GPU as cuda:0
+    current = []
+    for placement in devices.placements:
+        if _on_one_path_only(facts, placement.site):
+            continue
+        if placement.kind == "gpu0":
+            yield RULE.finding(
+                placement.site.node,
+                f"{placement.detail} names GPU 0 in a distributed script: every rank runs this line, "
+                f"so all of them put their model or data on the same GPU, which runs out of memory "
+                f"or time-slices N processes while the other GPUs idle (NCCL then fails with "
+                f"'Duplicate GPU detected'); use torch.device('cuda', local_rank) with local_rank "
+                f"from the LOCAL_RANK environment variable",
+            )
+        else:
+            current.append(placement)
+    if current and devices.starts_process_group and not devices.sets_device_per_rank:
+        first, more = current[0], len(current) - 1
+        others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""
+        yield RULE.finding(
+            first.site.node,
+            f"{first.detail} means the current CUDA device, which is GPU 0 in every process until "
+            f"torch.cuda.set_device(local_rank) is called, and this script never calls it{others}: "
+            f"every rank lands on GPU 0 while the other GPUs idle; call "
+            f"torch.cuda.set_device(local_rank) right after init_process_group (or place with "
+            f"f'cuda:{{local_rank}}')",
+        )
+    for site in facts.calls_named(*DDP):
+        if _on_one_path_only(facts, site):
+            continue
+        detail = _gpu0_device_ids(site)
+        if detail is not None:
+            yield RULE.finding(
+                site.node,
+                f"DistributedDataParallel({detail}) pins every rank's replica to GPU 0: the ranks "
+                f"collide on one device (NCCL: 'Duplicate GPU detected') while the other GPUs idle; "
+                f"pass device_ids=[local_rank], output_device=local_rank",
+            )
+
+
+def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
+    """On rank 0 alone, or on the single-process path, GPU 0 is the right GPU."""
+    return facts.ranks.call_runs_on_one_rank_only(site) or facts.ranks.runs_single_process(site.context)
+
+
+def _gpu0_device_ids(site: CallSite) -> str | None:
+    ids = keyword_arg(site.node, "device_ids")
+    if ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)):
+        elements = ids.value.elements
+        if len(elements) == 1 and int_value(elements[0].value) == 0:
+            return "device_ids=[0]"
+    output = keyword_arg(site.node, "output_device")
+    if output is not None and int_value(output.value) == 0:
+        return "output_device=0"
+    return None
+
+
+RULE = Rule(
+    code="DDP005",
+    name="all-ranks-one-device",
+    summary="Every rank places its model or data on GPU 0.",
+    what="""
+        In a distributed script, flags placements that name GPU 0 outright (`"cuda:0"`,
+        `torch.device("cuda", 0)`, `.cuda(0)`, `.to(0)`, `device="cuda:0"`, also through a variable
+        holding the string), `DistributedDataParallel(..., device_ids=[0])` / `output_device=0`,
+        and, in a file that starts the process group itself but never chooses a device per rank,
+        the first placement on the current CUDA device (`.cuda()`, `.to("cuda")`,
+        `torch.device("cuda")`).
+    """,
+    why="""
+        Every rank runs the same code. A hard-coded GPU 0, or the current CUDA device that
+        `torch.cuda.set_device` never moved off GPU 0, puts all N processes on the first GPU: its
+        memory is shared N ways (out-of-memory errors), its compute is time-sliced, the other GPUs
+        idle, and NCCL refuses the setup with "Duplicate GPU detected" as soon as DDP is built.
+    """,
+    fix="""
+        Read the local rank (`local_rank = int(os.environ["LOCAL_RANK"])` under torchrun, the
+        first argument of an `mp.spawn` worker), call `torch.cuda.set_device(local_rank)` right
+        after `init_process_group`, and place with `device = torch.device("cuda", local_rank)`;
+        wrap with `DistributedDataParallel(model, device_ids=[local_rank])`.
+    """,
+    silent="""
+        - Devices that come from a rank: `f"cuda:{local_rank}"`, `.to(rank)`, `.cuda(args.gpu)`,
+          `torch.device("cuda", local_rank)`.
+        - Bare `"cuda"` / `.cuda()` when the file calls `torch.cuda.set_device(...)` (or
+          `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
+          Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
+          and in helper modules that do not start the process group (the entry point sets it).
+        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`).
+        - Placements under a rank-0 guard or on the single-process path, and non-distributed
+          scripts.
+    """,
+    blind_spots="""
+        - A launcher that sets `CUDA_VISIBLE_DEVICES` per process (SLURM `--gpus-per-task=1`) makes
+          `cuda:0` right; the tool cannot see the launcher.
+        - The order of `set_device` and the placements is not checked: a `.cuda()` before
+          `set_device` is missed.
+        - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts
+          it for a module already on this rank's GPU; a wrong placement is reported where it
+          happens.
+    """,
+    triggers=(b"cuda", b"device", b".to("),
+    distributed_only=True,
+    check=check,
+    invalid=(
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        device = torch.device("cuda:0")  # <- DDP005
+        model = DDP(Net().to(device), device_ids=[0])  # <- DDP005
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        model = Net().cuda()  # <- DDP005
+        for x, y in loader:
+            loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+        """,
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        model.to("cuda:0")  # <- DDP005
+        batch = batch.cuda(0)  # <- DDP005
+        """,
+    ),
+    valid=(
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        model = DDP(Net().cuda(), device_ids=[local_rank])
+        batch = batch.to(f"cuda:{local_rank}")
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            model = Net().to(rank)
+            device = torch.device("cuda", rank)
+
+        mp.spawn(worker, args=(4,), nprocs=4)
+        """,
+        """
+        # Single GPU: cuda:0 is the only GPU.
+        import torch
+
+        model = Net().to("cuda:0")
+        """,
+        """
+        # Accelerate picks the device per process.
+        from accelerate import Accelerator
+        import torch.distributed as dist
+
+        accelerator = Accelerator()
+        dist.barrier()
+        model = Net().to("cuda")
+        """,
+    ),
+)

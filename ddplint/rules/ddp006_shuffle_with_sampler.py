@@ -1,0 +1,188 @@
+"""DDP006 shuffle-with-sampler."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from ddplint.analysis.data import DATALOADER
+from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+#            pin_memory, drop_last, ...): the positions torch's signature gives them.
+POSITIONS = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "drop_last": 8}
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    for site in facts.calls:
+        # Only torch's own DataLoader raises; a subclass may take these arguments differently.
+        if not facts.data.constructs(site.node, DATALOADER, set()):
+            continue
+        message = _conflict(facts, site)
+        if message is not None:
+            yield RULE.finding(site.node, message, _drop_shuffle_fix(site.node) if message is SHUFFLE_CLASH else None)
+
+
+def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
+    call = site.node
+    passed = {name: argument(call, name, position) for name, position in POSITIONS.items()}
+    if _may_be_given(facts, site, passed["batch_sampler"]):
+        clashing = [name for name in ("shuffle", "drop_last") if _is_true(passed[name])]
+        if passed["batch_size"] is not None and not _may_be_one(passed["batch_size"]):
+            clashing.append("batch_size")
+        if _may_be_given(facts, site, passed["sampler"]):
+            clashing.append("sampler")
+        if clashing:
+            listed = ", ".join(f"`{name}`" for name in clashing)
+            return (
+                f"DataLoader gets a batch_sampler together with {listed}: torch raises ValueError "
+                f"('batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                f"drop_last') when this line runs, on every rank; the batch sampler decides batch size, "
+                f"order and the last batch, so pass only batch_sampler"
+            )
+        return None
+    if _is_true(passed["shuffle"]) and _may_be_given(facts, site, passed["sampler"]):
+        return SHUFFLE_CLASH
+    return None
+
+
+SHUFFLE_CLASH = (
+    "DataLoader gets both a sampler and shuffle=True: torch raises ValueError ('sampler "
+    "option is mutually exclusive with shuffle') when this line runs, so the job dies at "
+    "start-up on every rank; the sampler decides the order (DistributedSampler shuffles by "
+    "itself), so drop shuffle=True"
+)
+
+
+def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
+    """Delete `shuffle=True` with one of its separators. Safe: with the sampler there the call
+    raises, so no working program loses anything (the sampler already decides the order)."""
+    index = next((i for i, arg in enumerate(call.args) if arg.keyword is not None and arg.keyword.value == "shuffle"), None)
+    if index is None:
+        return None  # passed by position: dropping it would shift the arguments after it
+    shuffle = call.args[index]
+    if index + 1 < len(call.args):
+        following = call.args[index + 1]
+        edit = NodeEdit("", shuffle.keyword, "until", following.keyword or following.value)
+    elif index > 0:
+        edit = NodeEdit("", call.args[index - 1].value, "from_end", shuffle.value)
+    else:
+        return None
+    return FindingFix("Remove `shuffle=True` (the sampler decides the order)", (edit,))
+
+
+def _is_true(expr: Optional[cst.BaseExpression]) -> bool:
+    return expr is not None and is_true(expr)
+
+
+def _may_be_one(expr: cst.BaseExpression) -> bool:
+    """`batch_size=1` (torch's default) is the one value a batch_sampler tolerates."""
+    return any(int_value(option) == 1 for option in alternatives(expr))
+
+
+def _may_be_given(facts: ModuleFacts, site: CallSite, expr: Optional[cst.BaseExpression]) -> bool:
+    """The argument is, on some path, a real object: one of its sources is known and not None.
+    An untraceable value (a parameter nobody in the file passes) is not assumed to be one."""
+    if expr is None:
+        return False
+    sources = facts.data.flow.sources(expr, site.context.scope, site.context.branches)
+    return any(not source.unknown and not is_none(source.node) for source in sources)
+
+
+RULE = Rule(
+    code="DDP006",
+    name="shuffle-with-sampler",
+    summary="shuffle=True (or batch_size / drop_last) next to a sampler: the DataLoader raises at start-up.",
+    what="""
+        Flags a `torch.utils.data.DataLoader(...)` that is given a `sampler` together with
+        `shuffle=True`, or a `batch_sampler` together with `shuffle=True`, `drop_last=True`, a
+        `sampler`, or a `batch_size` other than 1. Arguments are found by keyword or position, and
+        a sampler held in a variable counts when some path gives it a value other than `None`
+        (`sampler = DistributedSampler(ds) if distributed else None` next to `shuffle=True` raises
+        on the distributed path).
+    """,
+    why="""
+        torch checks these combinations when the DataLoader is built and raises `ValueError`: the
+        job dies on every rank before the first step, usually after the expensive set-up (model
+        download, dataset preparation) and often only on the multi-GPU path that was not tried
+        locally. The common cause is adding `sampler=DistributedSampler(ds)` to a single-GPU
+        loader that already had `shuffle=True`.
+    """,
+    fix="""
+        Drop `shuffle=True` from the DataLoader: a `DistributedSampler` shuffles by itself (its
+        `shuffle` argument, default True). For a single-GPU fallback write
+        `shuffle=(sampler is None)`. With a `batch_sampler`, pass only the batch sampler: it decides
+        the batch size, order and what happens to the last batch.
+    """,
+    silent="""
+        - `shuffle=(sampler is None)`, `shuffle=False`, `shuffle=args.shuffle`: only a literal
+          `True` is known to clash.
+        - A sampler that is `None` on every path the tool can see, or a value it cannot trace
+          (a parameter no code in the file passes).
+        - Subclasses of DataLoader, which may accept these arguments differently.
+    """,
+    blind_spots="""
+        - Conflicting arguments hidden in `**loader_kwargs` are not looked at.
+        - `shuffle=flag` with `flag = True` elsewhere is not followed.
+    """,
+    triggers=(b"DataLoader",),
+    distributed_only=False,
+    check=check,
+    invalid=(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(train_set)
+        train_loader = DataLoader(train_set, batch_size=32, shuffle=True, sampler=sampler)  # <- DDP006
+        """,
+        """
+        import torch.utils.data
+
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_set) if args.distributed else None
+        loader = torch.utils.data.DataLoader(train_set, 64, True, train_sampler)  # <- DDP006
+        """,
+        """
+        from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+        batches = BatchSampler(DistributedSampler(train_set), batch_size=32, drop_last=True)
+        loader = DataLoader(train_set, batch_sampler=batches, batch_size=32)  # <- DDP006
+        """,
+    ),
+    valid=(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(train_set)  # shuffles by itself
+        train_loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        """,
+        """
+        # The ImageNet example's shape: shuffle only when there is no sampler.
+        import torch.utils.data
+
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_set) if args.distributed else None
+        train_loader = torch.utils.data.DataLoader(
+            train_set, batch_size=256, shuffle=(train_sampler is None), sampler=train_sampler
+        )
+        """,
+        """
+        from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+        batches = BatchSampler(DistributedSampler(train_set), batch_size=32, drop_last=True)
+        loader = DataLoader(train_set, batch_sampler=batches, num_workers=4)
+        """,
+        """
+        # shuffle=True with no sampler at all is the single-GPU default.
+        from torch.utils.data import DataLoader
+
+        sampler = None
+        loader = DataLoader(train_set, batch_size=32, shuffle=True, sampler=sampler)
+        """,
+    ),
+)

@@ -1,0 +1,226 @@
+"""DDP007 collective-in-rank-branch."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
+from ddplint.analysis.syntax import keyword_arg
+from ddplint.rules.base import Finding, Rule
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    # Accelerate scripts are multi-process whenever `accelerate launch` starts them, without a
+    # line of torch.distributed in the file.
+    if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
+        return
+    ranks = facts.ranks
+    reported: set[int] = set()
+    for branch in facts.branches:
+        arm = ranks.single_rank_arm(branch)
+        if arm is None:
+            continue
+        for site in facts.calls_in_arm(branch, arm):
+            if id(site.node) in reported:
+                continue
+            finding = _unmatched(facts, branch, arm, site)
+            if finding is not None:
+                reported.add(id(site.node))
+                yield finding
+
+
+def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite) -> Optional[Finding]:
+    ranks = facts.ranks
+    collective = ranks.collective_reached(site)
+    if collective is not None:
+        if keyword_arg(site.node, "group") is not None:
+            return None  # a subgroup: it may hold exactly the ranks that get here
+        if _matched(facts, branch, arm, site, collective.split()[0]):
+            return None
+        return RULE.finding(
+            site.node,
+            f"only the ranks that pass this rank condition reach `{collective}`; the other ranks "
+            f"never make the matching call, so the ranks that do block in it until the NCCL "
+            f"timeout (30 min by default) or forever, and the job hangs with every GPU idle; call "
+            f"the collective on every rank (outside the `if`), or make the same call in the "
+            f"`else:` branch",
+        )
+    if ranks.wrapped_forward_reached(site):
+        if _other_arm_runs_forward(facts, branch, arm):
+            return None
+        return RULE.finding(
+            site.node,
+            "a forward pass through the DistributedDataParallel/FSDP-wrapped model runs on one rank "
+            "only: DDP's forward broadcasts buffers (BatchNorm statistics) from rank 0 and FSDP "
+            "all-gathers parameters, collectives the other ranks never join, so this rank hangs; "
+            "run it on every rank, or call the unwrapped `model.module` here",
+        )
+    return None
+
+
+def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, name: str) -> bool:
+    """The other ranks make the same collective: in the other arm of this `if`, or under a
+    complementary rank condition elsewhere in the same function (the `torch_distributed_zero_first`
+    shape: `if rank != 0: barrier()` ... work ... `if rank == 0: barrier()`)."""
+    ranks = facts.ranks
+    for other in facts.calls_in_arm(branch, not arm):
+        reached = ranks.collective_reached(other)
+        if reached is not None and reached.split()[0] == name:
+            return True
+    scope = site.context.scope
+    for other in facts.calls:
+        if other is site or other.context.scope is not scope:
+            continue
+        reached = ranks.collective_reached(other)
+        if reached is None or reached.split()[0] != name:
+            continue
+        if (branch.node, arm) in other.context.branches:
+            continue  # same arm: the same ranks
+        if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
+            return True
+    return False
+
+
+def _other_arm_runs_forward(facts: ModuleFacts, branch: BranchSite, arm: bool) -> bool:
+    return any(facts.ranks.wrapped_forward_reached(s) for s in facts.calls_in_arm(branch, not arm))
+
+
+RULE = Rule(
+    code="DDP007",
+    name="collective-in-rank-branch",
+    summary="A collective (or a DDP forward) reached by only some ranks: the job hangs.",
+    what="""
+        In a distributed script, flags a `torch.distributed` collective (`barrier`, `all_reduce`,
+        `broadcast`, `all_gather`, `reduce`, `scatter`, `gather`, the `*_object` variants,
+        `reduce_scatter`, `all_to_all`, `new_group`) or an Accelerator collective
+        (`wait_for_everyone`, `gather`, `reduce`, ...) made under a single-rank condition
+        (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_main_process:`, the `else:`
+        of `if rank != 0:`, ...), directly or inside a function of the file called there, when
+        the other ranks make no matching call. Also flags a forward pass through an FSDP-wrapped
+        model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
+        may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
+        models) and `broadcast_buffers=False` is not passed.
+    """,
+    why="""
+        A collective completes only when every rank of the group has called it. Under
+        `if rank == 0:` only rank 0 calls it: rank 0 blocks, the others run on and block in the
+        next collective they reach (a different one, or the next step's gradient all-reduce), and
+        the job hangs until the NCCL watchdog kills it, typically 10-30 minutes later, with every
+        GPU idle. DDP's forward is such a collective too: it broadcasts buffers from rank 0, and
+        FSDP all-gathers the parameters.
+    """,
+    fix="""
+        Make the collective on every rank (move it out of the `if`), or make the matching call in
+        the `else:` branch (`dist.gather(t, gather_list, dst=0)` on rank 0 and
+        `dist.gather(t, dst=0)` on the others). For evaluation or logging on rank 0 alone, use the
+        unwrapped model (`model.module`) and no collectives.
+    """,
+    silent="""
+        - A matching call of the same collective in the `else:` branch, or under the complementary
+          rank condition in the same function (`if local_rank not in (-1, 0): barrier()` ...
+          `if local_rank == 0: barrier()`, the `torch_distributed_zero_first` shape).
+        - Collectives with an explicit `group=`: the group may hold exactly the ranks that get there.
+        - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`.
+        - A rank-0 forward through a DDP model with no sign of buffers (a GPT with flash
+          attention has none, so DDP broadcasts nothing); DDP010 still reports a whole
+          evaluation pass there.
+        - Non-distributed scripts.
+    """,
+    blind_spots="""
+        - Buffers are inferred from the file's text; a BatchNorm model built in another module
+          is missed.
+        - Conditions that split the ranks other ways (`if rank % 2:`) are not checked.
+        - A matching call in another function (the other ranks wait in a callback) is not seen, and
+          collectives in functions of other modules are not followed.
+        - A function that returns early on non-zero ranks (`if rank != 0: return`) before a
+          collective is not treated as a guard.
+    """,
+    triggers=(
+        b"barrier", b"all_reduce", b"broadcast", b"all_gather", b"reduce", b"scatter", b"gather",
+        b"all_to_all", b"new_group", b"wait_for_everyone", b"DistributedDataParallel", b"FullyShardedDataParallel",
+    ),
+    distributed_only=False,  # also Accelerate scripts, which need no torch.distributed token
+    check=check,
+    invalid=(
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "ckpt.pt")
+            dist.barrier()  # <- DDP007
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        def mean_loss(loss):
+            dist.all_reduce(loss)
+            return loss / dist.get_world_size()
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        for step, batch in enumerate(loader):
+            loss = train_step(batch)
+            if rank == 0 and step % 100 == 0:
+                print(mean_loss(loss))  # <- DDP007
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8)).cuda(local_rank)
+        model = DDP(net, device_ids=[local_rank])
+        if dist.get_rank() == 0:
+            with torch.no_grad():
+                val_logits = model(val_batch)  # <- DDP007
+        """,
+    ),
+    valid=(
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "ckpt.pt")
+        dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        if rank == 0:
+            gathered = [torch.zeros_like(t) for _ in range(dist.get_world_size())]
+            dist.gather(t, gathered, dst=0)
+        else:
+            dist.gather(t, dst=0)
+        """,
+        """
+        # torch_distributed_zero_first: the other ranks wait first, rank 0 releases them after.
+        import torch.distributed as dist
+        from contextlib import contextmanager
+
+        @contextmanager
+        def zero_first(local_rank):
+            if local_rank not in (-1, 0):
+                dist.barrier()
+            yield
+            if local_rank == 0:
+                dist.barrier()
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        model = DDP(net, device_ids=[local_rank])
+        if dist.get_rank() == 0:
+            with torch.no_grad():
+                val_logits = model.module(val_batch)  # the plain module: no collective
+        """,
+    ),
+)

@@ -1,0 +1,153 @@
+"""DDP008 load-without-map-location."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.syntax import argument, double_star_args, has_star_args, is_none, keyword_arg, positional_args
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
+
+TORCH_LOAD = "torch.load"
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    if not facts.distributed:
+        return
+    for site in facts.calls_named(TORCH_LOAD):
+        if _places_its_tensors(site):
+            continue
+        if facts.ranks.call_runs_on_one_rank_only(site):
+            continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
+        if facts.ranks.runs_single_process(site.context):
+            continue
+        if facts.data.reads_a_data_file(site):
+            continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
+        yield RULE.finding(
+            site.node,
+            "torch.load without map_location restores every tensor onto the device it was saved "
+            "from: a checkpoint saved by rank 0 goes to cuda:0 on every rank, so each process "
+            "allocates (and keeps a CUDA context) on GPU 0, which runs out of memory or slows down "
+            "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
+            "map_location=f'cuda:{local_rank}'",
+            _map_location_fix(site.node),
+        )
+
+
+def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
+    """Pass `map_location="cpu"`: always valid, and `load_state_dict` then copies onto each rank's
+    own device. Unsafe: code that used the loaded tensors directly on the GPU now gets CPU ones."""
+    if not call.args:
+        return None
+    given = keyword_arg(call, "map_location")
+    positional = positional_args(call)
+    if given is not None:  # map_location=None
+        edit = NodeEdit('"cpu"', given.value)
+    elif len(positional) > 1:  # torch.load(f, None)
+        edit = NodeEdit('"cpu"', positional[1].value)
+    else:
+        edit = NodeEdit(', map_location="cpu"', call.args[-1].value, "after")
+    return FindingFix('Pass `map_location="cpu"` to torch.load', (edit,), "unsafe")
+
+
+def _places_its_tensors(site: CallSite) -> bool:
+    """map_location is passed (keyword or second positional), or may be, through `*args` /
+    `**kwargs` the tool does not resolve."""
+    call = site.node
+    if has_star_args(call) or double_star_args(call):
+        return True
+    location = argument(call, "map_location", 1)
+    return location is not None and not is_none(location)
+
+
+RULE = Rule(
+    code="DDP008",
+    name="load-without-map-location",
+    summary="torch.load without map_location in a distributed script: every rank loads onto GPU 0.",
+    what="""
+        Flags `torch.load(...)` in a distributed script when it gets no `map_location` (neither as a
+        keyword nor as the second positional argument, or `map_location=None`).
+    """,
+    why="""
+        `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
+        usually saved by rank 0, from `cuda:0`, so without `map_location` every rank materialises
+        the whole checkpoint on GPU 0: GPU 0 needs world_size times the checkpoint's memory (often
+        an out-of-memory error at resume time), every rank creates a CUDA context on GPU 0, and the
+        copies then move to the right GPU one by one.
+    """,
+    fix="""
+        `torch.load(path, map_location="cpu")` and then `model.load_state_dict(...)` (which copies
+        into the parameters wherever they live), or map straight to this rank's GPU:
+        `map_location=f"cuda:{local_rank}"` / `map_location=device`.
+    """,
+    silent="""
+        - Scripts that are not distributed.
+        - Loads under a rank-0 guard (one rank restores onto its own GPU) and on the single-process
+          path (`else:` of `if args.distributed:`).
+        - Files named as data rather than model state (`torch.load("cache/train_features.pt")`):
+          preprocessing caches hold CPU tensors.
+        - Calls with `*args` / `**kwargs`, which may carry a map_location.
+    """,
+    blind_spots="""
+        - Whether the file really holds CUDA tensors is not known; a checkpoint saved from CPU
+          tensors is flagged although it loads to CPU.
+        - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
+          `torch.hub`) is not looked into.
+    """,
+    triggers=(b"load",),
+    distributed_only=True,
+    check=check,
+    invalid=(
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        checkpoint = torch.load(args.resume)  # <- DDP008
+        model.load_state_dict(checkpoint["model"])
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        def resume(model, path):
+            state = torch.load(path, weights_only=True)  # <- DDP008
+            model.load_state_dict(state)
+
+        dist.init_process_group("nccl")
+        resume(model, "last.pt")
+        """,
+    ),
+    valid=(
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        model.load_state_dict(checkpoint["model"])
+        other = torch.load(args.resume, f"cuda:{local_rank}")
+        """,
+        """
+        # Single-process script: GPU 0 is the only GPU.
+        import torch
+
+        model.load_state_dict(torch.load("model.pt"))
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            state = torch.load("pretrained.pt")  # rank 0 restores onto its own GPU
+        """,
+    ),
+)

@@ -1,0 +1,166 @@
+"""DDP010 rank-zero-only-evaluation."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from ddplint.analysis.facts import BranchSite, ModuleFacts
+from ddplint.rules.base import Finding, Rule
+
+
+def check(facts: ModuleFacts) -> Iterator[Finding]:
+    # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
+    if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
+        return
+    data, ranks = facts.data, facts.ranks
+    for branch in facts.branches:
+        arm = ranks.single_rank_arm(branch)
+        if arm is None or branch.context.branches and ranks.runs_on_one_rank_only(branch.context):
+            continue  # an inner guard of an already guarded block: the outer one is reported
+        loops = [loop for loop in facts.loops if (branch.node, arm) in loop.context.branches]
+        work = data.evaluation_pass(facts.calls_in_arm(branch, arm), loops)
+        if work is None:
+            continue
+        wait = _where_the_others_wait(facts, branch)
+        if wait is None:
+            continue
+        yield RULE.finding(
+            branch.node,
+            f"only rank 0 runs this evaluation pass ({work}) while the other ranks go on and wait "
+            f"for it in {wait}: their GPUs idle for the whole evaluation, every time it runs, and "
+            f"the pass takes world_size times longer than it needs to; shard it instead: give the "
+            f"evaluation loader a DistributedSampler(val_set, shuffle=False), evaluate on every "
+            f"rank, all_reduce the metric sums (correct, count, loss) and print on rank 0",
+        )
+
+
+def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
+    """The next place the other ranks need rank 0: a collective after the branch, or the next
+    training step of the loop around it (DDP's gradient all-reduce)."""
+    ranks = facts.ranks
+    after = facts.calls_in_statements(list(branch.context.statements_after()))
+    for site in after:
+        collective = ranks.collective_reached(site)
+        if collective is not None:
+            return f"`{collective}`"
+    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
+    if loop is not None and facts.data.loop_trains(loop):
+        return "the next training step's gradient all-reduce"
+    return None
+
+
+RULE = Rule(
+    code="DDP010",
+    name="rank-zero-only-evaluation",
+    summary="A whole evaluation pass on rank 0 while the other ranks wait in the next collective.",
+    what="""
+        Flags a single-rank guard (`if rank == 0:`, `if is_main_process():`, `if master_process:`,
+        `if accelerator.is_main_process:`, ...) whose body runs a whole evaluation pass (a loop
+        that runs the model under `torch.no_grad()` / `inference_mode()` / after `model.eval()`
+        without stepping it, a function of the file that does, or a call such as
+        `evaluate(model, val_loader)` / `validate(...)`) when the other ranks then wait for rank 0:
+        in a collective after the guard, or in the next training step of the loop around it.
+    """,
+    why="""
+        While rank 0 evaluates the whole validation set on one GPU, every other rank has already
+        reached the next collective (the first gradient all-reduce of the next epoch, a barrier)
+        and sits in it, GPU idle, for as long as the evaluation takes. Evaluation time does not
+        shrink with more GPUs, and with N GPUs, N-1 are paid for and idle during it. It is often a
+        deliberate trade for simplicity (hence a warning), but it is the most common cause of
+        "GPU 0 at 100 %, the others at 0 %" in real training code.
+    """,
+    fix="""
+        Evaluate on every rank over its shard and combine the numbers: build the evaluation
+        loader with `DistributedSampler(val_set, shuffle=False)`, run the loop on every rank,
+        accumulate sums (`correct`, `count`, `loss_sum`) in a tensor, `dist.all_reduce` it and
+        compute and print the metric on rank 0. (DistributedSampler pads the last batch with
+        repeated samples; use `drop_last` or count only real samples if the metric must be exact.)
+    """,
+    silent="""
+        - Evaluation under a rank-0 guard at the very end, with nothing after it that waits.
+        - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
+        - Evaluation that every rank runs (`evaluate(...)` outside the guard).
+        - Scripts that are not distributed.
+    """,
+    blind_spots="""
+        - An evaluation function of another module is recognised only by its name (`evaluate`,
+          `validate`, `run_test` ...).
+        - When the evaluation also makes a collective only rank 0 reaches, DDP007 reports the hang
+          as well.
+        - How long the evaluation takes is not estimated.
+    """,
+    triggers=(b"eval", b"valid", b"test", b"no_grad", b"inference_mode"),
+    distributed_only=False,  # also Accelerate scripts
+    check=check,
+    invalid=(
+        """
+        import torch
+        import torch.distributed as dist
+
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            with torch.no_grad():
+                for x, y in loader:
+                    correct += (model(x).argmax(1) == y).sum().item()
+            return correct / len(loader.dataset)
+
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for x, y in train_loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            if rank == 0:  # <- DDP010
+                print(epoch, evaluate(model.module, val_loader))
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        master_process = dist.get_rank() == 0
+        for epoch in range(epochs):
+            train_one_epoch(model, optimizer, train_loader)
+            if master_process:  # <- DDP010
+                metrics = validate(model.module, val_loader, device)
+            dist.barrier()
+        """,
+    ),
+    valid=(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        val_loader = DataLoader(val_set, batch_size=64, sampler=DistributedSampler(val_set, shuffle=False))
+        for epoch in range(epochs):
+            train_one_epoch(model, optimizer, train_loader)
+            totals = torch.zeros(2, device=device)
+            with torch.no_grad():
+                for x, y in val_loader:
+                    totals += torch.stack([(model(x).argmax(1) == y).sum(), torch.tensor(len(y))])
+            dist.all_reduce(totals)
+            if dist.get_rank() == 0:
+                print(f"epoch {epoch} accuracy {totals[0] / totals[1]:.3f}")
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        for epoch in range(epochs):
+            train_one_epoch(model, optimizer, train_loader)
+            if dist.get_rank() == 0:
+                torch.save(model.module.state_dict(), f"epoch{epoch}.pt")
+        # the final test once training is over: nobody waits for it
+        if dist.get_rank() == 0:
+            test(model.module, test_loader)
+        """,
+    ),
+    severity="warning",
+)

@@ -1,0 +1,83 @@
+"""DDP008 fixed: the checkpoint is mapped to this rank's device as it loads.
+
+With `map_location=device` torch.load puts each tensor directly on the rank's
+own device (cuda:{local_rank} on GPUs, cpu otherwise): nothing lands on GPU 0
+but rank 0's own copy. `map_location="cpu"` followed by load_state_dict works
+as well.
+Observable on GPUs: rank r prints loaded_on=cuda:r.
+
+Run:
+    torchrun --nproc-per-node 2 examples/ddp008_load_without_map_location_fixed.py
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    return parser.parse_args()
+
+
+def log(msg):
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
+
+
+def setup():
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:
+        torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend="nccl" if on_gpu else "gloo", init_method="env://")
+    device = torch.device(f"cuda:{local_rank}" if on_gpu else "cpu")
+    return dist.get_rank(), dist.get_world_size(), local_rank, device
+
+
+def main():
+    args = parse_args()
+    rank, world_size, local_rank, device = setup()
+    torch.manual_seed(0)
+    model = nn.Linear(16, 1).to(device)
+    checkpoint = os.path.join(tempfile.gettempdir(), f"ddplint_ddp008_fixed_{os.environ.get('MASTER_PORT', '0')}.pt")
+    if rank == 0:
+        torch.save({"model": model.state_dict()}, checkpoint)
+    dist.barrier()
+    # FIX: map_location puts every tensor straight on this rank's device.
+    state = torch.load(checkpoint, map_location=device)
+    loaded_on = state["model"]["weight"].device
+    model.load_state_dict(state["model"])
+    model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+
+    dataset = TensorDataset(torch.randn(512, 16), torch.randn(512, 1))
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)
+        steps = 0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+        log(f"[rank {rank}/{world_size}] epoch {epoch}: steps={steps} loaded_on={loaded_on}")
+    dist.barrier()
+    if rank == 0:
+        os.remove(checkpoint)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""DDP011 fixed: every rank seeds the DistributedSampler with the same seed.
+
+All ranks draw the same permutation (seed + epoch) and take disjoint slices
+of it, so every sample is trained on exactly once per epoch. A per-rank seed
+still belongs in the augmentation RNG (torch.manual_seed(seed + rank)), not in
+the sampler.
+Observable: overlap=0 unseen=0.
+
+Run:
+    torchrun --nproc-per-node 2 examples/ddp011_per_rank_sampler_seed_fixed.py
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=17)
+    return parser.parse_args()
+
+
+def log(msg):
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    args = parse_args()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:
+        torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend="nccl" if on_gpu else "gloo", init_method="env://")
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    device = torch.device(f"cuda:{local_rank}" if on_gpu else "cpu")
+
+    dataset = TensorDataset(torch.randn(512, 16), torch.randn(512, 1), torch.arange(512))
+    # FIX: one seed for all ranks: one permutation, disjoint slices (set_epoch varies it per epoch).
+    sampler = DistributedSampler(dataset, shuffle=True, seed=args.seed)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler)
+    model = DDP(nn.Linear(16, 1).to(device), device_ids=[local_rank] if on_gpu else None)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)
+        seen = torch.zeros(len(dataset), device=device)
+        for x, y, idx in loader:
+            loss = nn.functional.mse_loss(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            seen[idx.to(device)] += 1
+        dist.all_reduce(seen)  # how many ranks drew each sample this epoch
+        overlap = int((seen > 1).sum())
+        unseen = int((seen == 0).sum())
+        log(f"[rank {rank}/{world_size}] epoch {epoch}: overlap={overlap} unseen={unseen} of {len(dataset)}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
