@@ -11,7 +11,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from ddplint.rules import RULES_BY_CODE
-from tests.lsp_client import (
+from lsp_client import (
     EXAMPLES,
     apply_text_edits,
     edits_for,

@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp_client import EXAMPLES, REPO, initialize, logged, open_document, published, server_config
+from lsp_client import EXAMPLES, REPO, initialize, logged, open_document, published, server_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -7,7 +7,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp_client import EXAMPLES, apply_text_edits, edits_for, open_document, published, server_config
+from lsp_client import EXAMPLES, apply_text_edits, edits_for, open_document, published, server_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp_client import (
+from lsp_client import (
     EXAMPLES,
     analyses_of,
     apply_text_edits,
