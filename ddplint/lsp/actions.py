@@ -7,9 +7,9 @@ from typing import Optional, Sequence
 from lsprotocol import types
 
 from ddplint.diagnostics import Diagnostic
+from ddplint.fix import apply_fixes, selected_fixes
 from ddplint.lsp import noqa
 from ddplint.lsp.convert import lsp_range, ranges_touch, to_text_edit, workspace_edit
-from ddplint.fix import apply_fixes, selected_fixes
 from ddplint.lsp.documents import TextDocument, split_lines
 from ddplint.rules import ERROR_CODE
 
@@ -37,7 +37,7 @@ class ActionBuilder:
         touching = [d for d in diagnostics if ranges_touch(self._range(d), requested)]
         actions: list[types.CodeAction] = []
         if _wanted(types.CodeActionKind.QuickFix, only):
-            actions.extend(a for d in touching if d.fix is not None for a in [self.apply_fix(d)])
+            actions.extend(self.apply_fix(d) for d in touching if d.fix is not None)
             syntax = noqa.line_syntax(self.document.text) if touching else None
             actions.extend(a for a in (self.add_noqa(d, syntax) for d in touching) if a is not None)
         if _wanted(FIX_ALL_KIND, only):
