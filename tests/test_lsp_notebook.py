@@ -138,3 +138,25 @@ async def test_a_finding_that_needs_two_cells_is_seen(client: LanguageClient):
     )
     [diagnostic] = (await published(client, cells[1], version=1)).diagnostics
     assert diagnostic.code == "DDP002" and diagnostic.range.start.line == 0
+
+
+async def test_a_syntax_error_is_reported_on_its_cell(client: LanguageClient):
+    uri = "file:///virtual/broken.ipynb"
+    cells = [f"vscode-notebook-cell:/virtual/broken.ipynb#b{i}" for i in (1, 2)]
+    texts = ("import torch.nn as nn\nmodel = nn.Linear(2, 2)\n", "x = 1\nmodel = nn.DataParallel(model\n")
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=uri, notebook_type="jupyter-notebook", version=1,
+                cells=[cell(types.NotebookCellKind.Code, c) for c in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=c, language_id="python", version=1, text=t) for c, t in zip(cells, texts)
+            ],
+        )
+    )
+    [diagnostic] = (await published(client, cells[1], version=1)).diagnostics
+    assert diagnostic.code == "DDP000" and "syntax error" in diagnostic.message
+    # CPython points at the bracket never closed: row 2 of the cell, after `nn.DataParallel`.
+    assert diagnostic.range.start == types.Position(line=1, character=len("model = nn.DataParallel"))
+    assert (await published(client, cells[0], version=1)).diagnostics == []
