@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 # Rule pages are written under $XDG_CACHE_HOME: keep the tests out of the user's cache.
 CACHE_HOME = Path(tempfile.gettempdir(), f"ddplint-lsp-tests-{os.getpid()}")
+atexit.register(shutil.rmtree, CACHE_HOME, True)
 # Generous: the machine is shared. Only a hang guard, never a latency assertion.
 WAIT = 60.0
 

@@ -252,3 +252,11 @@ async def test_hover_on_a_noqa_code_shows_that_rules_summary(client: LanguageCli
     assert RULES_BY_CODE["DDP002"].summary in on_noqa.contents.value
     assert RULES_BY_CODE["DDP003"].summary in on_noqa.contents.value
     assert await _hover(client, uri, 1, 2) is None  # on `model`: nothing to say
+
+
+async def test_hover_on_a_bare_noqa_says_it_silences_everything(client: LanguageClient):
+    line = "model = nn.DataParallel(model)  # noqa"
+    uri, _ = await _open_and_get(client, "hover_bare.py", f"import torch.nn as nn\n{line}\n")
+    hover = await _hover(client, uri, 1, line.index("noqa"))
+    assert "every ddplint finding on this line" in hover.contents.value
+    assert hover.range.start == types.Position(line=1, character=line.index("#"))
