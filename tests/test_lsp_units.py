@@ -142,3 +142,31 @@ def test_fix_all_is_absent_without_safe_fixes():
     unsafe = Edit("zzz", Location(1, 1), Location(1, 2))
     assert _builder("a\n").fix_all([_diagnostic("DDP001", 1, [unsafe], "unsafe")], unsafe=False) is None
     assert _builder("a\n").fix_all([_diagnostic("DDP001", 1, [unsafe], "unsafe")], unsafe=True) is not None
+
+
+# -- crash containment -----------------------------------------------------------------------
+class PanicException(BaseException):
+    """Stands in for pyo3's PanicException (libcst's native parser), a BaseException."""
+
+
+def test_a_panic_in_the_engine_is_one_crashed_result(monkeypatch):
+    import ddplint.lsp.analysis as analysis
+
+    def panicking(*args, **kwargs):
+        raise PanicException("the native parser panicked")
+
+    monkeypatch.setattr(analysis, "lint_source", panicking)
+    outcome = analysis.run_engine("import torch\n", "x.py", ())
+    assert outcome.diagnostics == ()
+    assert "PanicException: the native parser panicked" in outcome.crash
+
+
+def test_keyboard_interrupt_is_not_swallowed(monkeypatch):
+    import ddplint.lsp.analysis as analysis
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analysis, "lint_source", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        analysis.run_engine("import torch\n", "x.py", ())

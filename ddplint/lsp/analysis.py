@@ -33,4 +33,10 @@ def run_engine(text: str, filename: str, rules: Sequence[Rule]) -> EngineOutcome
         crash = None
     except Exception:  # RecursionError and MemoryError too: whatever a text does, the server lives
         diagnostics, crash = (), traceback.format_exc()
+    except BaseException as exc:
+        # libcst's native parser reports a Rust panic as pyo3's PanicException, which derives
+        # from BaseException; that is one bad text too, not a reason to stop serving.
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+        diagnostics, crash = (), traceback.format_exc()
     return EngineOutcome(diagnostics, tuple(errors), crash, time.perf_counter() - started)

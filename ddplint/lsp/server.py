@@ -300,7 +300,10 @@ class DdplintServer(LanguageServer):
     async def _analyse_until_current(self, target: str) -> None:
         while True:
             self._pending.rerun.discard(target)
-            await self._analyse_and_publish(target)
+            try:
+                await self._analyse_and_publish(target)
+            except Exception:  # a bug of the server's own: say so, keep serving
+                self.log(types.MessageType.Error, f"analysing {target} failed (please report this):\n{traceback.format_exc()}")
             if target not in self._pending.rerun:
                 return
 
