@@ -248,9 +248,8 @@ def _read_text(path: str) -> tuple[Optional[str], str]:
 
 def _write_text(path: str, text: str) -> None:
     data = Path(path).read_bytes()
+    # The encoding the file was read with: "utf-8-sig" puts back the BOM that reading removed.
     encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"  # the BOM is part of the text already
     with open(path, "w", encoding=encoding, newline="") as handle:
         handle.write(text)
 
