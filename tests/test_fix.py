@@ -352,7 +352,7 @@ def test_fix_writes_safe_fixes_and_reports_the_rest(project: Path, capsys):
     assert (project / "loader.py").read_text() == before_loader
     assert [line.split()[1] for line in out.splitlines()] == ["DDP001", "DDP001"]
     assert "(1 fixed, 2 remaining)" in err
-    assert "2 more fixable with `--fix --unsafe-fixes`." not in err  # unsafe ones hidden unless asked
+    assert "(2 hidden fixes can be enabled with the `--unsafe-fixes` option.)" in err
 
 
 def test_fix_with_unsafe_fixes_clears_everything(project: Path, capsys):
