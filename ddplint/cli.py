@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
+from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, _error, discover, lint_document, lint_paths
@@ -68,6 +69,25 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument(
+        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per available core)"
+    )
+    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    speed.add_argument(
+        "--cache-dir", type=Path, metavar="DIR",
+        help=f"where to keep the results cache (default: {CACHE_DIR_NAME}/ in the project root; env DDPLINT_CACHE_DIR)",
+    )
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,12 +165,20 @@ def _check_command(args: argparse.Namespace) -> int:
         errors: list[InternalError] = []
         if args.fix or args.diff:
             return _fix_paths(args, resolver, errors)
+        cache = _open_cache(args)
         diagnostics = list(
-            lint_paths(args.paths, None, errors, resolver.rules_for, resolver.is_excluded, args.force_exclude)
+            lint_paths(
+                args.paths, None, errors, jobs=args.jobs, cache=cache,
+                rules_for=resolver.rules_for, is_excluded=resolver.is_excluded, force_exclude=args.force_exclude,
+            )
         )
     except (UnknownSelector, ConfigError) as exc:
         print(f"ddplint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if cache is not None:
+        problem = cache.save()
+        if problem is not None:
+            print(f"ddplint: warning: {problem}", file=sys.stderr)
     _report(args, diagnostics, errors)
     return _exit_code(args, diagnostics, errors)
 
@@ -287,6 +315,16 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
+
+
+def _open_cache(args: argparse.Namespace) -> Optional[ResultCache]:
+    if args.no_cache:
+        return None
+    directory = args.cache_dir or (Path(os.environ["DDPLINT_CACHE_DIR"]) if os.environ.get("DDPLINT_CACHE_DIR") else None)
+    # What changes results must be in the key. The rules chosen for each file (configuration and
+    # command line folded in, per-file ignores included) are part of every entry's key; ddplint's
+    # version is added by the cache itself.
+    return ResultCache(directory or default_cache_dir(), "per-file-rules")
 
 
 def _rule_command(args: argparse.Namespace) -> int:
