@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
+from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, _error, discover, lint_document, lint_paths
@@ -68,6 +69,25 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument(
+        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per available core)"
+    )
+    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    speed.add_argument(
+        "--cache-dir", type=Path, metavar="DIR",
+        help=f"where to keep the results cache (default: {CACHE_DIR_NAME}/ in the project root; env DDPLINT_CACHE_DIR)",
+    )
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,12 +165,20 @@ def _check_command(args: argparse.Namespace) -> int:
         errors: list[InternalError] = []
         if args.fix or args.diff:
             return _fix_paths(args, resolver, errors)
+        cache = _open_cache(args)
         diagnostics = list(
-            lint_paths(args.paths, None, errors, resolver.rules_for, resolver.is_excluded, args.force_exclude)
+            lint_paths(
+                args.paths, None, errors, jobs=args.jobs, cache=cache,
+                rules_for=resolver.rules_for, is_excluded=resolver.is_excluded, force_exclude=args.force_exclude,
+            )
         )
     except (UnknownSelector, ConfigError) as exc:
         print(f"ddplint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if cache is not None:
+        problem = cache.save()
+        if problem is not None:
+            print(f"ddplint: warning: {problem}", file=sys.stderr)
     _report(args, diagnostics, errors)
     return _exit_code(args, diagnostics, errors)
 
@@ -158,6 +186,7 @@ def _check_command(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: list[InternalError], fixed: int = 0,
             options: Optional[FormatOptions] = None, stream=None) -> None:
     stream = stream or sys.stdout
+    hidden = 0 if args.unsafe_fixes else sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
     if not args.unsafe_fixes:  # unsafe fixes are neither shown nor offered unless asked for
         diagnostics = [d if d.fix is None or d.fix.is_safe else _without_fix(d) for d in diagnostics]
     options = options or FormatOptions()
@@ -176,7 +205,7 @@ def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: lis
         tail = f" ({fixed} fixed, {len(diagnostics)} remaining)" if fixed else ""
         where = f" in {files} file{'s' if files != 1 else ''}" if not fixed else ""
         print(f"Found {len(diagnostics) + fixed} {noun}{where}{tail}.", file=sys.stderr)
-        _print_fixable(diagnostics, args)
+        _print_fixable(diagnostics, args, hidden)
     else:
         print("All checks passed!", file=sys.stderr)
 
@@ -185,13 +214,15 @@ def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
     return dataclasses.replace(diagnostic, fix=None)
 
 
-def _print_fixable(diagnostics: Sequence[Diagnostic], args: argparse.Namespace) -> None:
-    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.is_safe)
-    unsafe = sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
-    if safe and not args.fix:
-        print(f"[*] {safe} fixable with the `--fix` option.", file=sys.stderr)
-    if unsafe:
-        print(f"{unsafe} more fixable with `--fix --unsafe-fixes`.", file=sys.stderr)
+def _print_fixable(diagnostics: Sequence[Diagnostic], args: argparse.Namespace, hidden: int) -> None:
+    """ruff's hint lines: what `--fix` would do now, and fixes hidden behind `--unsafe-fixes`."""
+    fixable = sum(1 for d in diagnostics if d.fix is not None)
+    if fixable and not args.fix:
+        option = "`--fix --unsafe-fixes`" if args.unsafe_fixes else "the `--fix` option"
+        print(f"[*] {fixable} fixable with {option}.", file=sys.stderr)
+    if hidden:
+        noun = "fix" if hidden == 1 else "fixes"
+        print(f"({hidden} hidden {noun} can be enabled with the `--unsafe-fixes` option.)", file=sys.stderr)
 
 
 def _exit_code(args: argparse.Namespace, diagnostics: Sequence[Diagnostic], errors: Sequence[InternalError]) -> int:
@@ -248,9 +279,8 @@ def _read_text(path: str) -> tuple[Optional[str], str]:
 
 def _write_text(path: str, text: str) -> None:
     data = Path(path).read_bytes()
+    # The encoding the file was read with: "utf-8-sig" puts back the BOM that reading removed.
     encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"  # the BOM is part of the text already
     with open(path, "w", encoding=encoding, newline="") as handle:
         handle.write(text)
 
@@ -285,6 +315,16 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
+
+
+def _open_cache(args: argparse.Namespace) -> Optional[ResultCache]:
+    if args.no_cache:
+        return None
+    directory = args.cache_dir or (Path(os.environ["DDPLINT_CACHE_DIR"]) if os.environ.get("DDPLINT_CACHE_DIR") else None)
+    # What changes results must be in the key. The rules chosen for each file (configuration and
+    # command line folded in, per-file ignores included) are part of every entry's key; ddplint's
+    # version is added by the cache itself.
+    return ResultCache(directory or default_cache_dir(), "per-file-rules")
 
 
 def _rule_command(args: argparse.Namespace) -> int:

@@ -6,21 +6,23 @@
 
 from __future__ import annotations
 
-import ast
+import multiprocessing
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.analysis import build_facts
-from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
+from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.fix import locate_fix
-from ddplint.rules import ERROR_CODE, Finding, Rule, select_rules
+from ddplint.rules import ERROR_CODE, RULES_BY_CODE, Finding, Rule, select_rules
+from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 
 # Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
 EXCLUDED_DIRS = frozenset(
@@ -31,11 +33,14 @@ EXCLUDED_DIRS = frozenset(
     }
 )
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+# libcst holds ~500 bytes of tree per byte of source: a 2 MB file already costs ~1 GB. Hand-written
+# code stays far below (the largest file in the torch package is 1.1 MB, and it is a stub); only
+# generated tables get there, and they hold no training loop.
+MAX_ANALYSED_BYTES = 2 * 10**6
 
-# Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
-# libcst's native parser overflows the C stack somewhere past a few thousand.
-MAX_NESTING = 500
+# Found in directories. Not `.pyi`: stubs hold signatures, never the calls any rule looks at;
+# named on the command line, they are still checked.
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
@@ -59,13 +64,18 @@ def lint_source(
     """Check one file's contents. Never raises for anything in the source."""
     rules = select_rules() if rules is None else rules
     data = source.encode("utf-8") if isinstance(source, str) else source
-    distributed = _mentions_any(data, DISTRIBUTED_TOKENS)
-    active = [r for r in rules if _mentions_any(data, r.triggers) and (distributed or not r.distributed_only)]
+    active = candidates_by_bytes(data, rules)
     if not active:
         return []  # the common case: nothing here any selected rule could care about
-    problem = _unparsable(data, filename)
+    if len(data) > MAX_ANALYSED_BYTES:
+        size = f"{len(data) / 1e6:.1f} MB"
+        return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
+    problem, names = compile_screen(data, filename)
     if problem is not None:
-        return [problem]
+        return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
+    active = candidates_by_names(active, data, names)
+    if not active:
+        return []
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
@@ -94,35 +104,6 @@ def lint_source(
         return _locate(findings, module, text, filename)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
-
-
-def _unparsable(data: bytes, filename: str) -> Optional[Diagnostic]:
-    """Screen with CPython's own parser first. It is 8x cheaper than libcst, its messages are the
-    ones users know, and it turns pathological nesting into a RecursionError/MemoryError, where
-    libcst's native parser would overflow the C stack and kill the whole process."""
-    try:
-        tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        reason = "cannot decode file" if "decod" in str(exc.msg) or "encoding" in str(exc.msg) else "syntax error"
-        return _error(filename, f"{reason}: {_one_line(str(exc.msg))}", exc.lineno or 1, exc.offset or 1)
-    except (RecursionError, MemoryError):
-        return _error(filename, "cannot parse: code nested too deeply")
-    except (ValueError, UnicodeDecodeError, LookupError) as exc:
-        return _error(filename, f"cannot decode file: {_one_line(str(exc))}")
-    # Python < 3.11 parses a 20,000-term `1+1+...` happily; libcst would not survive it.
-    if _nesting_exceeds(tree, MAX_NESTING):
-        return _error(filename, f"cannot parse: code nested too deeply (over {MAX_NESTING} levels)")
-    return None
-
-
-def _nesting_exceeds(tree: ast.AST, limit: int) -> bool:
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return False
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:
@@ -168,10 +149,6 @@ def _suppressed(lines: list[str], row: int, code: str) -> bool:
     return codes is None or code in {c.strip().upper() for c in codes.split(",")}
 
 
-def _mentions_any(data: bytes, triggers: Iterable[bytes]) -> bool:
-    return any(trigger in data for trigger in triggers)
-
-
 def _error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
     location = Location(max(row, 1), max(column, 1))
     return Diagnostic(ERROR_CODE, message, filename, location, location)
@@ -187,8 +164,8 @@ def discover(
     paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
-    and excluded), `.py`/`.pyi`/`.ipynb` files under directories (excluded ones skipped), sorted
-    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded)."""
+    and excluded), `.py` / `.ipynb` files under directories (excluded ones skipped), sorted for a
+    stable order. `is_excluded` comes from the configuration (config.Resolver.is_excluded)."""
     for given in paths:
         path = Path(given)
         if path.is_dir():
@@ -218,12 +195,9 @@ def _is_virtualenv(path: Path) -> bool:
 
 
 def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None) -> list[Diagnostic]:
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        return [_error(path, "cannot read: is a directory")]
-    except OSError as exc:
-        return [_error(path, f"cannot read: {exc.strerror or type(exc).__name__}")]
+    data, problem = _read(path)
+    if problem is not None:
+        return [problem]
     return lint_document(data, path, rules, errors)
 
 
@@ -238,19 +212,130 @@ def lint_document(
     return lint_source(data, filename, rules, errors)
 
 
+def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
+    try:
+        return Path(path).read_bytes(), None
+    except IsADirectoryError:
+        return b"", _error(path, "cannot read: is a directory")
+    except OSError as exc:  # unreadable, deleted during the run, a symlink loop or a broken link
+        return b"", _error(path, f"cannot read: {exc.strerror or type(exc).__name__}")
+
+
 def lint_paths(
     paths: Sequence[str],
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
+    *,
+    jobs: Optional[int] = None,
+    cache: Optional[ResultCache] = None,
     rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
     is_excluded: Optional[Callable[[Path], bool]] = None,
     force_exclude: bool = False,
 ) -> Iterator[Diagnostic]:
-    """Diagnostics for every file under `paths`, file by file in a stable order. `rules_for`
-    (per-file configuration) overrides `rules` when given."""
+    """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
+    streamed as soon as each file and all before it are done. `jobs` worker processes (default:
+    one per available core); `cache` skips files whose results are known. `rules_for(path)` (the
+    per-file configuration) overrides `rules`; `is_excluded` / `force_exclude` as in discover()."""
     rules = select_rules() if rules is None else rules
+    slots: list[object] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in discover(paths, is_excluded, force_exclude):
         if problem is not None:
-            yield _error(path, problem)
+            slots.append([_error(path, problem)])
             continue
-        yield from lint_file(path, rules if rules_for is None else rules_for(path), errors)
+        codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
+        rules_key = ",".join(codes)
+        stamp = FileStamp.of(path)
+        known = cache.by_stamp(path, stamp, rules_key) if cache is not None else None
+        if known is not None:
+            slots.append(known)
+            continue
+        expected = cache.known_hash(path, rules_key) if cache is not None else None
+        slots.append(_Job(len(slots), path, codes, stamp, expected, want_hash=cache is not None))
+    for slot, outcome in _run(slots, jobs):
+        if isinstance(slot, list):
+            yield from slot
+            continue
+        diagnostics = outcome.diagnostics
+        rules_key = ",".join(slot.codes)
+        if outcome.unchanged and cache is not None:
+            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, rules_key) or []
+        elif cache is not None and outcome.digest and not outcome.errors:
+            cache.store(slot.path, outcome.digest, slot.stamp, rules_key, diagnostics)
+        if errors is not None:
+            errors.extend(outcome.errors)
+        yield from diagnostics
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One file to check in a worker process (plain data: it crosses a process boundary)."""
+
+    index: int
+    path: str
+    codes: tuple[str, ...]
+    stamp: Optional[FileStamp]
+    expected_hash: Optional[str]  # the cached content hash: equal means "unchanged, skip"
+    want_hash: bool
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    diagnostics: list[Diagnostic]
+    errors: list[InternalError]
+    digest: str = ""
+    unchanged: bool = False
+
+
+def _check_job(job: _Job) -> tuple[int, _Outcome]:
+    data, problem = _read(job.path)
+    if problem is not None:
+        return job.index, _Outcome([problem], [])
+    digest = content_hash(data) if job.want_hash else ""
+    if digest and digest == job.expected_hash:
+        return job.index, _Outcome([], [], digest, unchanged=True)
+    errors: list[InternalError] = []
+    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors)
+    return job.index, _Outcome(diagnostics, errors, digest)
+
+
+def _run(slots: list[object], jobs: Optional[int]) -> Iterator[tuple[object, Optional[_Outcome]]]:
+    """Each slot with its outcome, in slot order. Jobs go to a process pool largest file first (a
+    big file started last would leave one core busy alone at the end); results are held back
+    until every earlier slot has been yielded, so output order never depends on timing."""
+    pending = [slot for slot in slots if isinstance(slot, _Job)]
+    workers = min(jobs or available_cores(), len(pending))
+    if workers <= 1:
+        for slot in slots:
+            yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
+        return
+    pending.sort(key=lambda job: job.stamp.size if job.stamp else 0, reverse=True)
+    done: dict[int, _Outcome] = {}
+    with _pool(workers) as pool:
+        results = pool.imap_unordered(_check_job, pending, chunksize=_chunk_size(len(pending), workers))
+        for index, slot in enumerate(slots):
+            if not isinstance(slot, _Job):
+                yield slot, None
+                continue
+            while index not in done:
+                finished, outcome = next(results)
+                done[finished] = outcome
+            yield slot, done.pop(index)
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use (containers, taskset)
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _chunk_size(count: int, workers: int) -> int:
+    # Small chunks balance the load; a few files per message keeps the pipe traffic low.
+    return max(1, min(16, count // (workers * 16)))
+
+
+def _pool(workers: int):
+    # fork starts workers in milliseconds with ddplint already imported; elsewhere (macOS,
+    # Windows) the platform's safe default.
+    method = "fork" if sys.platform.startswith("linux") else None
+    return multiprocessing.get_context(method).Pool(workers)

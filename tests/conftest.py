@@ -18,3 +18,10 @@ def findings(source: str, select=None) -> list[tuple[int, str]]:
 @pytest.fixture
 def lint():
     return findings
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own results cache, so no test reads another's results or writes a
+    `.ddplint_cache/` into the checkout."""
+    monkeypatch.setenv("DDPLINT_CACHE_DIR", str(tmp_path_factory.mktemp("ddplint_cache")))

@@ -178,3 +178,53 @@ def test_static_side_never_executes_the_code(tmp_path: Path):
     )
     assert codes(lint_paths([str(script)])) == [(4, "DDP003")]
     assert not marker.exists()
+
+
+def test_huge_generated_file_is_one_line_and_others_still_checked(tmp_path: Path):
+    table = b"import torch.distributed as dist\nTABLE = [\n" + b"    (1, 2, 3, 'DataLoader'),\n" * 1_800_000 + b"]\n"
+    assert len(table) > 50 * 10**6
+    (tmp_path / "a_generated.py").write_bytes(table)
+    (tmp_path / "b_plain_big.py").write_bytes(b"x = [\n" + b"    1,\n" * 8_000_000 + b"]\n")  # no trigger at all
+    (tmp_path / "c_train.py").write_text(BUGGY)
+    results = [(Path(d.filename).name, d.code, d.message) for d in lint_paths([str(tmp_path)], jobs=2)]
+    assert [(name, code) for name, code, _ in results] == [("a_generated.py", "DDP000"), ("c_train.py", "DDP003")]
+    assert "not analysed" in results[0][2] and "MB" in results[0][2]
+
+
+def test_triggers_in_comments_and_strings_do_not_cost_a_parse(monkeypatch):
+    from ddplint import engine
+
+    parsed = []
+    real = engine.cst.parse_module
+    monkeypatch.setattr(engine.cst, "parse_module", lambda data: parsed.append(1) or real(data))
+    docs_only = '"""Wraps nn.DataParallel and DataLoader; see DistributedSampler."""\n# dist.barrier()\nx = "DataParallel"\n'
+    assert lint_source(docs_only, "notes.py") == []
+    assert parsed == []
+    assert codes(lint_source(BUGGY, "t.py")) == [(2, "DDP003")]
+    assert parsed == [1]
+
+
+def test_triggers_are_whole_names():
+    from ddplint.screen import candidates_by_bytes
+
+    ddp004 = [rule for rule in select_rules() if rule.code == "DDP004"]
+    assert candidates_by_bytes(b"import torch.distributed\nx = torch.broadcast_tensors(a, b)\n", ddp004) == []
+    assert candidates_by_bytes(b"import torch.distributed as dist\ndist.broadcast(t, 0)\n", ddp004) == ddp004
+
+
+def test_static_side_never_imports_the_checked_package(tmp_path: Path):
+    marker = tmp_path / "imported"
+    package = tmp_path / "proj" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    (package / "train.py").write_text("from pkg import helper\n" + BUGGY)
+    (tmp_path / "proj" / "conftest.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    assert [d.code for d in lint_paths([str(tmp_path / "proj")], jobs=2)] == ["DDP003"]
+    assert not marker.exists()
+
+
+def test_python_warnings_about_the_checked_file_are_not_printed(tmp_path: Path, capfd):
+    script = tmp_path / "t.py"
+    script.write_text('import torch.nn as nn\npattern = "\\d+"\nm = nn.DataParallel(m)\n')
+    assert codes(lint_paths([str(script)])) == [(3, "DDP003")]
+    assert "Warning" not in capfd.readouterr().err

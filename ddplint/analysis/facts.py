@@ -10,8 +10,10 @@ at most once per file (cached properties below).
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterator, Optional, Sequence, Union
 
 import libcst as cst
@@ -211,6 +213,16 @@ class _Collector(cst.CSTVisitor):
         self._context: Optional[Context] = None
         self._saved: list[tuple] = []
 
+    def walk(self, node: cst.CSTNode) -> None:
+        """libcst's `node.visit(visitor)` rebuilds every node it passes (a dataclass construction
+        and validation per node, even for a read-only visitor): about half the cost of the whole
+        pass. This walks the same children in the same order and calls the same visit_/leave_
+        methods, without building anything."""
+        if self.on_visit(node):
+            for child in _children(node):
+                self.walk(child)
+        self.on_leave(node)
+
     # -- context --------------------------------------------------------------------------
     def context(self) -> Context:
         if self._context is None:
@@ -332,12 +344,12 @@ class _Collector(cst.CSTVisitor):
 
     def _loop(self, node: Loop, header: tuple) -> bool:
         for part in header:  # the iterable or condition is not part of the repeated body
-            part.visit(self)
+            self.walk(part)
         self._enter_loop(node)
-        node.body.visit(self)
+        self.walk(node.body)
         self._leave_loop()
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     # `[step(x) for x in loader]` is a loop over the loader like any `for` statement.
@@ -354,23 +366,23 @@ class _Collector(cst.CSTVisitor):
         return self._comprehension(node.for_in, (node.key, node.value))
 
     def _comprehension(self, comp: cst.CompFor, elements: tuple) -> bool:
-        comp.iter.visit(self)
+        self.walk(comp.iter)
         self._bind_target(comp.target, comp.iter, "loop", comp)
         self._enter_loop(comp)
-        comp.target.visit(self)
+        self.walk(comp.target)
         for condition in comp.ifs:
-            condition.visit(self)
+            self.walk(condition)
         if comp.inner_for_in is not None:
             self._comprehension(comp.inner_for_in, elements)
         else:
             for element in elements:
-                element.visit(self)
+                self.walk(element)
         self._leave_loop()
         return False
 
     def visit_If(self, node: cst.If) -> bool:
         self.facts.branches.append(BranchSite(node, self.context()))
-        node.test.visit(self)
+        self.walk(node.test)
         self._in_branch(node, True, node.body)
         if node.orelse is not None:
             self._in_branch(node, False, node.orelse)
@@ -379,7 +391,7 @@ class _Collector(cst.CSTVisitor):
     def _in_branch(self, node: cst.If, in_body: bool, child: cst.CSTNode) -> None:
         self.branches.append((node, in_body))
         self._changed()
-        child.visit(self)
+        self.walk(child)
         self.branches.pop()
         self._changed()
 
@@ -584,19 +596,15 @@ class ModuleFacts:
 
     def functions_reaching(self, predicate) -> set:
         """The file's functions that make a call satisfying `predicate`, directly or through
-        calls of other functions of the file (a fixpoint over the file's call graph)."""
+        calls of other functions of the file: the callers, transitively, of the direct ones."""
         found = {f for f in self.functions if any(predicate(s) for s in self.calls_by_function.get(id(f), []))}
-        changed = True
-        while changed:
-            changed = False
-            for function in self.functions:
-                if function in found:
-                    continue
-                for site in self.calls_by_function.get(id(function), []):
-                    if any(callee in found for callee, _ in self.functions_called_by(site)):
-                        found.add(function)
-                        changed = True
-                        break
+        queue = list(found)
+        while queue:
+            for site, _ in self.call_sites_of(queue.pop()):
+                caller = self.function_of(site.context.scope)
+                if caller is not None and caller not in found:
+                    found.add(caller)
+                    queue.append(caller)
         return found
 
     def calls_in_arm(self, branch: BranchSite, in_body: bool) -> list[CallSite]:
@@ -652,5 +660,34 @@ class ModuleFacts:
 
 def build_facts(module: cst.Module, source: str = "") -> ModuleFacts:
     facts = ModuleFacts(module, source)
-    module.visit(_Collector(facts))
+    _Collector(facts).walk(module)
     return facts
+
+
+def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (item for item in value if isinstance(item, cst.CSTNode))
+
+
+# Fields that only ever hold whitespace, comments or punctuation: nothing the collector records.
+_LAYOUT_FIELD = re.compile(
+    r"whitespace|leading_lines|lines_after_decorators|header|footer|^lpar$|^rpar$|^lbracket$|^rbracket$"
+    r"|^lbrace$|^rbrace$|^comma$|^semicolon$|^equal$|^colon$|^dot$|_colon$|^trailing_comma$"
+)
+
+
+@lru_cache(maxsize=None)
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    """A node type's child fields in the order libcst itself visits them (source order, e.g. a
+    function's decorators before its body), read off the field names its own
+    `_visit_and_replace_children` mentions, in order; dataclass order if that ever fails."""
+    names = [f.name for f in dataclasses.fields(node_type)] if dataclasses.is_dataclass(node_type) else []
+    method = getattr(node_type, "_visit_and_replace_children", None)
+    constants = getattr(getattr(method, "__code__", None), "co_consts", ())
+    ordered = list(dict.fromkeys(c for c in constants if isinstance(c, str) and c in names))
+    ordered += [name for name in names if name not in ordered]
+    return tuple(name for name in ordered if not _LAYOUT_FIELD.search(name))

@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.distributed import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.syntax import walk
 from ddplint.rules.base import Finding, Rule
@@ -142,7 +143,7 @@ RULE = Rule(
           reported like expensive work.
     """,
     # The other ranks can only wait in one of these collectives.
-    triggers=(b"broadcast", b"scatter", b"barrier", b"wait_for_everyone"),
+    triggers=tuple(name.encode() for name in sorted(BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES)),
     distributed_only=True,
     check=check,
     invalid=(

@@ -1,0 +1,156 @@
+"""The results cache and the process pool change how fast results come, never what they are."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ddplint import engine
+from ddplint.cache import ResultCache, default_cache_dir
+from ddplint.cli import main
+from ddplint.engine import lint_paths
+from ddplint.rules import select_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    return tmp_path / "examples"
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """Names of the files libcst parses (in this process: use jobs=1)."""
+    seen: list[str] = []
+    real = engine.cst.parse_module
+
+    def counting(data, *args, **kwargs):
+        seen.append(data[:0])  # only the count matters
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(engine.cst, "parse_module", counting)
+    return seen
+
+
+def run(paths, cache, jobs=1):
+    rules = select_rules()
+    return [(d.filename, d.location.row, d.code, d.message) for d in lint_paths(paths, rules, [], jobs=jobs, cache=cache)]
+
+
+def fresh_cache(directory: Path) -> ResultCache:
+    return ResultCache(directory, ",".join(r.code for r in select_rules()))
+
+
+def test_second_run_over_unchanged_files_parses_nothing(project, tmp_path, parses):
+    first_cache = fresh_cache(tmp_path / "cache")
+    first = run([str(project)], first_cache)
+    assert first and len(parses) > 0
+    assert first_cache.save() is None
+    parses.clear()
+    second = run([str(project)], fresh_cache(tmp_path / "cache"))
+    assert second == first
+    assert parses == []
+
+
+def test_touched_file_is_recognised_by_content(project, tmp_path, parses):
+    cache = fresh_cache(tmp_path / "cache")
+    first = run([str(project)], cache)
+    cache.save()
+    for path in project.glob("*.py"):
+        os.utime(path, ns=(1, 1))  # new mtime, same bytes
+    parses.clear()
+    assert run([str(project)], fresh_cache(tmp_path / "cache")) == first
+    assert parses == []
+
+
+def test_edited_file_is_checked_again(project, tmp_path, parses):
+    cache = fresh_cache(tmp_path / "cache")
+    run([str(project)], cache)
+    cache.save()
+    buggy = project / "ddp003_data_parallel_buggy.py"
+    fixed = project / "ddp003_data_parallel_fixed.py"
+    buggy.write_bytes(fixed.read_bytes())
+    parses.clear()
+    results = run([str(project)], fresh_cache(tmp_path / "cache"))
+    assert len(parses) == 1
+    assert not [r for r in results if r[0] == str(buggy)]
+
+
+def test_cache_depends_on_the_selected_rules(project, tmp_path):
+    everything = ResultCache(tmp_path / "cache", "DDP001,DDP002,DDP003,DDP004")
+    only_ddp003 = ResultCache(tmp_path / "cache", "DDP003")
+    assert everything.path != only_ddp003.path
+
+
+def test_damaged_cache_is_ignored(project, tmp_path):
+    cache = fresh_cache(tmp_path / "cache")
+    expected = run([str(project)], cache)
+    cache.save()
+    cache.path.write_text('{"not": "what we wrote"')
+    assert run([str(project)], fresh_cache(tmp_path / "cache")) == expected
+    cache.path.write_text(json.dumps({str(p): {"size": 1} for p in project.glob("*.py")}))
+    assert run([str(project)], fresh_cache(tmp_path / "cache")) == expected
+
+
+def test_cli_writes_a_marked_cache_and_no_cache_writes_nothing(project, tmp_path, monkeypatch, capsys):
+    cache_dir = tmp_path / "cli-cache"
+    assert main([str(project), "--cache-dir", str(cache_dir), "-q"]) == 1
+    assert (cache_dir / ".gitignore").read_text().strip().endswith("*")
+    assert (cache_dir / "CACHEDIR.TAG").exists()
+    first = capsys.readouterr().out
+    assert main([str(project), "--cache-dir", str(cache_dir), "-q"]) == 1
+    assert capsys.readouterr().out == first
+    other = tmp_path / "unused"
+    assert main([str(project), "--cache-dir", str(other), "--no-cache", "-q"]) == 1
+    assert not other.exists()
+
+
+def test_unwritable_cache_dir_warns_and_still_reports(project, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert main([str(project), "--cache-dir", str(blocker / "cache"), "-q"]) == 1
+    captured = capsys.readouterr()
+    assert "DDP001" in captured.out
+    assert "warning: cannot write cache" in captured.err
+
+
+def test_default_cache_dir_is_the_project_root(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    nested = tmp_path / "src" / "pkg"
+    nested.mkdir(parents=True)
+    assert default_cache_dir(nested) == tmp_path.resolve() / ".ddplint_cache"
+
+
+@pytest.mark.parametrize("jobs", [2])
+def test_pool_gives_the_same_results_in_the_same_order(jobs):
+    corpus = ROOT / "tests" / "corpus"
+    serial = run([str(corpus), str(EXAMPLES)], None, jobs=1)
+    assert len(serial) > 20
+    assert run([str(corpus), str(EXAMPLES)], None, jobs=jobs) == serial
+
+
+def test_pool_reports_unreadable_and_vanished_files_in_order(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
+    (tmp_path / "b.py").symlink_to(tmp_path / "b.py")  # a symlink loop
+    (tmp_path / "c.py").write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
+    real_discover = engine.discover
+
+    def discover_then_delete(paths, *options):
+        for path, problem in real_discover(paths, *options):
+            yield path, problem
+        (tmp_path / "c.py").unlink()  # deleted after discovery, before it is read
+
+    monkeypatch.setattr(engine, "discover", discover_then_delete)
+    results = [(Path(f).name, code, message.split(":")[0]) for f, _, code, message in run([str(tmp_path)], None, jobs=2)]
+    assert results == [
+        ("a.py", "DDP003", results[0][2]),
+        ("b.py", "DDP000", "cannot read"),
+        ("c.py", "DDP000", "cannot read"),
+    ]
