@@ -186,6 +186,7 @@ def _check_command(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: list[InternalError], fixed: int = 0,
             options: Optional[FormatOptions] = None, stream=None) -> None:
     stream = stream or sys.stdout
+    hidden = 0 if args.unsafe_fixes else sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
     if not args.unsafe_fixes:  # unsafe fixes are neither shown nor offered unless asked for
         diagnostics = [d if d.fix is None or d.fix.is_safe else _without_fix(d) for d in diagnostics]
     options = options or FormatOptions()
@@ -204,7 +205,7 @@ def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: lis
         tail = f" ({fixed} fixed, {len(diagnostics)} remaining)" if fixed else ""
         where = f" in {files} file{'s' if files != 1 else ''}" if not fixed else ""
         print(f"Found {len(diagnostics) + fixed} {noun}{where}{tail}.", file=sys.stderr)
-        _print_fixable(diagnostics, args)
+        _print_fixable(diagnostics, args, hidden)
     else:
         print("All checks passed!", file=sys.stderr)
 
@@ -213,13 +214,15 @@ def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
     return dataclasses.replace(diagnostic, fix=None)
 
 
-def _print_fixable(diagnostics: Sequence[Diagnostic], args: argparse.Namespace) -> None:
-    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.is_safe)
-    unsafe = sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
-    if safe and not args.fix:
-        print(f"[*] {safe} fixable with the `--fix` option.", file=sys.stderr)
-    if unsafe:
-        print(f"{unsafe} more fixable with `--fix --unsafe-fixes`.", file=sys.stderr)
+def _print_fixable(diagnostics: Sequence[Diagnostic], args: argparse.Namespace, hidden: int) -> None:
+    """ruff's hint lines: what `--fix` would do now, and fixes hidden behind `--unsafe-fixes`."""
+    fixable = sum(1 for d in diagnostics if d.fix is not None)
+    if fixable and not args.fix:
+        option = "`--fix --unsafe-fixes`" if args.unsafe_fixes else "the `--fix` option"
+        print(f"[*] {fixable} fixable with {option}.", file=sys.stderr)
+    if hidden:
+        noun = "fix" if hidden == 1 else "fixes"
+        print(f"({hidden} hidden {noun} can be enabled with the `--unsafe-fixes` option.)", file=sys.stderr)
 
 
 def _exit_code(args: argparse.Namespace, diagnostics: Sequence[Diagnostic], errors: Sequence[InternalError]) -> int:
@@ -285,9 +288,8 @@ def _read_text(path: str) -> tuple[Optional[str], str]:
 
 def _write_text(path: str, text: str) -> None:
     data = Path(path).read_bytes()
+    # The encoding the file was read with: "utf-8-sig" puts back the BOM that reading removed.
     encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"  # the BOM is part of the text already
     with open(path, "w", encoding=encoding, newline="") as handle:
         handle.write(text)
 

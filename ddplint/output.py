@@ -67,7 +67,8 @@ def _where(d: Diagnostic) -> str:
 
 
 def _marker(d: Diagnostic) -> str:
-    return "[*] " if d.fix is not None and d.fix.is_safe else ""
+    """`[*]`: a fix is offered (the CLI strips unsafe ones unless --unsafe-fixes is given)."""
+    return "[*] " if d.fix is not None else ""
 
 
 # -- text and full --------------------------------------------------------------------------------
@@ -283,7 +284,7 @@ def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict:
 def format_statistics(diagnostics: Sequence[Diagnostic], as_json: bool = False) -> str:
     """Counts per code, most frequent first (ruff's `--statistics`)."""
     counts = Counter(d.code for d in diagnostics)
-    fixable = {d.code for d in diagnostics if d.fix is not None and d.fix.is_safe}
+    fixable = {d.code for d in diagnostics if d.fix is not None}
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if as_json:
         items = [

@@ -195,3 +195,14 @@ def test_config_error_names_the_file(tmp_path: Path):
 def test_missing_config_file_given_on_the_command_line(project: Path, capsys):
     assert main(["--config", "nope.toml", "."]) == 2
     assert "nope.toml" in capsys.readouterr().err
+
+
+def test_results_cache_follows_configuration_changes(project: Path, capsys):
+    """Cached results are keyed by each file's rules, so editing the configuration takes effect."""
+    cache = ["--cache-dir", str(project / "cache")]
+    assert main([*cache, "train.py"]) == 1
+    assert codes(capsys) == [("train.py", "DDP001"), ("train.py", "DDP003")]
+    write(project / "ddplint.toml", "[per-file-ignores]\n'train.py' = ['DDP003']\n")
+    main([*cache, "train.py"])
+    assert codes(capsys) == [("train.py", "DDP001")]
+    assert any((project / "cache").rglob("*.json"))  # the cache was really in use

@@ -228,3 +228,12 @@ def test_odd_metadata_is_not_a_crash(metadata):
     text = json.dumps({"cells": [_code_cell("import torch.nn as nn\n", "nn.DataParallel(m)\n")], "metadata": metadata})
     (diagnostic,) = lint_document(text, "nb.ipynb", select_rules())
     assert diagnostic.code == "DDP003" and diagnostic.cell == 1
+
+
+def test_cached_notebook_results_keep_their_cell(project: Path, capsys):
+    cache = ["--cache-dir", str(project / "cache")]
+    main([*cache, "train.ipynb"])
+    first = capsys.readouterr().out
+    main([*cache, "train.ipynb"])
+    assert capsys.readouterr().out == first and first.startswith("train.ipynb:cell 3:2:1: DDP002")
+    assert any((project / "cache").rglob("*.json"))

@@ -55,6 +55,9 @@ def test_text_marks_safe_fixes_and_counts_them(project, capsys):
     assert [line.split()[1] for line in lines] == ["DDP003", "DDP001", "DDP002"]
     assert "DDP002 [*] " in lines[2] and "[*]" not in lines[0] + lines[1]
     assert "[*] 1 fixable with the `--fix` option." in err
+    assert "(1 hidden fix can be enabled with the `--unsafe-fixes` option.)" in err
+    _, out, err = run(capsys, "--unsafe-fixes", "train.py")
+    assert "DDP001 [*] " in out and "[*] 2 fixable with `--fix --unsafe-fixes`." in err
 
 
 def test_full_shows_the_line_a_caret_under_the_span_and_the_hint(project, capsys):

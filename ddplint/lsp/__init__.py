@@ -1,0 +1,41 @@
+"""`ddplint lsp`: a Language Server Protocol server over stdio (needs the `lsp` extra).
+
+See docs/editors.md for editor set-up. The server itself is in `ddplint.lsp.server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Optional, Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ddplint lsp", description="Run ddplint as a language server over stdio (see docs/editors.md)."
+    )
+    # Several clients pass --stdio by habit (vscode-languageclient does); stdio is the only transport.
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
+    parser.add_argument(
+        "--debounce-ms", type=float, default=None, metavar="MS",
+        help="quiet time after a change before re-analysing (default: 50; initializationOptions.debounceMs overrides)",
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="write the server's own debug log here")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(list(argv or []))
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=logging.DEBUG, format="%(asctime)s %(name)s %(message)s")
+    try:
+        from ddplint.lsp.server import DdplintServer, Options
+    except ImportError as exc:  # pygls / lsprotocol are the optional `lsp` extra
+        print(f"ddplint lsp: unavailable: {exc} (install with: pip install 'ddplint[lsp]')", file=sys.stderr)
+        return 2
+    options = Options()
+    if args.debounce_ms is not None:
+        options.debounce_ms = max(0.0, args.debounce_ms)
+    DdplintServer(options).start_io()
+    return 0

@@ -1,0 +1,68 @@
+"""ddplint's types -> LSP's: diagnostics, ranges, edits."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ddplint.diagnostics import Diagnostic, Edit, Location
+from ddplint.lsp.documents import TextDocument
+from ddplint.lsp.rule_docs import RuleLinks
+
+SOURCE = "ddplint"
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "info": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def position(document: TextDocument, location: Location, encoding: str) -> types.Position:
+    """1-based row / code-point column -> 0-based LSP position in the client's encoding."""
+    return document.client_position(location.row - 1, location.column - 1, encoding)
+
+
+def lsp_range(document: TextDocument, start: Location, end: Location, encoding: str) -> types.Range:
+    return types.Range(start=position(document, start, encoding), end=position(document, end, encoding))
+
+
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic, document: TextDocument, encoding: str, links: RuleLinks
+) -> types.Diagnostic:
+    href = links.url(diagnostic.code)
+    return types.Diagnostic(
+        range=lsp_range(document, diagnostic.location, diagnostic.end_location, encoding),
+        message=diagnostic.message,
+        severity=_SEVERITY.get(diagnostic.severity, types.DiagnosticSeverity.Error),
+        code=diagnostic.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+    )
+
+
+def to_text_edit(edit: Edit, document: TextDocument, encoding: str) -> types.TextEdit:
+    return types.TextEdit(
+        range=lsp_range(document, edit.location, edit.end_location, encoding), new_text=edit.content
+    )
+
+
+def workspace_edit(
+    document: TextDocument, edits: list[types.TextEdit], versioned: bool
+) -> types.WorkspaceEdit:
+    """`documentChanges` carries the version the edits were computed for, so a client refuses
+    them if the text moved on meanwhile; older clients only understand `changes`."""
+    if versioned:
+        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+    return types.WorkspaceEdit(changes={document.uri: edits})
+
+
+def ranges_touch(a: types.Range, b: types.Range) -> bool:
+    """Whether two ranges overlap or touch (a cursor at either end of a diagnostic counts)."""
+    return _key(a.start) <= _key(b.end) and _key(b.start) <= _key(a.end)
+
+
+def _key(p: types.Position) -> tuple[int, int]:
+    return (p.line, p.character)

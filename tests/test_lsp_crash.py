@@ -1,0 +1,43 @@
+"""A rule that raises costs that rule's findings on that text, logged; never the server."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_client import EXAMPLES, REPO, initialize, logged, open_document, published, server_config
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+BUGGY = (EXAMPLES / "ddp002_missing_set_epoch_buggy.py").read_text()
+_stock = server_config()
+CONFIG = ClientServerConfig(
+    server_command=[sys.executable, str(REPO / "tests" / "lsp_broken_rule_server.py")],
+    client_factory=_stock.client_factory,
+    server_env=_stock.server_env,
+)
+
+
+@pytest_lsp.fixture(config=CONFIG, scope="module")
+async def client(lsp_client: LanguageClient):
+    await initialize(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_raising_rule_is_logged_and_the_other_rules_still_report(client: LanguageClient):
+    uri = "file:///virtual/broken_rule.py"
+    open_document(client, uri, BUGGY + "\nmodel2 = nn.DataParallel(nn.Linear(2, 2))\n")
+    params = await published(client, uri, version=1)
+    assert [d.code for d in params.diagnostics] == ["DDP002"]  # DDP003's finding is lost, DDP002's is not
+    error = await logged(client, "internal error in DDP003")
+    assert error.type == types.MessageType.Error
+    assert "ZeroDivisionError" in error.message and uri in error.message
+    # Still serving: the next document is analysed as usual.
+    other = "file:///virtual/after_broken_rule.py"
+    open_document(client, other, BUGGY)
+    assert [d.code for d in (await published(client, other, version=1)).diagnostics] == ["DDP002"]

@@ -1,0 +1,172 @@
+"""The LSP server's pure parts: positions, incremental edits, `# noqa` editing, fix-all edits."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.lsp import noqa
+from ddplint.lsp.actions import ActionBuilder
+from ddplint.lsp.documents import (
+    UTF8,
+    UTF16,
+    UTF32,
+    TextDocument,
+    from_client_column,
+    split_lines,
+    to_client_column,
+)
+
+ROCKET = "\U0001F680"  # outside the BMP: 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
+
+
+def pos(line, character):
+    return types.Position(line=line, character=character)
+
+
+# -- positions -------------------------------------------------------------------------------
+def test_lines_split_only_where_lsp_splits():
+    assert split_lines("a\nb\r\nc\rd\x0ce\u2028f\n") == ["a", "b", "c", "d\x0ce\u2028f", ""]
+
+
+@pytest.mark.parametrize("encoding, expected", [(UTF32, 4), (UTF16, 5), (UTF8, 7)])
+def test_column_after_a_non_bmp_character(encoding, expected):
+    line = f'x="{ROCKET}"'
+    closing_quote = 4  # code points
+    assert to_client_column(line, closing_quote, encoding) == expected
+    assert from_client_column(line, expected, encoding) == closing_quote
+
+
+def test_a_column_inside_a_surrogate_pair_rounds_to_the_next_character():
+    assert from_client_column(f"{ROCKET}x", 1, UTF16) == 1
+
+
+def test_columns_past_the_end_clamp_to_the_line():
+    assert to_client_column("abc", 10, UTF16) == 3
+    assert from_client_column("abc", 10, UTF16) == 3
+
+
+def test_incremental_change_across_lines_and_after_non_bmp_text():
+    document = TextDocument("file:///x.py", f"a{ROCKET}b\nsecond\nthird\n", 1)
+    # Replace from just after the rocket (UTF-16 column 3) to the 'c' of "second".
+    change = types.TextDocumentContentChangePartial(range=types.Range(start=pos(0, 3), end=pos(1, 4)), text="-")
+    document.apply_change(change, UTF16)
+    assert document.text == f"a{ROCKET}-nd\nthird\n"
+    assert document.lines == [f"a{ROCKET}-nd", "third", ""]
+
+
+def test_incremental_change_in_a_crlf_document_with_a_form_feed():
+    document = TextDocument("file:///x.py", "one\r\n\x0ctwo\r\nthree\r\n", 1)
+    change = types.TextDocumentContentChangePartial(range=types.Range(start=pos(2, 0), end=pos(2, 5)), text="3")
+    document.apply_change(change, UTF16)
+    assert document.text == "one\r\n\x0ctwo\r\n3\r\n"
+
+
+def test_whole_document_change_replaces_the_text():
+    document = TextDocument("file:///x.py", "old\n", 1)
+    document.apply_change(types.TextDocumentContentChangeWholeDocument(text="new\ntext"), UTF16)
+    assert document.lines == ["new", "text"]
+
+
+# -- noqa ------------------------------------------------------------------------------------
+def apply(line, edit):
+    return line[: edit.start] + edit.text + line[edit.end :]
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("x = f()", "x = f()  # noqa: DDP002"),
+        ("x = f()   ", "x = f()  # noqa: DDP002"),
+        ("x = f()  # why", "x = f()  # why  # noqa: DDP002"),
+        ("x = f()  # noqa: DDP001", "x = f()  # noqa: DDP001, DDP002"),
+        ("x = f()  #noqa:ddp001,DDP003  # more", "x = f()  #noqa: DDP001, DDP003, DDP002  # more"),
+        ("x = f()  # noqa: DDP001 because", "x = f()  # noqa: DDP001, DDP002 because"),
+    ],
+)
+def test_add_code(line, expected):
+    assert apply(line, noqa.add_code(line, "DDP002")) == expected
+
+
+@pytest.mark.parametrize("line", ["x = f()  # noqa", "x = f()  # noqa: DDP002", "x = f()  # NOQA: ddp001, ddp002"])
+def test_add_code_when_already_suppressed(line):
+    assert noqa.add_code(line, "DDP002") is None
+
+
+def test_a_noqa_inside_a_string_is_not_merged_into():
+    line = 'x = f("# noqa: DDP001")  # note'
+    edit = noqa.add_code(line, "DDP002", comment_start=line.index("# note"))
+    assert apply(line, edit) == 'x = f("# noqa: DDP001")  # note  # noqa: DDP002'
+
+
+def test_line_syntax_knows_comments_strings_and_continuations():
+    text = 'a = 1  # c\nb = """\nstill string\n"""\nc = 1 + \\\n    2\n'
+    syntax = noqa.line_syntax(text)
+    assert syntax.comment_start == {0: 7}
+    assert syntax.no_comment_rows == {1, 2, 4}
+
+
+def test_noqa_at_names_the_code_under_the_cursor():
+    line = "x = f()  # noqa: DDP001, DDP003"
+    assert noqa.noqa_at(line, line.index("DDP003") + 1).codes == ("DDP003",)
+    assert noqa.noqa_at(line, line.index("noqa")).codes == ("DDP001", "DDP003")
+    assert noqa.noqa_at(line, 0) is None
+    assert noqa.noqa_at("x  # noqa", 5).bare
+
+
+# -- fix-all ---------------------------------------------------------------------------------
+def _diagnostic(code, row, edits, applicability="safe"):
+    fix = Fix("fix it", tuple(edits), applicability)
+    return Diagnostic(code, "msg", "x.py", Location(row, 1), Location(row, 2), fix=fix)
+
+
+def _builder(text):
+    return ActionBuilder(TextDocument("file:///x.py", text, 3), UTF16, versioned_edits=True, lsp_diagnostic=lambda d: None)
+
+
+def test_fix_all_edits_only_the_changed_span_and_skips_unsafe_fixes():
+    text = f"{ROCKET} = 1\nb = 2\nc = 3\n"
+    insert = Edit("x", Location(2, 5), Location(2, 5))
+    unsafe = Edit("zzz", Location(3, 1), Location(3, 2))
+    action = _builder(text).fix_all(
+        [_diagnostic("DDP002", 2, [insert]), _diagnostic("DDP001", 3, [unsafe], "unsafe")], unsafe=False
+    )
+    [change] = action.edit.document_changes
+    assert change.text_document.version == 3
+    [edit] = change.edits
+    assert (edit.range.start, edit.range.end, edit.new_text) == (pos(1, 4), pos(1, 4), "x")
+
+
+def test_fix_all_is_absent_without_safe_fixes():
+    unsafe = Edit("zzz", Location(1, 1), Location(1, 2))
+    assert _builder("a\n").fix_all([_diagnostic("DDP001", 1, [unsafe], "unsafe")], unsafe=False) is None
+    assert _builder("a\n").fix_all([_diagnostic("DDP001", 1, [unsafe], "unsafe")], unsafe=True) is not None
+
+
+# -- crash containment -----------------------------------------------------------------------
+class PanicException(BaseException):
+    """Stands in for pyo3's PanicException (libcst's native parser), a BaseException."""
+
+
+def test_a_panic_in_the_engine_is_one_crashed_result(monkeypatch):
+    import ddplint.lsp.analysis as analysis
+
+    def panicking(*args, **kwargs):
+        raise PanicException("the native parser panicked")
+
+    monkeypatch.setattr(analysis, "lint_source", panicking)
+    outcome = analysis.run_engine("import torch\n", "x.py", ())
+    assert outcome.diagnostics == ()
+    assert "PanicException: the native parser panicked" in outcome.crash
+
+
+def test_keyboard_interrupt_is_not_swallowed(monkeypatch):
+    import ddplint.lsp.analysis as analysis
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analysis, "lint_source", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        analysis.run_engine("import torch\n", "x.py", ())
