@@ -334,7 +334,7 @@ def _int_env(name: str, default: int) -> int:
 def _redirect_output(path) -> None:
     """The rank's stdout and stderr go to its log file: the report shows its tail on a crash, and
     N ranks printing over the report would make it unreadable."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)

@@ -52,7 +52,8 @@ class TelemetryWriter:
     """Appends records to one rank's file; never raises into the training script."""
 
     def __init__(self, path: Path):
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # Truncated first: a shared directory may hold this rank's file from an earlier run.
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
     def write(self, kind: str, **fields) -> None:
         fields["kind"] = kind
