@@ -107,7 +107,8 @@ class Probe:
             probe._loaders += 1
             loader._ddplint_id = probe._loaders
             loader._ddplint_epochs = 0
-            probe.writer.write("loader", loader=probe._loaders, site=probe.call_site(), **_describe_loader(loader))
+            _safely(lambda: probe.writer.write("loader", loader=loader._ddplint_id, site=probe.call_site(),
+                                               **_describe_loader(loader)))
 
         @functools.wraps(original_iter)
         def __iter__(loader):
@@ -120,10 +121,8 @@ class Probe:
             iterator._ddplint_indices = []
             iterator._ddplint_drawn = 0
             sampler = _sampler_of(loader)
-            probe.writer.write(
-                "epoch", loader=loader_id, n=epochs, sampler_epoch=getattr(sampler, "epoch", None),
-                site=probe.call_site(),
-            )
+            _safely(lambda: probe.writer.write("epoch", loader=loader_id, n=epochs, site=probe.call_site(),
+                                               sampler_epoch=_plain_int(getattr(sampler, "epoch", None))))
             return iterator
 
         @functools.wraps(original_next)
@@ -183,8 +182,8 @@ class Probe:
         @functools.wraps(original_init)
         def init_process_group(*args, **kwargs):
             result = original_init(*args, **kwargs)
-            probe.writer.write("init", backend=str(dist.get_backend()), world_size=dist.get_world_size(),
-                               rank=dist.get_rank())
+            _safely(lambda: probe.writer.write("init", backend=str(dist.get_backend()),
+                                               world_size=dist.get_world_size(), rank=dist.get_rank()))
             return result
 
         c10d.init_process_group = init_process_group
@@ -217,11 +216,12 @@ class Probe:
         @functools.wraps(original_dp_init)
         def dp_init(model, *args, **kwargs):
             original_dp_init(model, *args, **kwargs)
-            probe.writer.write(
-                "dp", device_ids=[str(d) for d in (model.device_ids or [])],
-                output_device=None if model.output_device is None else str(model.output_device),
+            # Without GPUs DataParallel sets neither device_ids nor output_device.
+            _safely(lambda: probe.writer.write(
+                "dp", device_ids=[str(d) for d in (getattr(model, "device_ids", None) or [])],
+                output_device=_optional_str(getattr(model, "output_device", None)),
                 param_devices=_param_devices(model.module), site=probe.call_site(),
-            )
+            ))
 
         data_parallel.__init__ = dp_init
 
@@ -233,10 +233,10 @@ class Probe:
         def ddp_init(model, *args, **kwargs):
             original_ddp_init(model, *args, **kwargs)
             device_ids = getattr(model, "device_ids", None)
-            probe.writer.write(
+            _safely(lambda: probe.writer.write(
                 "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
                 param_devices=_param_devices(model.module), site=probe.call_site(),
-            )
+            ))
 
         DistributedDataParallel.__init__ = ddp_init
 
@@ -247,9 +247,28 @@ class Probe:
         @functools.wraps(original)
         def set_device(device):
             original(device)
-            probe.writer.write("device", device=str(device))
+            _safely(lambda: probe.writer.write("device", device=str(device)))
 
         torch.cuda.set_device = set_device
+
+
+def _safely(record) -> None:
+    """Recording must never break the script it observes."""
+    try:
+        record()
+    except Exception:
+        pass
+
+
+def _optional_str(value):
+    return None if value is None else str(value)
+
+
+def _plain_int(value):
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _is_library(filename: str) -> bool:

@@ -90,7 +90,8 @@ class RankSummary:
         if reason == "finished":
             code = self.end.get("exit_code", 0)
             return "script finished" if code == 0 else f"script exited with code {code}"
-        return f"crashed: {self.end.get('error', 'unknown error')}"
+        error = str(self.end.get("error", "unknown error"))
+        return f"crashed: {error if len(error) <= 60 else error[:57] + '...'}"
 
     def wait_before_first_batch(self, until: float) -> tuple[float, dict]:
         """Seconds blocked in collectives between init_process_group (or the start) and the first

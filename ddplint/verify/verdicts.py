@@ -22,10 +22,9 @@ CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
 IMBALANCE_CODE = "DDP100"
 IMBALANCE_MESSAGE = "ranks are out of balance: some ranks wait for others every step"
 
-# DDP004: a rank > 0 that spends at least this long (and this share of its time to the first
-# batch) blocked in collectives while rank 0 works is waiting for rank-0-only work.
+# DDP004: a rank > 0 that spends at least this long blocked in collectives before its first batch,
+# while rank 0 spends at most half of that in them, is waiting for rank-0-only work.
 DDP004_WAIT_S = 0.5
-DDP004_WAIT_SHARE = 0.5
 # DDP100: per-step medians, in seconds and shares of the step.
 IMBALANCE_FLOOR_S = 0.010
 IMBALANCE_SHARE = 0.20
@@ -177,7 +176,7 @@ def judge_ddp002(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     if stuck and len(stuck) == len(repeated):
         rank, loader, epochs = stuck[0]
         first = epochs[0].indices[:4]
-        same_order = all(_same_order(epochs[0], e) for _, _, eps in stuck for e in eps[1:])
+        same_order = all(_same_order(eps[0], e) for _, _, eps in stuck for e in eps[1:])
         order = (f"each rank drew the same order every epoch (rank {rank} started each with {first})"
                  if same_order else "yet the order differed between epochs (a sampler that reseeds itself?)")
         return Judgement(CONFIRMED if same_order else INCONCLUSIVE, (
@@ -245,8 +244,7 @@ def judge_ddp004(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     lead = {r: by_rank[r].time_to_first_batch(ctx.stopped_at) or 0.0 for r in by_rank}
     rank0_wait = waits[0][0]
     others = sorted(r for r in by_rank if r != 0)
-    waiting = [r for r in others
-               if waits[r][0] >= DDP004_WAIT_S and waits[r][0] >= DDP004_WAIT_SHARE * lead[r]]
+    waiting = [r for r in others if waits[r][0] >= DDP004_WAIT_S]
     ops = sorted({op for r in others for op in waits[r][1]})
     numbers = ", ".join(f"rank {r} {waits[r][0]:.2f} s ({_pct(waits[r][0], lead[r])})" for r in others)
     rank0_text = f"rank 0 took {lead[0]:.2f} s to its first batch, {rank0_wait:.2f} s of it in collectives"
