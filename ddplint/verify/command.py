@@ -200,9 +200,11 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
         return "no rank started (torchrun failed before running the probe)", result.launcher_output
     crashed = [r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))]
     if crashed:
-        first = crashed[0]
-        what = (first.end or {}).get("error") or f"exit code {(first.end or {}).get('exit_code')}"
-        return f"rank {first.rank} crashed before its first batch: {what}", first.log_tail
+        # The first to fail is the cause; the others typically fail because it went away.
+        first, *after = sorted(crashed, key=lambda r: r.end.get("t", 0.0))
+        what = first.end.get("error") or f"exit code {first.end.get('exit_code')}"
+        then = f" (then {_ranks_text(r.rank for r in after)} failed too)" if after else ""
+        return f"rank {first.rank} crashed before its first batch: {what}{then}", first.log_tail
     if result.timed_out:
         where = _where_ranks_were(ranks, result.stopped_at)
         return f"stopped at the timeout ({timeout:g} s) before any batch: {where}", ""
@@ -213,6 +215,11 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     if not any(r.loaders for r in ranks):
         return "the script finished on every rank without building a DataLoader: nothing to measure", ""
     return "the script finished on every rank without drawing a batch from its DataLoader", ""
+
+
+def _ranks_text(ranks) -> str:
+    ranks = list(ranks)
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
 
 
 def _where_ranks_were(ranks: list, stopped_at: float) -> str:

@@ -393,9 +393,23 @@ def main(argv: list) -> None:
     _run_script(probe, script, script_args)
 
 
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback as the user would see it from `python SCRIPT`: no probe or runpy frames."""
+    import traceback
+
+    summary = traceback.TracebackException.from_exception(exc)
+    summary.stack = traceback.StackSummary.from_list(
+        [frame for frame in summary.stack if not _is_probe_frame(frame.filename)])
+    return "".join(summary.format())
+
+
+def _is_probe_frame(filename: str) -> bool:
+    return os.path.realpath(filename) == os.path.realpath(__file__) or filename in ("<frozen runpy>",) \
+        or filename.endswith(f"{os.sep}runpy.py")
+
+
 def _run_script(probe: Probe, script: str, script_args: list) -> None:
     import runpy
-    import traceback
 
     sys.argv = [script, *script_args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python SCRIPT` would have it
@@ -404,7 +418,7 @@ def _run_script(probe: Probe, script: str, script_args: list) -> None:
     except SystemExit as exc:
         probe.stop("finished", _exit_code(exc))
     except BaseException as exc:  # the script's own failure: recorded, shown in the report
-        text = traceback.format_exc()
+        text = _user_traceback(exc)
         sys.stderr.write(text)
         probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
     probe.stop("finished", 0)
