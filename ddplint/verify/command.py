@@ -8,6 +8,7 @@ that could not run to its first batch, a run that timed out before it).
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import shutil
 import sys
@@ -139,11 +140,27 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 
 def _static_findings(script: str) -> list:
+    _check_syntax(script)
     findings = lint_file(script, select_rules())
     for finding in findings:
         if finding.code == ERROR_CODE:  # unreadable or a syntax error: it could not run either
             raise UsageError(f"{finding.filename}:{finding.location.row}:{finding.location.column}: {finding.message}")
     return findings
+
+
+def _check_syntax(script: str) -> None:
+    """The static check skips files without its trigger words, so a script that cannot even be
+    compiled is caught here, before N ranks are started to fail on it."""
+    try:
+        source = Path(script).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{script}: cannot read: {exc.strerror or exc}") from None
+    try:
+        compile(source, script, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise UsageError(f"{script}:{exc.lineno or 1}:{exc.offset or 1}: syntax error: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise UsageError(f"{script}: cannot compile: {type(exc).__name__}") from None
 
 
 def _run_directory(args: argparse.Namespace) -> tuple[Path, bool]:
