@@ -123,7 +123,7 @@ def test_load_run_ignores_files_of_an_earlier_run(tmp_path):
 def test_steps_split_into_data_wait_collective_wait_and_compute():
     log = RankLog(0).loader().epoch(0, batches(0, 6), wait=0.002, compute=0.010, collective=0.005)
     medians = log.summary().step_medians()
-    assert medians["steps_timed"] == 4  # 5 pairs, the epoch's first step left out as warm-up
+    assert medians["steps_timed"] == 4  # 5 pairs, the rank's first step left out as warm-up
     assert medians["data_wait_s"] == pytest.approx(0.002)
     assert medians["collective_wait_s"] == pytest.approx(0.005)
     assert medians["step_s"] == pytest.approx(0.017)

@@ -116,11 +116,11 @@ class RankSummary:
         return next((c for c in reversed(self.collectives) if c.duration is None), None)
 
     def steps_timed(self) -> list[Step]:
-        """Consecutive batch pairs of one epoch; the first step of each epoch is left out (warm-up,
-        iterator start, DDP's first backward)."""
+        """Consecutive batch pairs of one epoch. The rank's very first step is left out (warm-up:
+        DDP's first backward builds its buckets); an epoch boundary is not a step."""
         steps = []
-        for previous, current in zip(self.batches, self.batches[1:]):
-            if current.get("_epoch") != previous.get("_epoch") or previous.get("_first_in_epoch"):
+        for number, (previous, current) in enumerate(zip(self.batches, self.batches[1:])):
+            if number == 0 or current.get("_epoch") != previous.get("_epoch"):
                 continue
             body_start = previous["t"] + previous["wait"]
             waited = sum(c.duration or 0.0 for c in self.collectives if body_start <= c.began < current["t"])
@@ -201,7 +201,6 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
 def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> None:
     record["_epoch"] = id(epoch)
     if epoch is not None:
-        record["_first_in_epoch"] = epoch.batches == 0
         epoch.batches += 1
         epoch.indices.extend(record.get("indices", []))
     if record.get("cuda_device"):
