@@ -45,6 +45,7 @@ class RankLog:
                          "host": host, "pid": 100 + rank, "pgid": 100 + rank}]
         self.add("init", backend="gloo", world_size=world, rank=rank)
         self.step = 0
+        self.backward_calls = 0
 
     def add(self, kind: str, dt: float = 0.0, **fields) -> "RankLog":
         self.t += dt
@@ -56,12 +57,14 @@ class RankLog:
                         dataset_len=dataset_len, iterable=False, sampler=sampler, sampler_len=sampler_len,
                         shuffle=shuffle, num_replicas=2, batch_size=32, num_workers=0)
 
-    def epoch(self, sampler_epoch, batches, wait=0.001, compute=0.01, collective=0.0):
+    def epoch(self, sampler_epoch, batches, wait=0.001, compute=0.01, collective=0.0, train=True):
         self.add("epoch", loader=1, n=sum(1 for r in self.records if r["kind"] == "epoch"),
                  sampler_epoch=sampler_epoch)
         for indices in batches:
             self.step += 1
-            self.add("batch", dt=0.0, loader=1, step=self.step, wait=wait, indices=list(indices))
+            self.add("batch", dt=0.0, loader=1, step=self.step, wait=wait, indices=list(indices),
+                     bw=self.backward_calls)
+            self.backward_calls += 1 if train else 0
             self.t += wait + compute
             if collective:
                 self.collective("all_reduce", collective)
@@ -74,7 +77,8 @@ class RankLog:
         return self
 
     def end(self, reason="max-steps", **fields):
-        return self.add("end", reason=reason, exit_code=fields.pop("exit_code", 0), steps=self.step, **fields)
+        return self.add("end", reason=reason, exit_code=fields.pop("exit_code", 0), steps=self.step,
+                        bw=self.backward_calls, **fields)
 
     def summary(self):
         return summarise(self.rank, self.records)
@@ -160,6 +164,16 @@ def test_ddp001_inconclusive_on_a_single_rank_and_without_iteration():
     assert judge_ddp001(context(one), row=10).status == INCONCLUSIVE
     never_iterated = [RankLog(r).loader("RandomSampler", 512, 512) for r in (0, 1)]
     assert judge_ddp001(context(*never_iterated), row=10).status == INCONCLUSIVE
+
+
+def test_ddp001_runtime_only_for_training_loaders_not_evaluation_passes():
+    evaluating = [RankLog(r).loader("SequentialSampler", 512, 512, shuffle=False)
+                  .epoch(None, batches(0, 3), train=False).end() for r in (0, 1)]
+    assert judge_ddp001(context(*evaluating)).status == INCONCLUSIVE  # no finding to judge: not reported
+    assert judge_ddp001(context(*evaluating), row=10).status == CONFIRMED  # the static rule said it trains
+    training = [RankLog(r).loader("SequentialSampler", 512, 512, shuffle=False)
+                .epoch(None, batches(0, 3)).end() for r in (0, 1)]
+    assert judge_ddp001(context(*training)).status == CONFIRMED
 
 
 # -- DDP002 -------------------------------------------------------------------------------------------

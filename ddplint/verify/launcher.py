@@ -136,18 +136,13 @@ def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
         tail.poll()
         if progress is not None:
             progress(dict(tail.steps))
-        local_ended = [r for r in tail.ended if _is_local(r, config)]
+        local_ended = [r for r in tail.ended if tail.node_of.get(r) == config.node_rank]
         if len(local_ended) >= config.nproc:
             all_ended_at = all_ended_at or time.time()
             if time.time() - all_ended_at > EXIT_GRACE_S:
                 return False  # the evidence is complete; a lingering torchrun is stopped below
         time.sleep(POLL_S)
     return False
-
-
-def _is_local(rank: int, config: LaunchConfig) -> bool:
-    # torchrun's static rendezvous numbers the ranks node by node.
-    return config.node_rank * config.nproc <= rank < (config.node_rank + 1) * config.nproc or not config.multi_node
 
 
 def stop_process_tree(process: subprocess.Popen, run_dir: Path, node_rank: int, since: float) -> list[int]:

@@ -56,12 +56,14 @@ class Probe:
         self.max_steps = max_steps
         self.epoch_steps = epoch_steps
         self.steps = 0
+        self.backward_calls = 0  # tells training loaders from evaluation ones
         self._loaders = 0
         self._local = threading.local()  # collectives nest (broadcast_object_list -> broadcast)
 
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
-        self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, **details)
+        self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, bw=self.backward_calls,
+                          **details)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -88,6 +90,7 @@ class Probe:
         import torch
 
         self._instrument_data_loader(torch)
+        self._instrument_backward(torch)
         self._instrument_distributed(torch)
         self._instrument_models(torch)
         self._instrument_devices(torch)
@@ -140,7 +143,7 @@ class Probe:
             if drawn:
                 iterator._ddplint_indices = []
             fields = {"loader": getattr(iterator, "_ddplint_loader", 0), "step": probe.steps,
-                      "wait": waited, "indices": drawn or []}
+                      "wait": waited, "indices": drawn or [], "bw": probe.backward_calls}
             if probe.steps == 1:
                 fields["cuda_device"] = _current_cuda_device(torch)
             probe.writer.write("batch", t=began, **fields)
@@ -160,6 +163,19 @@ class Probe:
         dl.DataLoader.__iter__ = __iter__
         dl._BaseDataLoaderIter.__next__ = __next__
         dl._BaseDataLoaderIter._next_index = _next_index
+
+    def _instrument_backward(self, torch) -> None:
+        """Count backward passes (Tensor.backward goes through torch.autograd.backward): a loader
+        whose batches are followed by one trains; one that never is only evaluates."""
+        probe = self
+        original = torch.autograd.backward
+
+        @functools.wraps(original)
+        def backward(*args, **kwargs):
+            probe.backward_calls += 1
+            return original(*args, **kwargs)
+
+        torch.autograd.backward = backward
 
     def _instrument_distributed(self, torch) -> None:
         import torch.distributed as dist

@@ -57,6 +57,7 @@ class RankSummary:
     init_at: Optional[float] = None
     backend: Optional[str] = None
     loaders: dict = field(default_factory=dict)  # loader id -> its "loader" record
+    training_loaders: set = field(default_factory=set)  # loader ids whose batches fed a backward pass
     epochs: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # "batch" records
     collectives: list = field(default_factory=list)
@@ -158,9 +159,12 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
     summary = RankSummary(rank=rank, records=records)
     open_collectives: list = []
     current_epoch = None
+    last_batch = None
     for record in records:
         kind = record["kind"]
         summary.last_seen = record.get("t", summary.last_seen)
+        if kind in ("batch", "end") and last_batch is not None and record.get("bw", 0) > last_batch.get("bw", 0):
+            summary.training_loaders.add(last_batch.get("loader"))
         if kind == "start":
             summary.world_size = int(record.get("world_size", 1))
             summary.node_rank = int(record.get("node_rank", 0))
@@ -178,6 +182,7 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
             summary.epochs.append(current_epoch)
         elif kind == "batch":
             _add_batch(summary, record, current_epoch)
+            last_batch = record
         elif kind == "coll_begin":
             coll = Collective(record["op"], record["t"], None)
             summary.collectives.append(coll)

@@ -13,14 +13,15 @@ of one node share a clock:
                 sampler, sampler_len, shuffle, num_replicas, batch_size, num_workers
     epoch       an iterator over a loader started: loader, n (its count), sampler_epoch
     batch       a batch was handed out: loader, step (rank-wide count), wait (s spent in __next__),
-                indices (dataset indices drawn since the previous batch record)
+                indices (dataset indices drawn since the previous batch record), bw (backward
+                passes so far on this rank: those after a batch mean its loader trains)
     coll_begin  a collective was entered: op
     coll_end    that collective returned: op, dur (s)
     dp          nn.DataParallel built: device_ids, output_device, param_devices
     ddp         DistributedDataParallel built: device_ids, param_devices
     device      torch.cuda.set_device: device
     end         the probe is stopping the rank: reason (max-steps | finished | exception),
-                exit_code, error, traceback (for exceptions)
+                exit_code, steps, bw, error, traceback (for exceptions)
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class TelemetryTail:
         self._offsets: dict[Path, int] = {}
         self.steps: dict[int, int] = {}
         self.ended: set[int] = set()
+        self.node_of: dict[int, int] = {}  # rank -> the node_rank its probe recorded
 
     def poll(self) -> None:
         for path in sorted(self.directory.glob("rank-*.jsonl")):
@@ -95,7 +97,9 @@ class TelemetryTail:
             if rank is None:
                 continue
             for record in self._new_records(path):
-                if record["kind"] == "batch":
+                if record["kind"] == "start":
+                    self.node_of[rank] = int(record.get("node_rank", 0))
+                elif record["kind"] == "batch":
                     self.steps[rank] = int(record.get("step", 0))
                 elif record["kind"] == "end":
                     self.ended.add(rank)

@@ -75,8 +75,11 @@ def _same_file(a: str, b: str) -> bool:
 
 # -- DDP001: every rank reads the whole dataset ---------------------------------------------------
 def judge_ddp001(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
-    """Confirmed when on every rank the loader's sampler covers the whole dataset (world size > 1)."""
-    sites = _iterated_loader_sites(ctx, row)
+    """Confirmed when on every rank the loader's sampler covers the whole dataset (world size > 1).
+
+    Without a static finding to point at (row None), only training loaders count: evaluating the
+    whole set on every rank is a deliberate choice the static rule leaves alone too."""
+    sites = _iterated_loader_sites(ctx, row, training_only=row is None)
     if not sites:
         where = f" built on line {row}" if row else ""
         return Judgement(INCONCLUSIVE, f"no DataLoader{where} was iterated on any rank, so there is nothing to compare")
@@ -84,14 +87,14 @@ def judge_ddp001(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     return _strongest(judgements)
 
 
-def _iterated_loader_sites(ctx: RunContext, row: Optional[int]) -> dict:
+def _iterated_loader_sites(ctx: RunContext, row: Optional[int], training_only: bool) -> dict:
     """line of the DataLoader(...) call -> {rank: (loader record, first epoch)} for loaders that
     were iterated; only the loader on `row` when that is given and was seen."""
     sites: dict = {}
     for rank in ctx.ranks:
         for loader_id, loader in rank.loaders.items():
             first = next((e for e in rank.epochs if e.loader == loader_id and e.batches), None)
-            if first is None:
+            if first is None or (training_only and loader_id not in rank.training_loaders):
                 continue
             site = loader.get("site") or {}
             site_row = site.get("line") if _same_file(site.get("file", ""), ctx.script) else None
@@ -161,8 +164,10 @@ def judge_ddp002(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     observations = []
     for rank in ctx.ranks:
         for loader_id, loader in rank.loaders.items():
-            if not loader.get("shuffle") or "epoch" not in _epoch_keys(rank, loader_id):
+            if not loader.get("shuffle") or not _sampler_has_epoch(rank, loader_id):
                 continue
+            if row is None and loader_id not in rank.training_loaders:
+                continue  # the order of an evaluation pass does not matter
             epochs = [e for e in rank.epochs if e.loader == loader_id and e.batches]
             if epochs:
                 observations.append((rank.rank, loader, epochs))
@@ -190,8 +195,8 @@ def judge_ddp002(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         f"{reordered} of {len(epochs) - 1} epoch changes drew a new order"))
 
 
-def _epoch_keys(rank: RankSummary, loader_id: int) -> set:
-    return {"epoch"} if any(e.loader == loader_id and e.sampler_epoch is not None for e in rank.epochs) else set()
+def _sampler_has_epoch(rank: RankSummary, loader_id: int) -> bool:
+    return any(e.loader == loader_id and e.sampler_epoch is not None for e in rank.epochs)
 
 
 def _epoch_never_changes(epochs: list) -> bool:
