@@ -394,3 +394,49 @@ def test_probe_records_the_scripts_exception_and_its_exit_code(tmp_path):
     assert end["error"] == "ValueError: bad label in row 7"
     assert 'raise ValueError("bad label in row 7")' in end["traceback"] and "probe.py" not in end["traceback"]
     assert "ValueError: bad label in row 7" in log
+
+
+# -- run outcome ------------------------------------------------------------------------------------------
+def _launch(timed_out=False):
+    from ddplint.verify.launcher import LaunchResult
+
+    return LaunchResult(returncode=1, timed_out=timed_out, started_at=999.0, stopped_at=2000.0,
+                        launcher_output="torchrun: worker failed")
+
+
+def test_a_rank_that_dies_after_recording_batches_still_counts_as_evidence():
+    # torch 2.13 + gloo can abort a rank at exit ("terminate called without an active exception"):
+    # no last record, but its batches were on disk before.
+    aborted = RankLog(1).loader().epoch(0, batches(0, 4))
+    finished = RankLog(0).loader().epoch(0, batches(0, 4)).end()
+    ranks = [finished.summary(), aborted.summary()]
+    assert ranks[1].status(timed_out=False) == "died without a last record (killed or aborted)"
+    assert command._no_evidence(ranks, _launch(), [], timeout=60) == (None, "")
+
+
+def test_no_evidence_reasons():
+    crashed = RankLog(1).end("exception", exit_code=1, error="OSError: disk gone").summary()
+    crashed.log_tail = "Traceback ...\nOSError: disk gone"
+    follower = RankLog(0).add("end", dt=0.5, reason="exception", exit_code=1, error="RuntimeError: peer closed")
+    problem, detail = command._no_evidence([follower.summary(), crashed], _launch(), [], timeout=60)
+    assert problem == "rank 1 crashed before its first batch: OSError: disk gone (then rank 0 failed too)"
+    assert detail.endswith("OSError: disk gone")
+    hung = RankLog(0).collective("all_reduce", None, dt=0.2)
+    problem, _ = command._no_evidence([hung.summary()], _launch(timed_out=True), [], timeout=30)
+    assert problem.startswith("stopped at the timeout (30 s) before any batch: rank 0 blocked in all_reduce for")
+    problem, detail = command._no_evidence([], _launch(), [], timeout=30)
+    assert problem.startswith("no rank started") and detail == "torchrun: worker failed"
+
+
+def test_progress_line_rewrites_one_line(monkeypatch):
+    import io
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    progress = command.ProgressLine(max_steps=20)
+    progress({0: 3, 1: 2})
+    progress({0: 3, 1: 2})  # unchanged: nothing written
+    progress({1: 5, 0: 4})
+    progress.done()
+    assert stream.getvalue().count("\r\033[K") == 3
+    assert "rank 0 3/20  rank 1 2/20" in stream.getvalue() and "rank 0 4/20  rank 1 5/20" in stream.getvalue()
