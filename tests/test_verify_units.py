@@ -105,6 +105,13 @@ def test_writer_appends_whole_lines_and_reader_skips_a_torn_last_line(tmp_path):
     assert records[1]["indices"] == [1, 2] and isinstance(records[0]["t"], float)
 
 
+def test_hand_formatted_batch_record_reads_back_like_any_other(tmp_path):
+    path = rank_file(tmp_path, 0)
+    TelemetryWriter(path).write_batch(1796090303.0804064, 2, 17, 4.4e-05, 9, [5, 0, 511])
+    assert read_records(path) == [{"kind": "batch", "t": 1796090303.0804064, "loader": 2, "step": 17,
+                                   "wait": 4.4e-05, "bw": 9, "indices": [5, 0, 511]}]
+
+
 def test_tail_reads_only_new_complete_records(tmp_path):
     writer = TelemetryWriter(rank_file(tmp_path, 0))
     tail = TelemetryTail(tmp_path)

@@ -142,11 +142,12 @@ class Probe:
             drawn = getattr(iterator, "_ddplint_indices", None)
             if drawn:
                 iterator._ddplint_indices = []
-            fields = {"loader": getattr(iterator, "_ddplint_loader", 0), "step": probe.steps,
-                      "wait": waited, "indices": drawn or [], "bw": probe.backward_calls}
-            if probe.steps == 1:
-                fields["cuda_device"] = _current_cuda_device(torch)
-            probe.writer.write("batch", t=began, **fields)
+            loader_id = getattr(iterator, "_ddplint_loader", 0)
+            if probe.steps == 1:  # the first batch also says which CUDA device is current
+                probe.writer.write("batch", t=began, loader=loader_id, step=1, wait=waited, bw=probe.backward_calls,
+                                   indices=drawn or [], cuda_device=_current_cuda_device(torch))
+            else:
+                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls, drawn or ())
             return batch
 
         @functools.wraps(original_next_index)
