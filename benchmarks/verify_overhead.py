@@ -3,8 +3,10 @@
 Runs one small DDP training script under torchrun on 2 CPU ranks (gloo), alternately without the
 probe (plain torchrun) and with it (`-m ddplint.verify.probe`, as `ddplint verify` runs it, with
 the epoch cut and the step budget out of the way), and compares the median step time the script
-itself measures. Two model sizes show that the probe's cost is per batch (a few tens of
-microseconds: timing, one JSON line, one write), so its share shrinks as steps grow.
+itself measures, and the CPU time per step of each rank (time.process_time, all threads), which a
+loaded machine disturbs much less than wall-clock time. Two model sizes show that the probe's
+cost is per batch (a few tens of microseconds: timing, one JSON line, one write), so its share
+shrinks as steps grow.
 
     python benchmarks/verify_overhead.py [--repeats 5] [--steps 150]
 
@@ -39,23 +41,26 @@ TRAIN = textwrap.dedent("""
     loader = DataLoader(data, batch_size=32, sampler=sampler)
     model = DDP(nn.Sequential(nn.Linear(width, 4 * width), nn.ReLU(), nn.Linear(4 * width, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    marks = []
+    marks, cpu = [], []
     for x, y in loader:
         opt.zero_grad()
         nn.functional.mse_loss(model(x), y).backward()
         opt.step()
         marks.append(time.perf_counter())
-    step_times = [b - a for a, b in zip(marks, marks[1:])][10:]  # after warm-up
-    if dist.get_rank() == 0:
-        with open(out, "w") as handle:
-            json.dump({"median_step_s": sorted(step_times)[len(step_times) // 2], "steps": len(marks)}, handle)
+        cpu.append(time.process_time())
+    warm = 10  # steps left out at the start
+    step_times = sorted(b - a for a, b in zip(marks[warm:], marks[warm + 1:]))
+    result = {"median_step_s": step_times[len(step_times) // 2],
+              "cpu_per_step_s": (cpu[-1] - cpu[warm]) / (len(cpu) - 1 - warm), "steps": len(marks)}
+    with open(f"{out}.{dist.get_rank()}", "w") as handle:
+        json.dump(result, handle)
     dist.barrier()
 """)
 
 
-def run_once(script: Path, width: int, steps: int, probe: bool, workdir: Path) -> float:
+def run_once(script: Path, width: int, steps: int, probe: bool, workdir: Path) -> tuple[float, float]:
+    """(median wall-clock step, CPU seconds per step), each the mean over the 2 ranks."""
     out = workdir / f"result-{'probe' if probe else 'plain'}-{width}.json"
-    out.unlink(missing_ok=True)
     entry = ["-m", "ddplint.verify.probe", str(script)] if probe else [str(script)]
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                *entry, str(width), str(steps), str(out)]
@@ -63,7 +68,8 @@ def run_once(script: Path, width: int, steps: int, probe: bool, workdir: Path) -
                DDPLINT_VERIFY_DIR=str(workdir), DDPLINT_VERIFY_MAX_STEPS=str(10 * steps),
                DDPLINT_VERIFY_EPOCH_STEPS="0", PYTHONPATH=str(REPO))
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
-    return json.loads(out.read_text())["median_step_s"]
+    ranks = [json.loads(Path(f"{out}.{rank}").read_text()) for rank in (0, 1)]
+    return (statistics.mean(r["median_step_s"] for r in ranks), statistics.mean(r["cpu_per_step_s"] for r in ranks))
 
 
 def main() -> None:
@@ -76,15 +82,21 @@ def main() -> None:
         workdir = Path(tmp)
         script = workdir / "train.py"
         script.write_text(TRAIN)
-        print(f"{'width':>6} {'plain ms/step':>14} {'probe ms/step':>14} {'overhead':>9}   runs")
+        print(f"{'width':>6} {'plain ms/step':>14} {'probe ms/step':>14} {'wall':>8} "
+              f"{'plain CPU ms':>13} {'probe CPU ms':>13} {'CPU':>8}   runs")
         for width in (int(w) for w in args.widths.split(",")):
             plain, probed = [], []
             for _ in range(args.repeats):  # alternate, so that load changes hit both sides alike
                 plain.append(run_once(script, width, args.steps, False, workdir))
                 probed.append(run_once(script, width, args.steps, True, workdir))
-            p, q = statistics.median(plain), statistics.median(probed)
-            print(f"{width:>6} {1000 * p:>14.3f} {1000 * q:>14.3f} {100 * (q - p) / p:>8.1f} %   {args.repeats} x 2",
-                  flush=True)
+            wall_p, wall_q = (statistics.median(w for w, _ in runs) for runs in (plain, probed))
+            cpu_p, cpu_q = (statistics.median(c for _, c in runs) for runs in (plain, probed))
+            print(f"{width:>6} {1000 * wall_p:>14.3f} {1000 * wall_q:>14.3f} {_pct(wall_p, wall_q):>8} "
+                  f"{1000 * cpu_p:>13.3f} {1000 * cpu_q:>13.3f} {_pct(cpu_p, cpu_q):>8}   {args.repeats} x 2", flush=True)
+
+
+def _pct(base: float, probed: float) -> str:
+    return f"{100 * (probed - base) / base:+.1f} %"
 
 
 if __name__ == "__main__":

@@ -232,7 +232,17 @@ def _startup(rank0_work: float, other_wait: float) -> RunContext:
 def test_ddp004_confirmed_when_other_ranks_wait_for_rank_zero():
     judgement = judge_ddp004(_startup(rank0_work=1.5, other_wait=1.4))
     assert judgement.status == CONFIRMED
-    assert "rank 1 1.40 s" in judgement.evidence and "broadcast" in judgement.evidence
+    assert "blocked in broadcast (rank 1: 1.40 s, " in judgement.evidence
+
+
+def test_many_ranks_are_summarised_as_ranges():
+    from ddplint.verify.verdicts import _ranks_text, _waits_text
+
+    assert _ranks_text([3]) == "rank 3"
+    assert _ranks_text([1, 0]) == "ranks 0, 1"
+    assert _ranks_text([0, 1, 2, 3, 5, 7, 8]) == "ranks 0-3, 5, 7, 8"
+    waits = {r: (1.0 + r / 100, 2.0) for r in range(1, 8)}
+    assert _waits_text(waits) == "ranks 1-7: 1.01-1.07 s, 50-54 % of their time to the first batch"
 
 
 def test_ddp004_refuted_when_nobody_waits_long():

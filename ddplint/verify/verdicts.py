@@ -66,7 +66,15 @@ def _pct(part: float, whole: float) -> str:
 
 
 def _ranks_text(ranks: Sequence[int]) -> str:
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+    """"rank 3", "ranks 0, 1", "ranks 0-7, 9": runs of three or more collapse into a range."""
+    ranks = sorted(ranks)
+    parts, start = [], 0
+    for i in range(1, len(ranks) + 1):
+        if i == len(ranks) or ranks[i] != ranks[i - 1] + 1:
+            run = ranks[start:i]
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ", ".join(map(str, run)))
+            start = i
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(parts)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -250,18 +258,28 @@ def judge_ddp004(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     rank0_wait = waits[0][0]
     others = sorted(r for r in by_rank if r != 0)
     waiting = [r for r in others if waits[r][0] >= DDP004_WAIT_S]
-    ops = sorted({op for r in others for op in waits[r][1]})
-    numbers = ", ".join(f"rank {r} {waits[r][0]:.2f} s ({_pct(waits[r][0], lead[r])})" for r in others)
-    rank0_text = f"rank 0 took {lead[0]:.2f} s to its first batch, {rank0_wait:.2f} s of it in collectives"
+    ops = "/".join(sorted({op for r in others for op in waits[r][1]})) or "collectives"
+    numbers = _waits_text({r: (waits[r][0], lead[r]) for r in others})
+    rank0_text = f"rank 0 spent {rank0_wait:.2f} s of its {lead[0]:.2f} s to the first batch in collectives"
     if waiting and len(waiting) == len(others) and rank0_wait <= 0.5 * min(waits[r][0] for r in waiting):
         return Judgement(CONFIRMED, (
-            f"before the first batch {rank0_text}, while the other ranks sat blocked in "
-            f"{'/'.join(ops) or 'collectives'} waiting for it: {numbers} of their time to the first batch"))
+            f"before the first batch the other ranks sat blocked in {ops} ({numbers}) while rank 0 worked: "
+            f"{rank0_text}"))
     if all(waits[r][0] < DDP004_WAIT_S for r in others):
         return Judgement(REFUTED, (
-            f"{rank0_text}; the other ranks waited at most {max(waits[r][0] for r in others):.2f} s in "
-            f"collectives before their first batch ({numbers})"))
-    return Judgement(INCONCLUSIVE, f"{rank0_text}; waits of the other ranks: {numbers}")
+            f"no rank waited long for rank 0 before the first batch ({numbers}); {rank0_text}"))
+    return Judgement(INCONCLUSIVE, f"waits in collectives before the first batch: {numbers}; {rank0_text}")
+
+
+def _waits_text(waits: dict) -> str:
+    """rank -> (seconds waited, seconds to the first batch), per rank or as a range for many."""
+    if len(waits) <= 3:
+        return ", ".join(f"rank {r}: {w:.2f} s, {_pct(w, lead)} of its time to the first batch"
+                         for r, (w, lead) in sorted(waits.items()))
+    seconds = [w for w, _ in waits.values()]
+    shares = [100.0 * w / lead for w, lead in waits.values() if lead > 0]
+    share_text = f", {min(shares):.0f}-{max(shares):.0f} % of their time to the first batch" if shares else ""
+    return f"{_ranks_text(list(waits))}: {min(seconds):.2f}-{max(seconds):.2f} s{share_text}"
 
 
 # -- DDP005: every rank on the same GPU ------------------------------------------------------------
