@@ -141,14 +141,11 @@ class RankSummary:
         }
 
     def devices(self) -> list:
-        """Devices this rank computed on: set_device calls, the CUDA device current at the first
-        batch, and the parameter devices of the wrapped models."""
-        found = []
-        for name in [*self.set_devices, self.cuda_device,
-                     *(d for record in self.ddp + self.data_parallel for d in record.get("param_devices", []))]:
-            if name and name not in found:
-                found.append(_device_name(name))
-        return list(dict.fromkeys(found))
+        """Devices this rank computed on, the most telling first: the parameter devices of the
+        wrapped models, then the CUDA device current at the first batch, then set_device calls."""
+        names = [d for record in self.ddp + self.data_parallel for d in record.get("param_devices", [])]
+        names += [self.cuda_device, *self.set_devices]
+        return list(dict.fromkeys(_device_name(n) for n in names if n))
 
 
 def _device_name(name: str) -> str:
