@@ -111,10 +111,11 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
     log_path = config.run_dir / f"torchrun-node{config.node_rank}.log"
     started = time.time()
     with open(log_path, "wb") as log:
+        # --show-output sends the ranks' output to our stderr: stdout carries the report (JSON).
+        output = sys.stderr if config.show_output else log
         process = subprocess.Popen(
             torchrun_command(config), env=rank_environment(config), stdin=subprocess.DEVNULL,
-            stdout=None if config.show_output else log, stderr=subprocess.STDOUT if not config.show_output else None,
-            start_new_session=True,
+            stdout=output, stderr=output, start_new_session=True,
         )
         try:
             timed_out = _supervise(process, config, started, progress)
