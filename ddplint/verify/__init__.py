@@ -1,0 +1,13 @@
+"""`ddplint verify`: run a training script briefly on N ranks and judge the static findings.
+
+    command   the command line: static check, launch, verdicts, report, exit code
+    launcher  torchrun in its own session, step budget and timeout, no orphan processes
+    probe     runs inside every rank: instruments torch, then runs the script as __main__
+    telemetry the per-rank JSON-lines files (written by the probe, read back by the launcher)
+    ranks     per-rank measurements summarised from the telemetry
+    verdicts  confirmed / refuted / inconclusive for each finding, plus runtime-only findings
+    report    text and JSON output, Chrome trace
+    nvml      GPU utilisation and memory sampling (optional `gpu` extra)
+
+Only `probe` and `telemetry` are imported inside the ranks; they must stay light (no libcst).
+"""

@@ -1,0 +1,298 @@
+"""`ddplint verify SCRIPT [options] [-- SCRIPT_ARGS ...]`: static check, a short run on N ranks,
+a verdict per finding.
+
+Exit codes: 0 nothing confirmed, 1 something confirmed, 2 no evidence (bad arguments, a script
+that could not run to its first batch, a run that timed out before it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ddplint.engine import lint_file
+from ddplint.rules import ERROR_CODE, select_rules
+from ddplint.verify import nvml
+from ddplint.verify.launcher import LaunchConfig, LaunchResult, launch
+from ddplint.verify.ranks import summarise
+from ddplint.verify.report import Report, chrome_trace, format_json, format_text
+from ddplint.verify.telemetry import load_run, rank_log
+from ddplint.verify.verdicts import CONFIRMED, RunContext, judge_run
+
+EXIT_CLEAN, EXIT_CONFIRMED, EXIT_NO_EVIDENCE = 0, 1, 2
+PROG = "ddplint verify"
+# Multi-node: how long node 0 waits, after its own ranks are done, for the other nodes' files.
+REMOTE_GRACE_S = 30.0
+
+
+class UsageError(Exception):
+    """Bad arguments: one line for the user, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Run SCRIPT briefly on N ranks (torchrun) and confirm or refute the static findings "
+                    "with measurements. Arguments after `--` go to the script.",
+    )
+    parser.add_argument("script", metavar="SCRIPT", help="the training script")
+    parser.add_argument("--nproc", type=_positive_int, default=2, help="ranks on this node (default: 2)")
+    parser.add_argument("--max-steps", type=_positive_int, default=20,
+                        help="stop every rank after this many batches (default: 20)")
+    parser.add_argument("--epoch-steps", type=_non_negative_int, default=None,
+                        help="end each epoch early after this many batches so that epoch boundaries fall "
+                             "inside the budget (default: max-steps // 4, at least 2; 0: never)")
+    parser.add_argument("--timeout", type=_positive_float, default=120.0,
+                        help="stop everything after this many seconds (default: 120)")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--trace", metavar="FILE", help="write a Chrome trace (open in Perfetto)")
+    parser.add_argument("--show-output", action="store_true",
+                        help="let the ranks print to this terminal instead of capturing their output")
+    multi = parser.add_argument_group("multi-node (passed to torchrun; every node runs the same command)")
+    multi.add_argument("--nnodes", type=_positive_int, default=1, help="number of nodes (default: 1)")
+    multi.add_argument("--node-rank", type=_non_negative_int, default=0, help="this node's rank (default: 0)")
+    multi.add_argument("--rdzv-endpoint", metavar="HOST:PORT", help="rendezvous endpoint (node 0's address)")
+    multi.add_argument("--rdzv-backend", help="torchrun rendezvous backend (default: torchrun's, static)")
+    multi.add_argument("--rdzv-id", help="job id, also the subdirectory of --telemetry-dir for this run")
+    multi.add_argument("--telemetry-dir", metavar="DIR",
+                       help="directory every node can write (shared file system); node 0 reads all ranks' "
+                            "telemetry from it and prints the report. Kept after the run.")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    argv = list(argv)
+    script_args: list = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, script_args = argv[:split], argv[split + 1:]
+    args = build_parser().parse_args(argv)
+    args.script_args = script_args
+    if args.epoch_steps is None:
+        args.epoch_steps = max(2, args.max_steps // 4)
+    return args
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its one-line error (or --help)
+        return EXIT_NO_EVIDENCE if exc.code else EXIT_CLEAN
+    try:
+        _check_inputs(args)
+        static = _static_findings(args.script)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_NO_EVIDENCE
+    run_dir, temporary = _run_directory(args)
+    try:
+        return _verify(args, static, run_dir)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; every rank was stopped", file=sys.stderr)
+        return EXIT_NO_EVIDENCE
+    finally:
+        if temporary:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _check_inputs(args: argparse.Namespace) -> None:
+    script = Path(args.script)
+    if not script.exists():
+        raise UsageError(f"{args.script}: no such file")
+    if not script.is_file():
+        raise UsageError(f"{args.script}: not a file")
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError(f"torch is not installed for {sys.executable}: verify runs the script with it")
+    if args.nnodes > 1 and not args.telemetry_dir:
+        raise UsageError("--nnodes > 1 needs --telemetry-dir DIR, a directory every node can write")
+    if args.nnodes > 1 and not args.rdzv_endpoint:
+        raise UsageError("--nnodes > 1 needs --rdzv-endpoint HOST:PORT (node 0's address)")
+    if args.node_rank >= args.nnodes:
+        raise UsageError(f"--node-rank {args.node_rank} is out of range for --nnodes {args.nnodes}")
+
+
+def _static_findings(script: str) -> list:
+    _check_syntax(script)
+    findings = lint_file(script, select_rules())
+    for finding in findings:
+        if finding.code == ERROR_CODE:  # unreadable or a syntax error: it could not run either
+            raise UsageError(f"{finding.filename}:{finding.location.row}:{finding.location.column}: {finding.message}")
+    return findings
+
+
+def _check_syntax(script: str) -> None:
+    """The static check skips files without its trigger words, so a script that cannot even be
+    compiled is caught here, before N ranks are started to fail on it."""
+    try:
+        source = Path(script).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{script}: cannot read: {exc.strerror or exc}") from None
+    try:
+        compile(source, script, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise UsageError(f"{script}:{exc.lineno or 1}:{exc.offset or 1}: syntax error: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise UsageError(f"{script}: cannot compile: {type(exc).__name__}") from None
+
+
+def _run_directory(args: argparse.Namespace) -> tuple[Path, bool]:
+    if args.telemetry_dir:
+        directory = Path(args.telemetry_dir) / (args.rdzv_id or "ddplint-verify")
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory, False
+    return Path(tempfile.mkdtemp(prefix="ddplint-verify-")), True
+
+
+def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
+    config = LaunchConfig(
+        script=args.script, script_args=tuple(args.script_args), run_dir=run_dir, nproc=args.nproc,
+        max_steps=args.max_steps, epoch_steps=args.epoch_steps, timeout_s=args.timeout, nnodes=args.nnodes,
+        node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
+        rdzv_id=args.rdzv_id, show_output=args.show_output,
+    )
+    sampler = nvml.start_sampler()
+    progress = ProgressLine(args.max_steps) if sys.stderr.isatty() and not args.show_output else None
+    try:
+        result = launch(config, progress)
+    finally:
+        if progress is not None:
+            progress.done()
+        gpus = sampler.stop() if sampler is not None else None
+    world_size = args.nproc * args.nnodes
+    if config.node_rank != 0:
+        return _report_from_other_node(config, result)
+    if config.multi_node:
+        _wait_for_remote_ranks(run_dir, world_size, result.started_at, deadline=result.started_at + args.timeout
+                               + REMOTE_GRACE_S)
+    ranks = [summarise(rank, records, rank_log(run_dir, rank))
+             for rank, records in load_run(run_dir, since=result.started_at).items()]
+    stopped_at = time.time() if config.multi_node else result.stopped_at
+    context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus)
+    verdicts = judge_run(static, context)
+    problem, detail = _no_evidence(ranks, result, verdicts, args.timeout)
+    report = Report(script=args.script, world_size=world_size, verdicts=verdicts, ranks=ranks,
+                    timed_out=result.timed_out, elapsed_s=result.elapsed_s, stopped_at=stopped_at,
+                    problem=problem, problem_detail=detail, gpus=gpus)
+    sys.stdout.write(format_json(report) if args.output_format == "json" else format_text(report))
+    if args.trace:
+        _write_trace(args.trace, report)
+    if any(v.status == CONFIRMED for v in verdicts):
+        return EXIT_CONFIRMED
+    return EXIT_NO_EVIDENCE if problem else EXIT_CLEAN
+
+
+def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float) -> tuple[Optional[str], str]:
+    """Why the run could not produce evidence, and the output that shows it; (None, "") when it did."""
+    if any(r.steps for r in ranks) or any(v.status == CONFIRMED for v in verdicts):
+        return None, ""
+    if not ranks:
+        return "no rank started (torchrun failed before running the probe)", result.launcher_output
+    crashed = [r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))]
+    if crashed:
+        # The first to fail is the cause; the others typically fail because it went away.
+        first, *after = sorted(crashed, key=lambda r: r.end.get("t", 0.0))
+        what = first.end.get("error") or f"exit code {first.end.get('exit_code')}"
+        then = f" (then {_ranks_text(r.rank for r in after)} failed too)" if after else ""
+        return f"rank {first.rank} crashed before its first batch: {what}{then}", first.log_tail
+    if result.timed_out:
+        where = _where_ranks_were(ranks, result.stopped_at)
+        return f"stopped at the timeout ({timeout:g} s) before any batch: {where}", ""
+    silent = [r for r in ranks if r.end is None]
+    if silent:
+        return (f"rank {silent[0].rank} died before its first batch without a last record "
+                f"(killed, or aborted inside native code)", silent[0].log_tail)
+    if not any(r.loaders for r in ranks):
+        return "the script finished on every rank without building a DataLoader: nothing to measure", ""
+    return "the script finished on every rank without drawing a batch from its DataLoader", ""
+
+
+def _ranks_text(ranks) -> str:
+    ranks = list(ranks)
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def _where_ranks_were(ranks: list, stopped_at: float) -> str:
+    parts = []
+    for rank in ranks:
+        coll = rank.open_collective()
+        if coll is not None:
+            parts.append(f"rank {rank.rank} blocked in {coll.op} for {max(stopped_at - coll.began, 0):.1f} s")
+        else:
+            parts.append(f"rank {rank.rank} still running the script")
+    return "; ".join(parts)
+
+
+def _report_from_other_node(config: LaunchConfig, result: LaunchResult) -> int:
+    local = [summarise(rank, records) for rank, records in load_run(config.run_dir, since=result.started_at).items()
+             if records and records[0].get("node_rank") == config.node_rank]
+    steps = ", ".join(f"rank {r.rank}: {r.steps} steps" for r in local) or "no rank started"
+    print(f"{PROG}: node {config.node_rank} done ({steps}); its telemetry is in {config.run_dir}, "
+          f"node 0 prints the report")
+    return EXIT_CLEAN if any(r.steps for r in local) else EXIT_NO_EVIDENCE
+
+
+def _wait_for_remote_ranks(run_dir: Path, world_size: int, since: float, deadline: float) -> None:
+    """Node 0 is done; the other nodes' ranks may still be finishing (or their files arriving on a
+    shared file system)."""
+    while time.time() < deadline:
+        runs = load_run(run_dir, since=since)
+        if len(runs) >= world_size and all(any(r["kind"] == "end" for r in recs) for recs in runs.values()):
+            return
+        time.sleep(0.5)
+
+
+def _write_trace(path: str, report: Report) -> None:
+    import json
+
+    try:
+        Path(path).write_text(json.dumps(chrome_trace(report)))
+    except OSError as exc:
+        print(f"{PROG}: {path}: cannot write the trace: {exc.strerror or exc}", file=sys.stderr)
+
+
+class ProgressLine:
+    """Steps per rank on one rewritten stderr line (terminals only)."""
+
+    def __init__(self, max_steps: int):
+        self.max_steps = max_steps
+        self._last = ""
+
+    def __call__(self, steps: dict) -> None:
+        text = "steps: " + "  ".join(f"rank {r} {s}/{self.max_steps}" for r, s in sorted(steps.items()))
+        if text != self._last:
+            sys.stderr.write("\r\033[K" + text)
+            sys.stderr.flush()
+            self._last = text
+
+    def done(self) -> None:
+        if self._last:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()

@@ -1,0 +1,214 @@
+"""Launch the script on N ranks with torchrun, each rank through the probe, and always clean up.
+
+torchrun (`python -m torch.distributed.run` of this interpreter) runs in a session of its own;
+it starts every worker in yet another session, so killing torchrun's group is not enough. At
+the end, whatever happened, every process group we know of is killed: torchrun's, each rank's
+(recorded by the probe in its telemetry, which also covers DataLoader workers orphaned by a
+rank that exited) and those of any descendant still alive. The verify process's own group is
+never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ddplint.verify.telemetry import (
+    ENV_DIR,
+    ENV_EPOCH_STEPS,
+    ENV_MAX_STEPS,
+    ENV_NODE_RANK,
+    ENV_PASSTHROUGH,
+    TelemetryTail,
+    load_run,
+)
+
+POLL_S = 0.25
+# After SIGTERM, how long torchrun gets to stop its workers before everything is killed.
+TERM_GRACE_S = 3.0
+# Every local rank has written its last record but torchrun is still up: give it this long.
+EXIT_GRACE_S = 15.0
+OUTPUT_TAIL_CHARS = 3000
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    script: str
+    script_args: tuple[str, ...]
+    run_dir: Path
+    nproc: int = 2
+    max_steps: int = 20
+    epoch_steps: int = 5
+    timeout_s: float = 120.0
+    nnodes: int = 1
+    node_rank: int = 0
+    rdzv_endpoint: Optional[str] = None
+    rdzv_backend: Optional[str] = None
+    rdzv_id: Optional[str] = None
+    show_output: bool = False
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nnodes > 1
+
+
+@dataclass
+class LaunchResult:
+    returncode: Optional[int]
+    timed_out: bool
+    started_at: float  # wall clock, to line up with the ranks' telemetry
+    stopped_at: float
+    launcher_output: str = ""
+    killed_groups: list[int] = field(default_factory=list)
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.stopped_at - self.started_at
+
+
+def torchrun_command(config: LaunchConfig) -> list[str]:
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(config.nproc),
+               "--max-restarts", "0"]
+    if config.multi_node or config.rdzv_endpoint:
+        command += ["--nnodes", str(config.nnodes), "--node-rank", str(config.node_rank)]
+        for option, value in (("--rdzv-endpoint", config.rdzv_endpoint), ("--rdzv-backend", config.rdzv_backend),
+                              ("--rdzv-id", config.rdzv_id)):
+            if value:
+                command += [option, value]
+    else:
+        # A c10d store on a port the OS picks: two verifies on one machine never collide.
+        command += ["--standalone"]
+    return command + ["-m", "ddplint.verify.probe", config.script, *config.script_args]
+
+
+def rank_environment(config: LaunchConfig) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        ENV_DIR: str(config.run_dir),
+        ENV_MAX_STEPS: str(config.max_steps),
+        ENV_EPOCH_STEPS: str(config.epoch_steps),
+        ENV_NODE_RANK: str(config.node_rank),
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, without its warning
+    if config.show_output:
+        env[ENV_PASSTHROUGH] = "1"
+    # The probe must import from the same ddplint as this process, installed or not.
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], None]] = None) -> LaunchResult:
+    """Run torchrun to completion, to the timeout, or until every local rank has finished."""
+    log_path = config.run_dir / f"torchrun-node{config.node_rank}.log"
+    started = time.time()
+    with open(log_path, "wb") as log:
+        # --show-output sends the ranks' output to our stderr: stdout carries the report (JSON).
+        output = sys.stderr if config.show_output else log
+        process = subprocess.Popen(
+            torchrun_command(config), env=rank_environment(config), stdin=subprocess.DEVNULL,
+            stdout=output, stderr=output, start_new_session=True,
+        )
+        try:
+            timed_out = _supervise(process, config, started, progress)
+        finally:
+            killed = stop_process_tree(process, config.run_dir, config.node_rank, since=started)
+    return LaunchResult(
+        returncode=process.returncode, timed_out=timed_out, started_at=started, stopped_at=time.time(),
+        launcher_output=_tail(log_path), killed_groups=killed,
+    )
+
+
+def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
+    """Wait for torchrun; True when the timeout ran out first."""
+    tail = TelemetryTail(config.run_dir)
+    all_ended_at = None
+    while process.poll() is None:
+        if time.time() - started > config.timeout_s:
+            return True
+        tail.poll()
+        if progress is not None:
+            progress(dict(tail.steps))
+        local_ended = [r for r in tail.ended if tail.node_of.get(r) == config.node_rank]
+        if len(local_ended) >= config.nproc:
+            all_ended_at = all_ended_at or time.time()
+            if time.time() - all_ended_at > EXIT_GRACE_S:
+                return False  # the evidence is complete; a lingering torchrun is stopped below
+        time.sleep(POLL_S)
+    return False
+
+
+def stop_process_tree(process: subprocess.Popen, run_dir: Path, node_rank: int, since: float) -> list[int]:
+    """SIGTERM torchrun (it forwards the signal to its workers), then SIGKILL every process group
+    of this launch that is left. Returns the groups that were sent SIGKILL."""
+    if process.poll() is None:
+        _signal_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    groups = {process.pid} | _rank_groups(run_dir, node_rank, since) | _descendant_groups(process.pid)
+    groups.discard(os.getpgrp())
+    killed = [g for g in sorted(groups) if _signal_group(g, signal.SIGKILL)]
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    return killed
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    try:
+        os.killpg(pgid, signum)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _rank_groups(run_dir: Path, node_rank: int, since: float) -> set[int]:
+    """Process groups the probes of this node recorded (a shared directory also holds the other
+    nodes' ranks: those are not ours to kill)."""
+    groups = set()
+    host = socket.gethostname()
+    for records in load_run(run_dir, since=since).values():
+        start = records[0] if records and records[0]["kind"] == "start" else None
+        if start and start.get("host") == host and int(start.get("node_rank", -1)) == node_rank:
+            groups.add(int(start["pgid"]))
+    return groups
+
+
+def _descendant_groups(root_pid: int) -> set[int]:
+    """Process groups of all live descendants of root_pid (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after the command name: state, ppid, pgrp
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    groups, todo = set(), [root_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                groups.add(os.getpgid(child))
+            except ProcessLookupError:
+                pass
+    return groups
+
+
+def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return text if len(text) <= limit else "..." + text[-limit:]

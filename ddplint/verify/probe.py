@@ -1,0 +1,445 @@
+"""Runs inside every rank: `python -m ddplint.verify.probe SCRIPT [ARGS ...]`.
+
+It instruments torch from inside the process (DataLoader construction and iteration, the
+torch.distributed collectives, DataParallel / DistributedDataParallel construction,
+torch.cuda.set_device), then runs SCRIPT as `__main__` with runpy; the script file is never
+edited. Every observation is appended to the rank's telemetry file at once (see telemetry.py).
+
+How a rank stops, always with `os._exit` after the last record is written:
+- at the start of batch `max_steps + 1` (the step budget): the previous step's collectives have
+  completed on every rank, so all ranks stop at the same point and none is left waiting;
+- when the script returns, exits or raises.
+`os._exit` skips interpreter shutdown on purpose: torch 2.13 + gloo sometimes aborts a rank
+there ("terminate called without an active exception") after all the work is done, and nothing
+at shutdown can add to the evidence.
+
+Each loader iteration (an "epoch") is cut short after `epoch_steps` batches so that a few epoch
+boundaries fall inside the step budget (that is where a missing set_epoch shows).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import sys
+import threading
+import time
+
+_STARTED = time.time()  # before torch is imported: the rank's start, as the script would see it
+
+from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken first on purpose)
+    ENV_DIR,
+    ENV_EPOCH_STEPS,
+    ENV_MAX_STEPS,
+    ENV_NODE_RANK,
+    ENV_PASSTHROUGH,
+    TelemetryWriter,
+    rank_file,
+    rank_log,
+)
+
+COLLECTIVES = (
+    "broadcast", "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "gather", "scatter",
+    "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier",
+    "monitored_barrier", "broadcast_object_list", "all_gather_object", "gather_object",
+    "scatter_object_list",
+)
+MAX_INDICES_PER_EPOCH = 4096  # enough to measure overlap between ranks, small enough to write
+TRACEBACK_CHARS = 4000
+
+
+class Probe:
+    def __init__(self, writer: TelemetryWriter, script: str, max_steps: int, epoch_steps: int):
+        self.writer = writer
+        self.script = os.path.realpath(script)
+        self.max_steps = max_steps
+        self.epoch_steps = epoch_steps
+        self.steps = 0
+        self.backward_calls = 0  # tells training loaders from evaluation ones
+        self._loaders = 0
+        self._local = threading.local()  # collectives nest (broadcast_object_list -> broadcast)
+
+    # -- stopping ---------------------------------------------------------------------------
+    def stop(self, reason: str, exit_code: int = 0, **details) -> None:
+        self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, bw=self.backward_calls,
+                          **details)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # a closed or replaced stream must not block the exit
+                pass
+        os._exit(exit_code)
+
+    # -- where in the user's script ------------------------------------------------------------
+    def call_site(self) -> dict:
+        """The innermost frame in the script itself (else the innermost outside torch and us)."""
+        frame = sys._getframe(2)
+        fallback = None
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if os.path.realpath(filename) == self.script:
+                return {"file": filename, "line": frame.f_lineno}
+            if fallback is None and not _is_library(filename):
+                fallback = {"file": filename, "line": frame.f_lineno}
+            frame = frame.f_back
+        return fallback or {}
+
+    # -- instrumentation --------------------------------------------------------------------------
+    def install(self) -> None:
+        import torch
+
+        self._instrument_data_loader(torch)
+        self._instrument_backward(torch)
+        self._instrument_distributed(torch)
+        self._instrument_models(torch)
+        self._instrument_devices(torch)
+
+    def _instrument_data_loader(self, torch) -> None:
+        from torch.utils.data import dataloader as dl
+
+        probe = self
+        original_init = dl.DataLoader.__init__
+        original_iter = dl.DataLoader.__iter__
+        original_next = dl._BaseDataLoaderIter.__next__
+        original_next_index = dl._BaseDataLoaderIter._next_index
+
+        @functools.wraps(original_init)
+        def __init__(loader, *args, **kwargs):
+            original_init(loader, *args, **kwargs)
+            probe._loaders += 1
+            loader._ddplint_id = probe._loaders
+            loader._ddplint_epochs = 0
+            _safely(lambda: probe.writer.write("loader", loader=loader._ddplint_id, site=probe.call_site(),
+                                               **_describe_loader(loader)))
+
+        @functools.wraps(original_iter)
+        def __iter__(loader):
+            iterator = original_iter(loader)
+            loader_id = getattr(loader, "_ddplint_id", 0)
+            epochs = getattr(loader, "_ddplint_epochs", 0)
+            loader._ddplint_epochs = epochs + 1
+            iterator._ddplint_loader = loader_id
+            iterator._ddplint_count = 0
+            iterator._ddplint_indices = []
+            iterator._ddplint_drawn = 0
+            sampler = _sampler_of(loader)
+            _safely(lambda: probe.writer.write("epoch", loader=loader_id, n=epochs, site=probe.call_site(),
+                                               sampler_epoch=_plain_int(getattr(sampler, "epoch", None))))
+            return iterator
+
+        @functools.wraps(original_next)
+        def __next__(iterator):
+            if probe.steps >= probe.max_steps:
+                probe.stop("max-steps")
+            if probe.epoch_steps and getattr(iterator, "_ddplint_count", 0) >= probe.epoch_steps:
+                raise StopIteration  # end this epoch early: the next epoch boundary is what we need
+            began, clock = time.time(), time.perf_counter()
+            batch = original_next(iterator)
+            waited = time.perf_counter() - clock
+            probe.steps += 1
+            iterator._ddplint_count = getattr(iterator, "_ddplint_count", 0) + 1
+            drawn = getattr(iterator, "_ddplint_indices", None)
+            if drawn:
+                iterator._ddplint_indices = []
+            loader_id = getattr(iterator, "_ddplint_loader", 0)
+            if probe.steps == 1:  # the first batch also says which CUDA device is current
+                probe.writer.write("batch", t=began, loader=loader_id, step=1, wait=waited, bw=probe.backward_calls,
+                                   indices=drawn or [], cuda_device=_current_cuda_device(torch))
+            else:
+                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls, drawn or ())
+            return batch
+
+        @functools.wraps(original_next_index)
+        def _next_index(iterator):
+            index = original_next_index(iterator)
+            drawn = getattr(iterator, "_ddplint_indices", None)
+            if drawn is not None and iterator._ddplint_drawn < MAX_INDICES_PER_EPOCH:
+                values = [i for i in (index if isinstance(index, (list, tuple)) else [index]) if isinstance(i, int)]
+                drawn.extend(values)
+                iterator._ddplint_drawn += len(values)
+            return index
+
+        dl.DataLoader.__init__ = __init__
+        dl.DataLoader.__iter__ = __iter__
+        dl._BaseDataLoaderIter.__next__ = __next__
+        dl._BaseDataLoaderIter._next_index = _next_index
+
+    def _instrument_backward(self, torch) -> None:
+        """Count backward passes (Tensor.backward goes through torch.autograd.backward): a loader
+        whose batches are followed by one trains; one that never is only evaluates."""
+        probe = self
+        original = torch.autograd.backward
+
+        @functools.wraps(original)
+        def backward(*args, **kwargs):
+            probe.backward_calls += 1
+            return original(*args, **kwargs)
+
+        torch.autograd.backward = backward
+
+    def _instrument_distributed(self, torch) -> None:
+        import torch.distributed as dist
+
+        if not dist.is_available():
+            return
+        from torch.distributed import distributed_c10d as c10d
+
+        for name in COLLECTIVES:
+            original = getattr(c10d, name, None)
+            if original is None:
+                continue
+            wrapped = self._timed_collective(name, original)
+            setattr(c10d, name, wrapped)
+            if getattr(dist, name, None) is original:
+                setattr(dist, name, wrapped)
+        original_init = c10d.init_process_group
+        probe = self
+
+        @functools.wraps(original_init)
+        def init_process_group(*args, **kwargs):
+            result = original_init(*args, **kwargs)
+            _safely(lambda: probe.writer.write("init", backend=str(dist.get_backend()),
+                                               world_size=dist.get_world_size(), rank=dist.get_rank()))
+            return result
+
+        c10d.init_process_group = init_process_group
+        if getattr(dist, "init_process_group", None) is original_init:
+            dist.init_process_group = init_process_group
+
+    def _timed_collective(self, name, original):
+        probe = self
+
+        @functools.wraps(original)
+        def collective(*args, **kwargs):
+            if getattr(probe._local, "inside", False):
+                return original(*args, **kwargs)  # nested call of an outer collective: timed there
+            probe._local.inside = True
+            probe.writer.write("coll_begin", op=name)
+            clock = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                probe._local.inside = False
+                probe.writer.write("coll_end", op=name, dur=time.perf_counter() - clock)
+
+        return collective
+
+    def _instrument_models(self, torch) -> None:
+        probe = self
+        data_parallel = torch.nn.DataParallel
+        original_dp_init = data_parallel.__init__
+
+        @functools.wraps(original_dp_init)
+        def dp_init(model, *args, **kwargs):
+            original_dp_init(model, *args, **kwargs)
+            # Without GPUs DataParallel sets neither device_ids nor output_device.
+            _safely(lambda: probe.writer.write(
+                "dp", device_ids=[str(d) for d in (getattr(model, "device_ids", None) or [])],
+                output_device=_optional_str(getattr(model, "output_device", None)),
+                param_devices=_param_devices(model.module), site=probe.call_site(),
+            ))
+
+        data_parallel.__init__ = dp_init
+
+        from torch.nn.parallel import DistributedDataParallel
+
+        original_ddp_init = DistributedDataParallel.__init__
+
+        @functools.wraps(original_ddp_init)
+        def ddp_init(model, *args, **kwargs):
+            original_ddp_init(model, *args, **kwargs)
+            device_ids = getattr(model, "device_ids", None)
+            _safely(lambda: probe.writer.write(
+                "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
+                param_devices=_param_devices(model.module), site=probe.call_site(),
+            ))
+
+        DistributedDataParallel.__init__ = ddp_init
+
+    def _instrument_devices(self, torch) -> None:
+        probe = self
+        original = torch.cuda.set_device
+
+        @functools.wraps(original)
+        def set_device(device):
+            original(device)
+            _safely(lambda: probe.writer.write("device", device=str(device)))
+
+        torch.cuda.set_device = set_device
+
+
+def _safely(record) -> None:
+    """Recording must never break the script it observes."""
+    try:
+        record()
+    except Exception:
+        pass
+
+
+def _optional_str(value):
+    return None if value is None else str(value)
+
+
+def _plain_int(value):
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_library(filename: str) -> bool:
+    return (
+        filename.startswith("<")
+        or f"{os.sep}torch{os.sep}" in filename
+        or f"{os.sep}ddplint{os.sep}verify{os.sep}" in filename
+        or f"{os.sep}runpy.py" in filename
+    )
+
+
+def _sampler_of(loader):
+    """The sampler that decides which indices this rank reads (inside a batch sampler if any)."""
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    inner = getattr(batch_sampler, "sampler", None)
+    if batch_sampler is not None and not _is_default_batch_sampler(batch_sampler):
+        return inner if inner is not None else batch_sampler
+    return getattr(loader, "sampler", None)
+
+
+def _is_default_batch_sampler(batch_sampler) -> bool:
+    return type(batch_sampler).__name__ == "BatchSampler" and type(batch_sampler).__module__.startswith("torch.")
+
+
+def _safe_len(obj):
+    try:
+        return len(obj)
+    except Exception:  # IterableDatasets, samplers without __len__
+        return None
+
+
+def _describe_loader(loader) -> dict:
+    from torch.utils.data import IterableDataset
+
+    sampler = _sampler_of(loader)
+    dataset = loader.dataset
+    kind = type(sampler).__name__ if sampler is not None else None
+    shuffle = getattr(sampler, "shuffle", None)
+    if shuffle is None and kind is not None:
+        shuffle = kind == "RandomSampler"
+    return {
+        "dataset": type(dataset).__name__,
+        "dataset_len": _safe_len(dataset),
+        "iterable": isinstance(dataset, IterableDataset),
+        "sampler": kind,
+        "sampler_len": _safe_len(sampler) if sampler is not None else None,
+        "shuffle": shuffle,
+        "num_replicas": getattr(sampler, "num_replicas", None),
+        "sampler_rank": getattr(sampler, "rank", None),
+        "batch_size": getattr(loader, "batch_size", None),
+        "num_workers": getattr(loader, "num_workers", 0),
+    }
+
+
+def _param_devices(module, limit: int = 8) -> list:
+    devices = []
+    for parameter in module.parameters():
+        name = str(parameter.device)
+        if name not in devices:
+            devices.append(name)
+            if len(devices) >= limit:
+                break
+    return devices
+
+
+def _current_cuda_device(torch):
+    try:
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            return f"cuda:{torch.cuda.current_device()}"
+    except Exception:
+        pass
+    return None
+
+
+def _int_env(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _redirect_output(path) -> None:
+    """The rank's stdout and stderr go to its log file: the report shows its tail on a crash, and
+    N ranks printing over the report would make it unreadable."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def main(argv: list) -> None:
+    if not argv:
+        print("usage: python -m ddplint.verify.probe SCRIPT [ARGS ...]", file=sys.stderr)
+        os._exit(2)
+    script, script_args = argv[0], argv[1:]
+    directory = os.environ.get(ENV_DIR) or os.getcwd()
+    rank = _int_env("RANK", 0)
+    if not os.environ.get(ENV_PASSTHROUGH):
+        _redirect_output(rank_log(directory, rank))
+    writer = TelemetryWriter(rank_file(directory, rank))
+    writer.write(
+        "start", t=_STARTED, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
+        world_size=_int_env("WORLD_SIZE", 1), node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
+        host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
+    )
+    probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5))
+    try:
+        probe.install()
+    except Exception as exc:  # torch missing or changed beyond recognition: say so, run nothing
+        probe.stop("exception", 1, error=f"probe could not instrument torch: {type(exc).__name__}: {exc}")
+    _run_script(probe, script, script_args)
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback as the user would see it from `python SCRIPT`: no probe or runpy frames."""
+    import traceback
+
+    summary = traceback.TracebackException.from_exception(exc)
+    summary.stack = traceback.StackSummary.from_list(
+        [frame for frame in summary.stack if not _is_probe_frame(frame.filename)])
+    return "".join(summary.format())
+
+
+def _is_probe_frame(filename: str) -> bool:
+    return os.path.realpath(filename) == os.path.realpath(__file__) or filename in ("<frozen runpy>",) \
+        or filename.endswith(f"{os.sep}runpy.py")
+
+
+def _run_script(probe: Probe, script: str, script_args: list) -> None:
+    import runpy
+
+    sys.argv = [script, *script_args]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python SCRIPT` would have it
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        probe.stop("finished", _exit_code(exc))
+    except BaseException as exc:  # the script's own failure: recorded, shown in the report
+        text = _user_traceback(exc)
+        sys.stderr.write(text)
+        probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
+    probe.stop("finished", 0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,220 @@
+"""Per-rank measurements, summarised from the telemetry records (see telemetry.py).
+
+Times are wall-clock seconds (ranks of one node share the clock). A step is the time from one
+batch request to the next within one epoch: the data wait (inside the loader's __next__), the
+time in torch.distributed collectives called from Python, and the rest, counted as compute.
+DistributedDataParallel's gradient all-reduce runs inside backward() in C++ and is therefore
+part of compute.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+LOG_TAIL_LINES = 15
+
+
+@dataclass
+class Epoch:
+    loader: int
+    number: int  # how many times this loader had been iterated before on this rank
+    sampler_epoch: Optional[int]
+    indices: list = field(default_factory=list)
+    batches: int = 0
+
+
+@dataclass
+class Collective:
+    op: str
+    began: float
+    duration: Optional[float]  # None: still inside when the rank stopped (a hang)
+
+
+@dataclass
+class Step:
+    began: float
+    data_wait: float
+    collective_wait: float
+    duration: float
+
+    @property
+    def compute(self) -> float:
+        return max(self.duration - self.data_wait - self.collective_wait, 0.0)
+
+
+@dataclass
+class RankSummary:
+    rank: int
+    records: list = field(repr=False, default_factory=list)
+    world_size: int = 1
+    node_rank: int = 0
+    host: str = ""
+    pid: Optional[int] = None
+    started: Optional[float] = None
+    init_at: Optional[float] = None
+    backend: Optional[str] = None
+    loaders: dict = field(default_factory=dict)  # loader id -> its "loader" record
+    training_loaders: set = field(default_factory=set)  # loader ids whose batches fed a backward pass
+    epochs: list = field(default_factory=list)
+    batches: list = field(default_factory=list)  # "batch" records
+    collectives: list = field(default_factory=list)
+    data_parallel: list = field(default_factory=list)
+    ddp: list = field(default_factory=list)
+    set_devices: list = field(default_factory=list)
+    cuda_device: Optional[str] = None
+    end: Optional[dict] = None
+    last_seen: Optional[float] = None
+    log_tail: str = ""
+
+    # -- derived ---------------------------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        return len(self.batches)
+
+    @property
+    def first_batch_at(self) -> Optional[float]:
+        return self.batches[0]["t"] if self.batches else None
+
+    @property
+    def crashed(self) -> bool:
+        return self.end is not None and self.end.get("reason") == "exception"
+
+    def status(self, timed_out: bool) -> str:
+        if self.end is None:
+            return "stopped at the timeout" if timed_out else "died without a last record (killed or aborted)"
+        reason = self.end.get("reason")
+        if reason == "max-steps":
+            return f"stopped after {self.steps} steps"
+        if reason == "finished":
+            code = self.end.get("exit_code", 0)
+            return "script finished" if code == 0 else f"script exited with code {code}"
+        error = str(self.end.get("error", "unknown error"))
+        return f"crashed: {error if len(error) <= 60 else error[:57] + '...'}"
+
+    def wait_before_first_batch(self, until: float) -> tuple[float, dict]:
+        """Seconds blocked in collectives between init_process_group (or the start) and the first
+        batch, and the seconds per collective op. A collective never left counts up to `until`."""
+        since = self.init_at or self.started or 0.0
+        limit = self.first_batch_at if self.first_batch_at is not None else until
+        per_op: dict = {}
+        for coll in self.collectives:
+            if since <= coll.began < limit:
+                duration = coll.duration if coll.duration is not None else max(until - coll.began, 0.0)
+                per_op[coll.op] = per_op.get(coll.op, 0.0) + duration
+        return sum(per_op.values()), per_op
+
+    def time_to_first_batch(self, until: float) -> Optional[float]:
+        """From init_process_group (or the start) to the first batch; to `until` if none came."""
+        since = self.init_at or self.started
+        if since is None:
+            return None
+        return (self.first_batch_at if self.first_batch_at is not None else until) - since
+
+    def open_collective(self) -> Optional[Collective]:
+        return next((c for c in reversed(self.collectives) if c.duration is None), None)
+
+    def steps_timed(self) -> list[Step]:
+        """Consecutive batch pairs of one epoch. The rank's very first step is left out (warm-up:
+        DDP's first backward builds its buckets); an epoch boundary is not a step."""
+        steps = []
+        for number, (previous, current) in enumerate(zip(self.batches, self.batches[1:])):
+            if number == 0 or current.get("_epoch") != previous.get("_epoch"):
+                continue
+            body_start = previous["t"] + previous["wait"]
+            waited = sum(c.duration or 0.0 for c in self.collectives if body_start <= c.began < current["t"])
+            steps.append(Step(previous["t"], previous["wait"], waited, current["t"] - previous["t"]))
+        return steps
+
+    def step_medians(self) -> Optional[dict]:
+        steps = self.steps_timed()
+        if not steps:
+            return None
+        return {
+            "steps_timed": len(steps),
+            "step_s": statistics.median(s.duration for s in steps),
+            "data_wait_s": statistics.median(s.data_wait for s in steps),
+            "compute_s": statistics.median(s.compute for s in steps),
+            "collective_wait_s": statistics.median(s.collective_wait for s in steps),
+        }
+
+    def devices(self) -> list:
+        """Devices this rank computed on, the most telling first: the parameter devices of the
+        wrapped models, then the CUDA device current at the first batch, then set_device calls."""
+        names = [d for record in self.ddp + self.data_parallel for d in record.get("param_devices", [])]
+        names += [self.cuda_device, *self.set_devices]
+        return list(dict.fromkeys(_device_name(n) for n in names if n))
+
+
+def _device_name(name: str) -> str:
+    return f"cuda:{name}" if name.isdigit() else name
+
+
+def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> RankSummary:
+    summary = RankSummary(rank=rank, records=records)
+    open_collectives: list = []
+    current_epoch = None
+    last_batch = None
+    for record in records:
+        kind = record["kind"]
+        summary.last_seen = record.get("t", summary.last_seen)
+        if kind in ("batch", "end") and last_batch is not None and record.get("bw", 0) > last_batch.get("bw", 0):
+            summary.training_loaders.add(last_batch.get("loader"))
+        if kind == "start":
+            summary.world_size = int(record.get("world_size", 1))
+            summary.node_rank = int(record.get("node_rank", 0))
+            summary.host = record.get("host", "")
+            summary.pid = record.get("pid")
+            summary.started = record["t"]
+        elif kind == "init":
+            summary.init_at = record["t"]
+            summary.backend = record.get("backend")
+            summary.world_size = int(record.get("world_size", summary.world_size))
+        elif kind == "loader":
+            summary.loaders[record["loader"]] = record
+        elif kind == "epoch":
+            current_epoch = Epoch(record["loader"], int(record.get("n", 0)), record.get("sampler_epoch"))
+            summary.epochs.append(current_epoch)
+        elif kind == "batch":
+            _add_batch(summary, record, current_epoch)
+            last_batch = record
+        elif kind == "coll_begin":
+            coll = Collective(record["op"], record["t"], None)
+            summary.collectives.append(coll)
+            open_collectives.append(coll)
+        elif kind == "coll_end" and open_collectives:
+            coll = open_collectives.pop()
+            coll.duration = float(record.get("dur", 0.0))
+        elif kind == "dp":
+            summary.data_parallel.append(record)
+        elif kind == "ddp":
+            summary.ddp.append(record)
+        elif kind == "device":
+            summary.set_devices.append(record.get("device"))
+        elif kind == "end":
+            summary.end = record
+    if log_path is not None:
+        summary.log_tail = read_tail(log_path)
+    return summary
+
+
+def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> None:
+    record["_epoch"] = id(epoch)
+    if epoch is not None:
+        epoch.batches += 1
+        epoch.indices.extend(record.get("indices", []))
+    if record.get("cuda_device"):
+        summary.cuda_device = record["cuda_device"]
+    summary.batches.append(record)
+
+
+def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of a rank's output, without torch's import-time numpy warning noise."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    kept = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])

@@ -1,0 +1,393 @@
+"""Turn the per-rank measurements into verdicts.
+
+Each `judge_*` function looks at what every rank recorded and returns a `Judgement`: confirmed,
+refuted or inconclusive, with an evidence sentence that carries the numbers. `judge_run` applies
+them to each static finding, and adds a runtime-only finding (a `Diagnostic` like any other) for
+what the run shows although no static finding predicted it: a rule's problem the analysis missed,
+and a rank imbalance (DDP100), which no static rule can see.
+
+Thresholds are ratios plus absolute floors so that a slow, loaded machine does not flip a verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from ddplint.diagnostics import Diagnostic, Location
+from ddplint.verify.ranks import RankSummary
+
+CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
+IMBALANCE_CODE = "DDP100"
+IMBALANCE_MESSAGE = "ranks are out of balance: some ranks wait for others every step"
+
+# DDP004: a rank > 0 that spends at least this long blocked in collectives before its first batch,
+# while rank 0 spends at most half of that in them, is waiting for rank-0-only work.
+DDP004_WAIT_S = 0.5
+# DDP100: per-step medians, in seconds and shares of the step.
+IMBALANCE_FLOOR_S = 0.010
+IMBALANCE_SHARE = 0.20
+IMBALANCE_RATIO = 3.0
+MIN_TIMED_STEPS = 3
+
+
+@dataclass(frozen=True)
+class Judgement:
+    status: str
+    evidence: str
+    row: Optional[int] = None  # where the evidence points in the script, when it knows
+
+
+@dataclass(frozen=True)
+class Verdict:
+    finding: Diagnostic
+    status: str
+    evidence: str
+    source: str  # "static": a finding of the static check; "runtime": seen only when running
+    located: bool = True  # runtime-only findings may have no line to point at
+
+
+@dataclass(frozen=True)
+class RunContext:
+    ranks: Sequence[RankSummary]
+    script: str
+    stopped_at: float  # when the launcher stopped waiting: open collectives count up to here
+    nvml: Optional[dict] = None
+
+    @property
+    def world_size(self) -> int:
+        sizes = [r.world_size for r in self.ranks]
+        return max(sizes) if sizes else 0
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.0f} %" if whole > 0 else "n/a"
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    """"rank 3", "ranks 0, 1", "ranks 0-7, 9": runs of three or more collapse into a range."""
+    ranks = sorted(ranks)
+    parts, start = [], 0
+    for i in range(1, len(ranks) + 1):
+        if i == len(ranks) or ranks[i] != ranks[i - 1] + 1:
+            run = ranks[start:i]
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ", ".join(map(str, run)))
+            start = i
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(parts)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+# -- DDP001: every rank reads the whole dataset ---------------------------------------------------
+def judge_ddp001(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Confirmed when on every rank the loader's sampler covers the whole dataset (world size > 1).
+
+    Without a static finding to point at (row None), only training loaders count: evaluating the
+    whole set on every rank is a deliberate choice the static rule leaves alone too."""
+    sites = _iterated_loader_sites(ctx, row, training_only=row is None)
+    if not sites:
+        where = f" built on line {row}" if row else ""
+        return Judgement(INCONCLUSIVE, f"no DataLoader{where} was iterated on any rank, so there is nothing to compare")
+    judgements = [_judge_loader_sharding(ctx, site_row, per_rank) for site_row, per_rank in sites.items()]
+    return _strongest(judgements)
+
+
+def _iterated_loader_sites(ctx: RunContext, row: Optional[int], training_only: bool) -> dict:
+    """line of the DataLoader(...) call -> {rank: (loader record, first epoch)} for loaders that
+    were iterated; only the loader on `row` when that is given and was seen."""
+    sites: dict = {}
+    for rank in ctx.ranks:
+        for loader_id, loader in rank.loaders.items():
+            first = next((e for e in rank.epochs if e.loader == loader_id and e.batches), None)
+            if first is None or (training_only and loader_id not in rank.training_loaders):
+                continue
+            site = loader.get("site") or {}
+            site_row = site.get("line") if _same_file(site.get("file", ""), ctx.script) else None
+            sites.setdefault(site_row, {})[rank.rank] = (loader, first)
+    if row is not None and row in sites:
+        return {row: sites[row]}
+    return sites
+
+
+def _judge_loader_sharding(ctx: RunContext, site_row, per_rank: dict) -> Judgement:
+    if ctx.world_size < 2:
+        return Judgement(INCONCLUSIVE, "the run had a world size of 1: sharding cannot be observed", site_row)
+    loaders = [loader for loader, _ in per_rank.values()]
+    if any(loader.get("iterable") for loader in loaders):
+        return Judgement(INCONCLUSIVE, "the loader reads an IterableDataset: it shards (or not) inside the "
+                         "dataset, where the indices are not visible", site_row)
+    whole = [r for r, (loader, _) in per_rank.items() if _reads_whole_dataset(loader)]
+    sharded = [r for r, (loader, _) in per_rank.items() if _is_sharded(loader)]
+    sample = loaders[0]
+    overlap = _overlap_sentence(per_rank)
+    if len(per_rank) >= 2 and len(whole) == len(per_rank):
+        return Judgement(CONFIRMED, (
+            f"{sample['sampler']} on {_ranks_text(sorted(whole))} of world size {ctx.world_size}: "
+            f"len(sampler) = {sample['sampler_len']} = len(dataset) on every rank, so each rank reads the whole "
+            f"dataset{overlap}"), site_row)
+    if len(per_rank) >= 2 and len(sharded) == len(per_rank):
+        return Judgement(REFUTED, (
+            f"{sample['sampler']} on {_ranks_text(sorted(sharded))}: len(sampler) = {sample['sampler_len']} of "
+            f"len(dataset) = {sample['dataset_len']} per rank (world size {ctx.world_size}){overlap}"), site_row)
+    if len(per_rank) < 2:
+        return Judgement(INCONCLUSIVE, f"only {_ranks_text(sorted(per_rank))} iterated the loader", site_row)
+    return Judgement(INCONCLUSIVE, (
+        f"sampler lengths vs dataset length do not settle it: "
+        + "; ".join(f"rank {r}: {l['sampler']} len {l['sampler_len']} of {l['dataset_len']}"
+                    for r, (l, _) in sorted(per_rank.items()))), site_row)
+
+
+def _reads_whole_dataset(loader: dict) -> bool:
+    size, drawn = loader.get("dataset_len"), loader.get("sampler_len")
+    return size is not None and drawn is not None and size > 0 and drawn >= size
+
+
+def _is_sharded(loader: dict) -> bool:
+    size, drawn = loader.get("dataset_len"), loader.get("sampler_len")
+    return size is not None and drawn is not None and 0 < drawn < size
+
+
+def _overlap_sentence(per_rank: dict) -> str:
+    """How many of the indices the other ranks drew in their first epoch rank-lowest drew too."""
+    ranks = sorted(per_rank)
+    base = set(per_rank[ranks[0]][1].indices)
+    shared = total = 0
+    for rank in ranks[1:]:
+        drawn = per_rank[rank][1].indices
+        total += len(drawn)
+        shared += sum(1 for i in drawn if i in base)
+    if not base or not total:
+        return ""
+    return (f"; in their first epoch {_ranks_text(ranks[1:])} drew {total} indices, {shared} "
+            f"({_pct(shared, total)}) of them also drawn by rank {ranks[0]}")
+
+
+# -- DDP002: the same order every epoch -----------------------------------------------------------
+def judge_ddp002(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Confirmed when a shuffling sampler with an epoch starts every epoch at the same epoch value
+    and hands out the same order again."""
+    observations = []
+    for rank in ctx.ranks:
+        for loader_id, loader in rank.loaders.items():
+            if not loader.get("shuffle") or not _sampler_has_epoch(rank, loader_id):
+                continue
+            if row is None and loader_id not in rank.training_loaders:
+                continue  # the order of an evaluation pass does not matter
+            epochs = [e for e in rank.epochs if e.loader == loader_id and e.batches]
+            if epochs:
+                observations.append((rank.rank, loader, epochs))
+    if not observations:
+        return Judgement(INCONCLUSIVE, "no shuffling sampler with an epoch (DistributedSampler) was iterated")
+    repeated = [(r, l, e) for r, l, e in observations if len(e) >= 2]
+    if not repeated:
+        return Judgement(INCONCLUSIVE, "each shuffling DistributedSampler was iterated only once within the step "
+                         "budget: raise --max-steps or lower --epoch-steps to reach an epoch boundary")
+    stuck = [(r, l, e) for r, l, e in repeated if _epoch_never_changes(e)]
+    if stuck and len(stuck) == len(repeated):
+        rank, loader, epochs = stuck[0]
+        first = epochs[0].indices[:4]
+        same_order = all(_same_order(eps[0], e) for _, _, eps in stuck for e in eps[1:])
+        order = (f"each rank drew the same order every epoch (rank {rank} started each with {first})"
+                 if same_order else "yet the order differed between epochs (a sampler that reseeds itself?)")
+        return Judgement(CONFIRMED if same_order else INCONCLUSIVE, (
+            f"{loader['sampler']}.epoch was {epochs[0].sampler_epoch} at all {len(epochs)} epoch starts on "
+            f"{_ranks_text(sorted({r for r, _, _ in stuck}))}: {order}"))
+    rank, loader, epochs = next((o for o in repeated if not _epoch_never_changes(o[2])), repeated[0])
+    values = [e.sampler_epoch for e in epochs]
+    reordered = sum(1 for a, b in zip(epochs, epochs[1:]) if not _same_order(a, b))
+    return Judgement(REFUTED, (
+        f"{loader['sampler']}.epoch was {values} at the {len(epochs)} epoch starts on rank {rank}, and "
+        f"{reordered} of {len(epochs) - 1} epoch changes drew a new order"))
+
+
+def _sampler_has_epoch(rank: RankSummary, loader_id: int) -> bool:
+    return any(e.loader == loader_id and e.sampler_epoch is not None for e in rank.epochs)
+
+
+def _epoch_never_changes(epochs: list) -> bool:
+    return len({e.sampler_epoch for e in epochs}) == 1
+
+
+def _same_order(a, b) -> bool:
+    n = min(len(a.indices), len(b.indices))
+    return n > 0 and a.indices[:n] == b.indices[:n]
+
+
+# -- DDP003: nn.DataParallel ---------------------------------------------------------------------
+def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    built = [r for r in ctx.ranks if r.data_parallel]
+    if built:
+        record = built[0].data_parallel[0]
+        devices = record.get("device_ids") or []
+        device_text = f"device_ids {devices}" if devices else "no GPU (device_ids empty: it only calls the module)"
+        synced = [r.rank for r in built if r.ddp]
+        sync_text = ("" if synced else "; no DistributedDataParallel was built, so the ranks never exchange "
+                     "gradients")
+        gpu = _gpu_skew_sentence(ctx.nvml)
+        return Judgement(CONFIRMED, (
+            f"nn.DataParallel built on {_ranks_text([r.rank for r in built])} of {len(ctx.ranks)} with "
+            f"{device_text}, parameters on {record.get('param_devices')}{sync_text}{gpu}"),
+            (record.get("site") or {}).get("line"))
+    trained = [r for r in ctx.ranks if r.steps]
+    if trained and len(trained) == len(ctx.ranks):
+        wrapped = [r.rank for r in trained if r.ddp]
+        ddp_text = f"; {_ranks_text(wrapped)} wrapped the model in DistributedDataParallel" if wrapped else ""
+        return Judgement(REFUTED, (
+            f"no nn.DataParallel was built before or during the {min(r.steps for r in trained)} steps run on each "
+            f"of the {len(trained)} ranks{ddp_text}"))
+    return Judgement(INCONCLUSIVE, "no nn.DataParallel was built, but not every rank reached a training step")
+
+
+def _gpu_skew_sentence(nvml: Optional[dict]) -> str:
+    if not nvml or not nvml.get("devices"):
+        return ""
+    parts = [f"GPU {d['index']} {d['util_mean']:.0f} % busy, {d['mem_max_mib']:.0f} MiB" for d in nvml["devices"]]
+    return "; NVML: " + ", ".join(parts)
+
+
+# -- DDP004: rank 0 works while the others wait ---------------------------------------------------
+def judge_ddp004(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    by_rank = {r.rank: r for r in ctx.ranks}
+    if ctx.world_size < 2 or 0 not in by_rank or len(by_rank) < 2:
+        return Judgement(INCONCLUSIVE, "needs rank 0 and at least one other rank with telemetry")
+    waits = {r: by_rank[r].wait_before_first_batch(ctx.stopped_at) for r in by_rank}
+    lead = {r: by_rank[r].time_to_first_batch(ctx.stopped_at) or 0.0 for r in by_rank}
+    rank0_wait = waits[0][0]
+    others = sorted(r for r in by_rank if r != 0)
+    waiting = [r for r in others if waits[r][0] >= DDP004_WAIT_S]
+    ops = "/".join(sorted({op for r in others for op in waits[r][1]})) or "collectives"
+    numbers = _waits_text({r: (waits[r][0], lead[r]) for r in others})
+    rank0_text = f"rank 0 spent {rank0_wait:.2f} s of its {lead[0]:.2f} s to the first batch in collectives"
+    if waiting and len(waiting) == len(others) and rank0_wait <= 0.5 * min(waits[r][0] for r in waiting):
+        return Judgement(CONFIRMED, (
+            f"before the first batch the other ranks sat blocked in {ops} ({numbers}) while rank 0 worked: "
+            f"{rank0_text}"))
+    if all(waits[r][0] < DDP004_WAIT_S for r in others):
+        return Judgement(REFUTED, (
+            f"no rank waited long for rank 0 before the first batch ({numbers}); {rank0_text}"))
+    return Judgement(INCONCLUSIVE, f"waits in collectives before the first batch: {numbers}; {rank0_text}")
+
+
+def _waits_text(waits: dict) -> str:
+    """rank -> (seconds waited, seconds to the first batch), per rank or as a range for many."""
+    if len(waits) <= 3:
+        return ", ".join(f"rank {r}: {w:.2f} s, {_pct(w, lead)} of its time to the first batch"
+                         for r, (w, lead) in sorted(waits.items()))
+    seconds = [w for w, _ in waits.values()]
+    shares = [100.0 * w / lead for w, lead in waits.values() if lead > 0]
+    share_text = f", {min(shares):.0f}-{max(shares):.0f} % of their time to the first batch" if shares else ""
+    return f"{_ranks_text(list(waits))}: {min(seconds):.2f}-{max(seconds):.2f} s{share_text}"
+
+
+# -- DDP005: every rank on the same GPU ------------------------------------------------------------
+def judge_ddp005(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    per_host: dict = {}
+    for rank in ctx.ranks:
+        cuda = [d for d in rank.devices() if d.startswith("cuda")]
+        if cuda:
+            per_host.setdefault(rank.host, {})[rank.rank] = cuda[0]
+    if not per_host:
+        return None if row is None else Judgement(INCONCLUSIVE, "no rank computed on a GPU")
+    for host, devices in per_host.items():
+        if len(devices) >= 2 and len(set(devices.values())) == 1:
+            return Judgement(CONFIRMED, (
+                f"all {len(devices)} ranks on host {host} computed on {next(iter(devices.values()))} "
+                f"({_ranks_text(sorted(devices))})"))
+    text = "; ".join(", ".join(f"rank {r} on {d}" for r, d in sorted(devs.items())) for devs in per_host.values())
+    return Judgement(REFUTED, f"each rank on its own GPU: {text}")
+
+
+# -- DDP100: rank imbalance nobody predicted ---------------------------------------------------------
+def judge_imbalance(ctx: RunContext) -> Optional[Judgement]:
+    """Confirmed when one rank's steps are dominated by waiting for data while the others wait for
+    it in collectives, or when collective waits differ that much between ranks."""
+    medians = {r.rank: m for r in ctx.ranks if (m := r.step_medians()) and m["steps_timed"] >= MIN_TIMED_STEPS}
+    if len(medians) < 2:
+        return None
+    slow_data = _outlier(medians, "data_wait_s")
+    blocked = _outlier(medians, "collective_wait_s")
+    if slow_data is None and blocked is None:
+        return None
+    parts = []
+    if slow_data is not None:
+        m, others = medians[slow_data], [medians[r]["data_wait_s"] for r in medians if r != slow_data]
+        parts.append(f"rank {slow_data} waits {1000 * m['data_wait_s']:.1f} ms per step for data "
+                     f"({_pct(m['data_wait_s'], m['step_s'])} of its {1000 * m['step_s']:.1f} ms steps) against "
+                     f"{1000 * max(others):.1f} ms at most on the other ranks")
+    if blocked is not None:
+        m, others = medians[blocked], [medians[r]["collective_wait_s"] for r in medians if r != blocked]
+        parts.append(f"rank {blocked} spends {1000 * m['collective_wait_s']:.1f} ms per step blocked in "
+                     f"collectives ({_pct(m['collective_wait_s'], m['step_s'])} of its steps) against "
+                     f"{1000 * min(others):.1f} ms on the least blocked rank")
+    return Judgement(CONFIRMED, "; ".join(parts) + " (medians over the timed steps)")
+
+
+def _outlier(medians: dict, key: str) -> Optional[int]:
+    worst = max(medians, key=lambda r: medians[r][key])
+    value, step = medians[worst][key], medians[worst]["step_s"]
+    rest = [medians[r][key] for r in medians if r != worst]
+    baseline = min(rest) if key == "collective_wait_s" else max(rest)
+    if value >= IMBALANCE_FLOOR_S and value >= IMBALANCE_SHARE * step and value - baseline >= IMBALANCE_FLOOR_S \
+            and value >= IMBALANCE_RATIO * baseline:
+        return worst
+    return None
+
+
+JUDGES: dict[str, Callable[[RunContext, Optional[int]], Optional[Judgement]]] = {
+    "DDP001": judge_ddp001,
+    "DDP002": judge_ddp002,
+    "DDP003": judge_ddp003,
+    "DDP004": judge_ddp004,
+    "DDP005": judge_ddp005,
+}
+
+RUNTIME_MESSAGES = {
+    "DDP001": "every rank reads the whole dataset (seen at runtime; the static check did not predict it)",
+    "DDP002": "a shuffling DistributedSampler repeats the same order every epoch (seen at runtime)",
+    "DDP003": "nn.DataParallel is used (seen at runtime)",
+    "DDP004": "the other ranks wait for rank 0's work before training starts (seen at runtime)",
+    "DDP005": "several ranks compute on the same GPU (seen at runtime)",
+}
+
+
+def judge_run(static: Sequence[Diagnostic], ctx: RunContext) -> list[Verdict]:
+    verdicts = [_judge_static(finding, ctx) for finding in static]
+    predicted = {finding.code for finding in static}
+    for code, judge in JUDGES.items():
+        if code in predicted:
+            continue
+        judgement = judge(ctx, None)
+        if judgement is not None and judgement.status == CONFIRMED:
+            verdicts.append(_runtime_verdict(code, RUNTIME_MESSAGES[code], judgement, ctx.script))
+    imbalance = judge_imbalance(ctx)
+    if imbalance is not None:
+        verdicts.append(_runtime_verdict(IMBALANCE_CODE, IMBALANCE_MESSAGE, imbalance, ctx.script))
+    return verdicts
+
+
+def _judge_static(finding: Diagnostic, ctx: RunContext) -> Verdict:
+    judge = JUDGES.get(finding.code)
+    if judge is None:
+        return Verdict(finding, INCONCLUSIVE, f"verify has no runtime check for {finding.code}", "static")
+    judgement = judge(ctx, finding.location.row)
+    if judgement is None:
+        judgement = Judgement(INCONCLUSIVE, "the run recorded nothing this check could use")
+    return Verdict(finding, judgement.status, judgement.evidence, "static")
+
+
+def _runtime_verdict(code: str, message: str, judgement: Judgement, script: str) -> Verdict:
+    row = judgement.row or 1
+    location = Location(row, 1)
+    finding = Diagnostic(code, message, script, location, location, severity="error")
+    return Verdict(finding, judgement.status, judgement.evidence, "runtime", located=judgement.row is not None)
+
+
+def _strongest(judgements: list) -> Judgement:
+    for status in (CONFIRMED, REFUTED):
+        for judgement in judgements:
+            if judgement.status == status:
+                return judgement
+    return judgements[0]
