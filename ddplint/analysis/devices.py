@@ -101,6 +101,25 @@ class DeviceModel:
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
 
+    @cached_property
+    def uses_gpu(self) -> bool:
+        """The script puts work on CUDA: a placement, a `torch.cuda.*` call, or "cuda" in a string
+        (`f"cuda:{local_rank}"`, `"cuda" if available else "cpu"`)."""
+        if self.placements:
+            return True
+        if any(q.startswith("torch.cuda.") for site in self.facts.calls for q in self.facts.qualified_names(site.node.func)):
+            return True
+        return any(
+            isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "cuda" in node.value
+            for node in self._string_nodes
+        )
+
+    @cached_property
+    def _string_nodes(self) -> list:
+        from ddplint.analysis.syntax import walk
+
+        return [n for n in walk(self.facts.module) if isinstance(n, (cst.SimpleString, cst.FormattedStringText))]
+
     # -- who chooses the device per rank --------------------------------------------------------
     @cached_property
     def starts_process_group(self) -> bool:
