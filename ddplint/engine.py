@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
+from ddplint.analysis.project import ProjectIndex
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.rules import ERROR_CODE, Finding, Rule, select_rules
 
@@ -52,12 +53,21 @@ def lint_source(
     filename: str = "<stdin>",
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> list[Diagnostic]:
-    """Check one file's contents. Never raises for anything in the source."""
+    """Check one file's contents. Never raises for anything in the source.
+
+    `project`: the files checked together with this one (cross-module flow). The result then
+    also depends on the files `project.dependencies(filename)` lists."""
     rules = select_rules() if rules is None else rules
     data = source.encode("utf-8") if isinstance(source, str) else source
     distributed = _mentions_any(data, DISTRIBUTED_TOKENS)
-    active = [r for r in rules if _mentions_any(data, r.triggers) and (distributed or not r.distributed_only)]
+    # A file that imports the project's own modules may get its loader or process group from
+    # them without a single trigger word of its own: it skips the token screens.
+    linked = project is not None and project.may_import_project(filename, data)
+    active = [
+        r for r in rules if linked or (_mentions_any(data, r.triggers) and (distributed or not r.distributed_only))
+    ]
     if not active:
         return []  # the common case: nothing here any selected rule could care about
     problem = _unparsable(data, filename)
@@ -74,7 +84,7 @@ def lint_source(
     if _FILE_NOQA.search(text):
         return []
     try:
-        facts = build_facts(module, text)
+        facts = build_facts(module, text, project.view_for(filename) if linked else None)
     except RecursionError:
         return [_error(filename, "cannot analyse: code nested too deeply")]
     findings: list[Finding] = []
@@ -204,14 +214,19 @@ def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").exists()
 
 
-def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None) -> list[Diagnostic]:
+def lint_file(
+    path: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
+) -> list[Diagnostic]:
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
         return [_error(path, "cannot read: is a directory")]
     except OSError as exc:
         return [_error(path, f"cannot read: {exc.strerror or type(exc).__name__}")]
-    return lint_source(data, path, rules, errors)
+    return lint_source(data, path, rules, errors, project)
 
 
 def lint_paths(
@@ -221,8 +236,11 @@ def lint_paths(
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable order."""
     rules = select_rules() if rules is None else rules
-    for path, problem in discover(paths):
+    found = list(discover(paths))
+    # Cross-module flow: files checked together see each other's summaries (analysis/project.py).
+    project = ProjectIndex([path for path, problem in found if problem is None]) if len(found) > 1 else None
+    for path, problem in found:
         if problem is not None:
             yield _error(path, problem)
             continue
-        yield from lint_file(path, rules, errors)
+        yield from lint_file(path, rules, errors, project)

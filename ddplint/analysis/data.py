@@ -135,6 +135,9 @@ class LoaderInfo:
     dataset: Optional[cst.BaseExpression] = field(repr=False)
     shuffle: Optional[bool] = None  # True / False literal, None when not passed or not a literal
     names: set[str] = field(default_factory=set)  # words of the names it is stored under
+    # For a loader built by a function of another project module (`build_loader(ds)`): where
+    # ("data.py:12"). `site` is then the call of that function in this file.
+    built_in: Optional[str] = None
 
 
 @dataclass(eq=False)
@@ -142,6 +145,7 @@ class SamplerInfo:
     site: "CallSite"
     shuffles: bool
     loaders: list[LoaderInfo]
+    built_in: Optional[str] = None  # as for LoaderInfo: a sampler inside another module's factory
 
 
 @dataclass(eq=False)
@@ -181,6 +185,29 @@ class DataModel:
         for site in self.facts.calls:
             if self.constructs(site.node, DATALOADER, self.loader_classes):
                 out.append(self._describe_loader(site))
+        out.extend(self._project_loaders)
+        return out
+
+    @cached_property
+    def _project_loaders(self) -> list[LoaderInfo]:
+        """Calls of loader factories of the project's other modules (`build_loader(ds)` from
+        `.data`), described from the factory's summary, with the dataset the caller passes."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            factory = project.loader_factory(self.facts, site)
+            if factory is None:
+                continue
+            dataset = None
+            if factory.dataset_parameter is not None:
+                dataset = argument(site.node, factory.dataset_keyword, factory.dataset_parameter)
+            words = {w for name in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(name)}
+            words.update(identifier_words(site.name or ""))
+            out.append(
+                LoaderInfo(site, factory.sampler, dataset, factory.shuffle, words, built_in=factory.where)
+            )
         return out
 
     def _describe_loader(self, site: "CallSite") -> LoaderInfo:
@@ -337,6 +364,8 @@ class DataModel:
             node = _innermost_receiver(source.node)  # wds.WebDataset(urls).shuffle(...).decode(...)
             if self.constructs(node, ITERABLE_DATASETS, self.iterable_dataset_classes):
                 return True
+            if self._project_iterable_class(node) is not None:
+                return True
             node = source.node
             if isinstance(node, cst.Call):
                 streaming = keyword_arg(node, "streaming")
@@ -366,12 +395,24 @@ class DataModel:
                 if not self.class_splits_stream(callee):
                     return callee
                 continue
+            splits = self._project_iterable_class(node)
+            if splits is not None:
+                if not splits:
+                    return callee
+                continue
             qualified = self.facts.qualified_names(node.func)
             if qualified & SELF_PARTITIONING_STREAMS:
                 continue
             if qualified & ITERABLE_DATASETS or self._is_streaming_dataset(source.node):
                 return last_name(node.func) or callee
         return None
+
+    def _project_iterable_class(self, node: Optional[cst.CSTNode]) -> Optional[bool]:
+        """For a call of an IterableDataset class of another project module: whether it splits
+        its stream; None for anything else."""
+        if self.facts.project is None or not isinstance(node, cst.Call):
+            return None
+        return self.facts.project.iterable_class(self.facts, node.func)
 
     def _is_streaming_dataset(self, node: Optional[cst.CSTNode]) -> bool:
         if not isinstance(node, cst.Call):
@@ -642,6 +683,11 @@ class DataModel:
                 shuffle = argument(site.node, "shuffle", 3)
                 shuffles = not is_false(shuffle)
                 out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
+        for loader in self._project_loaders:
+            # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
+            # unpacked from the factory's result (`loader, sampler = build(...)`).
+            if self.facts.project.loader_factory(self.facts, loader.site).shuffling_sampler:
+                out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in))
         return out
 
     def _loaders_of(self, sampler_site: "CallSite") -> list[LoaderInfo]:

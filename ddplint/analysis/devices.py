@@ -123,7 +123,10 @@ class DeviceModel:
     # -- who chooses the device per rank --------------------------------------------------------
     @cached_property
     def starts_process_group(self) -> bool:
-        return any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS))
+        if any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS)):
+            return True
+        project = self.facts.project  # `init_distributed()` from the project's utils module
+        return project is not None and any(project.starts_process_group(self.facts, s) for s in self.facts.calls)
 
     @cached_property
     def sets_device_per_rank(self) -> bool:
@@ -132,6 +135,8 @@ class DeviceModel:
         set per process, or a framework that does it when it starts."""
         facts = self.facts
         if any(True for _ in facts.calls_named(*SET_DEVICE)):
+            return True
+        if facts.project is not None and any(facts.project.sets_device(facts, s) for s in facts.calls):
             return True
         for site in facts.calls_named("torch.distributed.init_process_group"):
             if keyword_arg(site.node, "device_id") is not None:

@@ -122,6 +122,10 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for name in facts.qualified_names(site.node.func):
             if name.startswith("torch.distributed.") and name.split(".")[-1] not in _NOT_DISTRIBUTED_BY_ITSELF:
                 return DistributedContext(f"calls {name}")
+    if facts.project is not None:
+        for site in facts.calls:
+            if facts.project.starts_process_group(facts, site):
+                return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")

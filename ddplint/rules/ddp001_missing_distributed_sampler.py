@@ -25,7 +25,16 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
-        if loader.sampler == "whole-dataset":
+        if loader.built_in is not None:
+            if facts.project.loader_factory(facts, loader.site).judged_there:
+                continue  # reported where it is built
+            message = (
+                f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
+                f"DistributedSampler, and this distributed script trains on it: every rank iterates "
+                f"the whole dataset, so an epoch does world_size times the work; give that "
+                f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
+            )
+        elif loader.sampler == "whole-dataset":
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "

@@ -22,8 +22,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     data = facts.data
     for loader in data.loaders:
         call = loader.site.node
-        if has_star_args(call) or double_star_args(call):
-            continue  # the settings may be in there
+        if loader.built_in is not None or has_star_args(call) or double_star_args(call):
+            continue  # built in another module (judged there), or the settings may be in **kwargs
         if not data.is_training_loader(loader):
             continue
         if _in_memory_tensors(facts, loader):
