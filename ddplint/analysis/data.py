@@ -562,6 +562,10 @@ class DataModel:
         without stepping it, a call of a function of the file that does, or a call named for
         evaluation (`evaluate(model, val_loader)`, `engine.validate(...)`). Returns what to name
         in a message, or None."""
+        ranks = self.facts.ranks
+        # `if args.local_rank == -1: evaluate(...)` inside the guard: the single-GPU run only.
+        calls = [site for site in calls if not ranks.runs_single_process(site.context)]
+        loops = [loop for loop in loops if not ranks.runs_single_process(loop.context)]
         freezes = any(_freezes_the_model(site) for site in calls)
         for loop in loops:
             if freezes and self._calls_in_loop.get(id(loop.node)) and not self.loop_trains(loop):
@@ -806,12 +810,33 @@ class DataModel:
         dataset) and nothing in its name says checkpoint / model / weights. Such files are
         written by preprocessing code and hold CPU tensors."""
         owner = site.context.scope.class_scope
-        if owner is not None and owner.name in self.dataset_classes:
+        if owner is not None and self._is_dataset_class(owner.name):
             return True  # read inside a Dataset class: per-sample or per-shard data
-        words = self._first_argument_words(site)
+        words = self._first_argument_words(site) | self._all_argument_words(site)
         if words & _NOT_DATA_WORDS or words & _STATE_WORDS:
             return False
         return bool(words & (_DATA_NOUNS | _DATA_FILE_WORDS))
+
+    def _is_dataset_class(self, name: str) -> bool:
+        """A torch Dataset of the file, or any class named, or derived from one named, like a
+        dataset (`class OhsumedGraphs(torch_geometric.data.Dataset)`)."""
+        if name in self.dataset_classes or name.endswith("Dataset"):
+            return True
+        info = self.facts.classes.get(name)
+        return info is not None and any((last_name(base) or "").endswith("Dataset") for base in info.bases)
+
+    def _all_argument_words(self, site: "CallSite") -> set[str]:
+        """Words of every name and string in the first argument (`Path(self.processed_dir) /
+        f"data_{i}.pt"` -> processed, dir, data, pt)."""
+        if not site.node.args:
+            return set()
+        words: set[str] = set()
+        for node in walk(site.node.args[0].value):
+            if isinstance(node, cst.Name):
+                words.update(identifier_words(node.value))
+            elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+                words.update(identifier_words(node.value.strip("'\"")))
+        return words
 
     def _first_argument_words(self, site: "CallSite") -> set[str]:
         """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};
@@ -850,6 +875,10 @@ _NOT_AN_EVALUATION_PASS = {
     "dir", "file", "metric", "metrics", "load", "get", "build", "make", "create", "log", "print", "save",
     "step", "batch", "score", "scores", "result", "results", "summary", "report",
 }
+_MODEL_OR_DATA_WORDS = {
+    "model", "net", "network", "module", "encoder", "decoder", "generator", "classifier", "engine", "trainer",
+    "loader", "dataloader", "dataset", "data", "ema", "student", "teacher", "policy", "backbone",
+}
 _NOT_EVALUATION_CALLS = {"eval", "train", "exists", "isfile", "isdir", "assert_close", "allclose"}
 
 
@@ -860,7 +889,14 @@ def _names_evaluation(site: "CallSite") -> bool:
     if name in _NOT_EVALUATION_CALLS or not site.node.args:
         return False
     words = set(identifier_words(name))
-    return bool(words & _EVALUATION_CALL_WORDS) and not words & _NOT_AN_EVALUATION_PASS
+    if not words & _EVALUATION_CALL_WORDS or words & _NOT_AN_EVALUATION_PASS:
+        return False
+    # A pass runs a model over data: `evaluate(model, val_loader)`, not the scoring of a results
+    # file that every rank already produced (`coco_caption_eval(gt_root, result_file)`).
+    passed = set()
+    for arg in site.node.args:
+        passed.update(identifier_words(dotted_name(arg.value) or last_name(arg.value) or ""))
+    return bool(passed & _MODEL_OR_DATA_WORDS)
 
 
 def _freezes_the_model(site: "CallSite") -> bool:

@@ -6,6 +6,7 @@ DDP005 reads this; `verify` could check the same placements at run time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
@@ -30,6 +31,7 @@ PROCESS_GROUP_STARTERS = {
 DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
 DEVICE_SETTING_CALLS = {"transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize"}
 _PLACEMENT_METHODS = {"to", "cuda"}
+_RANK_NAME = re.compile(r"(?:^|_)rank$")
 
 
 @dataclass(eq=False)
@@ -98,8 +100,19 @@ class DeviceModel:
                 if found is not None:
                     return found
             elif integer_means_gpu and int_value(node) == 0 and not isinstance(node, cst.UnaryOperation):
+                if self._zero_is_a_rank(node, source.via):
+                    continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _zero_is_a_rank(self, node: cst.CSTNode, via: tuple) -> bool:
+        """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:
+        assigned to a rank variable (`rank = 0` on the non-distributed path) or passed in by a
+        call on the single-process path (`main_worker(0, args)` when not distributed)."""
+        ranks = self.facts.ranks
+        if any(_RANK_NAME.search(name.lower()) for name in self.facts.assigned_to.get(id(node), ())):
+            return True
+        return any(ranks.runs_single_process(call.context) or ranks.call_runs_on_one_rank_only(call) for call in via)
 
     @cached_property
     def uses_gpu(self) -> bool:

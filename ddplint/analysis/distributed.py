@@ -140,6 +140,16 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
     return DistributedContext()
 
 
+def _exits(block: cst.BaseSuite) -> bool:
+    """A block that leaves the function (`return`, `raise`), for early-exit guards."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    if not body:
+        return False
+    last = body[-1]
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    return any(isinstance(statement, (cst.Return, cst.Raise)) for statement in small)
+
+
 def _single_process_group(call: cst.Call) -> bool:
     """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints."""
     size = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "world_size"), None)
@@ -292,6 +302,8 @@ class RankModel:
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             if isinstance(test.comparisons[0].operator, cst.Equal):
+                if int_value(test.comparisons[0].comparator) == -1:
+                    return False  # `local_rank == -1`: the single-process run, not one rank of many
                 return self.is_rank(test.left, scope) or self.is_rank(test.comparisons[0].comparator, scope)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.is_single_rank_guard(test.left, scope) or self.is_single_rank_guard(test.right, scope)
@@ -310,9 +322,12 @@ class RankModel:
         if isinstance(test, cst.Call):
             return True if last_name(test.func) in ("is_initialized", "is_available") else None
         if isinstance(test, cst.BooleanOperation):
-            # `not dist.is_available() or not dist.is_initialized()`: both sides agree
             left = self.distributed_polarity(test.left, scope, depth + 1)
             right = self.distributed_polarity(test.right, scope, depth + 1)
+            if isinstance(test.operator, cst.And) and (left is None or right is None):
+                # `local_rank == -1 and args.evaluate_during_training`: one side pins it
+                return left if right is None else right
+            # `not dist.is_available() or not dist.is_initialized()`: both sides agree
             return left if left == right else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
@@ -363,10 +378,33 @@ class RankModel:
             return False
         return None
 
-    def call_runs_on_one_rank_only(self, site: "CallSite") -> bool:
-        """A call inside a single-rank guard: an `if` around it, or the rank-0 arm of a
-        conditional expression (`[torch.load(p) if rank == 0 else None]`)."""
-        return self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp
+    def call_runs_on_one_rank_only(self, site: "CallSite", depth: int = 0) -> bool:
+        """A call only one rank makes: inside a single-rank guard (an `if` around it, the rank-0
+        arm of a conditional expression `[torch.load(p) if rank == 0 else None]`), after an early
+        exit of the other ranks (`if not is_main_process(): return`), or in a function of the
+        file that is only ever called that way (a rank-0 evaluation helper)."""
+        if self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp:
+            return True
+        if self._after_other_ranks_left(site.context):
+            return True
+        return depth < 3 and self._function_called_on_one_rank(site.context.scope, depth)
+
+    def _after_other_ranks_left(self, context: "Context") -> bool:
+        """An earlier statement of the same function sends every other rank away:
+        `if rank != 0: return` / `if not accelerator.is_main_process: return`."""
+        for body, index in context.path:
+            for statement in body[:index]:
+                if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+                    if self.is_other_ranks_guard(statement.test, context.scope):
+                        return True
+        return False
+
+    def _function_called_on_one_rank(self, scope: "Scope", depth: int) -> bool:
+        function = self.facts.function_of(scope)
+        if function is None:
+            return False
+        callers = self.facts.call_sites_of(function)
+        return bool(callers) and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers)
 
     @cached_property
     def _calls_in_single_rank_ifexp(self) -> frozenset:
@@ -468,7 +506,7 @@ class RankModel:
         seen.add(id(function))
         for call in self.facts.calls_by_function.get(id(function), []):
             name = self.collective_name(call)
-            if name is not None:
+            if name is not None and not self._under_rank_condition(call):
                 return name
             for callee, _ in self.facts.functions_called_by(call):
                 inner = self._first_collective_in(callee, seen)
@@ -478,7 +516,14 @@ class RankModel:
 
     @cached_property
     def _collective_functions(self) -> set:
-        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
+        # A collective the callee itself guards by rank (`if local_rank not in (-1, 0):
+        # barrier()`) is already coordinated there; it does not make the call a collective.
+        return self.facts.functions_reaching(
+            lambda site: self.collective_name(site) is not None and not self._under_rank_condition(site)
+        )
+
+    def _under_rank_condition(self, site: "CallSite") -> bool:
+        return any(self.depends_on_rank(branch.test, site.context.scope) for branch, _ in site.context.branches)
 
     # -- the DDP-wrapped model ------------------------------------------------------------------
     def is_wrapped_model_forward(self, site: "CallSite") -> bool:
@@ -504,7 +549,7 @@ class RankModel:
         out = set()
         for site in self.facts.calls_named(*WRAPPED_MODEL_CLASSES):
             names = self.facts.qualified_names(site.node.func)
-            if "torch.distributed.fsdp.FullyShardedDataParallel" in names:
+            if names & _ALWAYS_SYNCING:
                 out.add(id(site.node))
                 continue
             broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
@@ -548,5 +593,13 @@ ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_
 # Text that says a model holds buffers DDP broadcasts in its forward.
 BUFFER_EVIDENCE = ("BatchNorm", "register_buffer", "running_mean", "resnet", "ResNet")
 WRAPPED_MODEL_CLASSES = frozenset(
-    {"torch.nn.parallel.DistributedDataParallel", "torch.distributed.fsdp.FullyShardedDataParallel"}
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        # FSDP2 shards in place and returns the module: `model = fully_shard(model, mesh=mesh)`
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+    }
 )
+_ALWAYS_SYNCING = {"torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
+                   "torch.distributed._composable.fsdp.fully_shard"}

@@ -23,6 +23,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
+        if _other_arm_maps(facts, site):
+            continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         yield RULE.finding(
             site.node,
             "torch.load without map_location restores every tensor onto the device it was saved "
@@ -31,6 +33,19 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
             "map_location=f'cuda:{local_rank}'",
         )
+
+
+def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
+    """The other arm of an `if` around the call loads with a map_location: the author chose
+    the device per case, and this arm is the one-process-for-all-GPUs case."""
+    for branch_node, in_body in site.context.branches:
+        branch = next((b for b in facts.branches if b.node is branch_node), None)
+        if branch is None:
+            continue
+        for other in facts.calls_in_arm(branch, not in_body):
+            if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
+                return True
+    return False
 
 
 def _places_its_tensors(site: CallSite) -> bool:
