@@ -623,7 +623,9 @@ class DataModel:
                 for via in self._feeding_paths(site.node.args[0].value, site.context, target):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
             for site in self._calls_out_to_trainers:
-                if any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args):
+                # `Trainer(train_dataloader=a, eval_dataloader=b)`: only `a` is trained on there.
+                handed = [arg for arg in site.node.args if not _keyword_names_evaluation(arg)]
+                if any(self.flow.feeds(arg.value, site.context.scope, target) for arg in handed):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, ())))
             out[id(loader)] = found
         return out
@@ -855,6 +857,10 @@ class DataModel:
     @cached_property
     def dataset_classes(self) -> set[str]:
         return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
+
+
+def _keyword_names_evaluation(arg: cst.Arg) -> bool:
+    return arg.keyword is not None and bool(set(identifier_words(arg.keyword.value)) & EVAL_WORDS)
 
 
 def _steps_the_model(site: "CallSite") -> bool:
