@@ -552,9 +552,6 @@ class DataModel:
         """The loop's body steps the model, directly or through functions of the file."""
         return any(self._is_training_call(site) for site in self._calls_in_loop.get(id(loop.node), ()))
 
-    def is_training_call(self, site: "CallSite") -> bool:
-        return self._is_training_call(site)
-
     # -- evaluation passes (DDP010) -----------------------------------------------------------------
     def evaluation_pass(self, calls: list["CallSite"], loops: list[LoopSite]) -> Optional[str]:
         """Whether these calls and loops (one arm of an `if`, say) run a whole evaluation pass:

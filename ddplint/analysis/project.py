@@ -299,6 +299,3 @@ class ProjectView:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""
         target = self._target(facts, func)
         return target[0].iterable_classes.get(target[1]) if target else None
-
-    def imports_summarised_module(self, facts: "ModuleFacts") -> bool:
-        return bool(self.index.dependencies(self.path, facts))
