@@ -670,3 +670,37 @@ def test_process_group_started_in_another_module_makes_the_script_distributed(tm
     )
     found = [(d.location.row, d.code) for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP005"]])]
     assert found == [(3, "DDP005")]
+
+
+def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
+    from ddplint.engine import lint_paths
+    from ddplint.rules import RULES_BY_CODE
+
+    engine = """
+        def train_one_epoch(model, loader, optimizer, epoch):
+            loader.sampler.set_epoch(epoch)
+            for x in loader:
+                model(x).backward()
+                optimizer.step()
+
+        def log_epoch(model, loader, optimizer, epoch):
+            print(epoch, len(loader))
+        """
+    train = """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+        from engine import {helper}
+
+        dist.init_process_group("nccl")
+        loader = DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set))
+        for epoch in range(10):
+            {helper}(model, loader, optimizer, epoch)
+            for x in loader:
+                model(x).backward()
+                optimizer.step()
+        """
+    rule = [RULES_BY_CODE["DDP002"]]
+    for helper, expected in (("train_one_epoch", []), ("log_epoch", [7])):
+        root = tmp_path / helper
+        _write_project(root, {"engine.py": engine, "train.py": train.format(helper=helper)})
+        assert [d.location.row for d in lint_paths([str(root)], rule)] == expected

@@ -711,7 +711,7 @@ class DataModel:
         unknowably might). With `epoch_loop`, a call made once next to that loop, outside any
         loop, does not count: it sets one epoch, not every epoch."""
         loaders = {id(loader.site.node) for loader in sampler.loaders}
-        for site, owner, via_loader_attribute in self._set_epoch_calls:
+        for site, owner, via_loader_attribute in self.set_epoch_calls:
             context = site.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
@@ -721,10 +721,32 @@ class DataModel:
                 reach = self.flow.feeds(owner, context.scope, target, context.branches)
                 if reach is None or reach:
                     return True
+        # A per-epoch helper of another project module that sets the epoch on what it is given.
+        for site, passed in self._project_set_epoch_calls:
+            context = site.context
+            if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
+                continue
+            for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
+                if self.flow.feeds(passed, context.scope, target, context.branches) is not False:
+                    return True
         return False
 
     @cached_property
-    def _set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
+    def _project_set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression]]:
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            setter = project.epoch_setter(self.facts, site)
+            if setter is not None:
+                passed = argument(site.node, setter[0], setter[1])
+                if passed is not None:
+                    out.append((site, passed))
+        return out
+
+    @cached_property
+    def set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
         """(call, receiver, reached through `.sampler` / `.batch_sampler`) for every
         `x.set_epoch(e)` and `getattr(x, "set_epoch", ...)(e)`."""
         out = []

@@ -59,6 +59,9 @@ class ModuleSummary:
     device_setters: set[str] = field(default_factory=set)
     loader_factories: dict[str, FactoryLoader] = field(default_factory=dict)
     iterable_classes: dict[str, bool] = field(default_factory=dict)  # class -> splits its stream
+    # function -> (parameter name, position) it calls `set_epoch` on, directly or through
+    # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
+    epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
@@ -75,6 +78,10 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         factory = _factory_loader(facts, function, display_name)
         if factory is not None:
             summary.loader_factories[function.name] = factory
+    for site, owner, _ in data.set_epoch_calls:
+        function = facts.function_of(site.context.scope)
+        if function in top_level and isinstance(owner, cst.Name) and owner.value in function.params:
+            summary.epoch_setters.setdefault(function.name, (owner.value, function.params.index(owner.value)))
     for name in data.iterable_dataset_classes:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
@@ -294,6 +301,11 @@ class ProjectView:
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)
         return bool(target) and target[1] in target[0].device_setters
+
+    def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
+        """(parameter, position) a project function calls `set_epoch` on, if it does."""
+        target = self._target(facts, site.node.func)
+        return target[0].epoch_setters.get(target[1]) if target else None
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""
