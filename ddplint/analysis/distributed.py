@@ -498,7 +498,16 @@ class RankModel:
             if function in self._collective_functions:
                 inner = self._first_collective_in(function, set())
                 return f"{inner} in {function.name}()" if inner else None
+        if self.facts.project is not None:  # a helper of another project module (`reduce_mean`)
+            return self.facts.project.collective(self.facts, site)
         return None
+
+    def collective_inside(self, function) -> Optional[str]:
+        """The first collective a function of this file makes on every call (not under a rank
+        condition of its own), directly or through the file's other functions."""
+        if function not in self._collective_functions:
+            return None
+        return self._first_collective_in(function, set())
 
     def _first_collective_in(self, function, seen: set) -> Optional[str]:
         if id(function) in seen:

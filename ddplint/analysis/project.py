@@ -62,6 +62,8 @@ class ModuleSummary:
     # function -> (parameter name, position) it calls `set_epoch` on, directly or through
     # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
     epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
+    collectives: dict[str, str] = field(default_factory=dict)
 
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
@@ -78,6 +80,10 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         factory = _factory_loader(facts, function, display_name)
         if factory is not None:
             summary.loader_factories[function.name] = factory
+    for function in top_level:
+        inner = facts.ranks.collective_inside(function)
+        if inner is not None:
+            summary.collectives[function.name] = inner
     for site, owner, _ in data.set_epoch_calls:
         function = facts.function_of(site.context.scope)
         if function in top_level and isinstance(owner, cst.Name) and owner.value in function.params:
@@ -301,6 +307,13 @@ class ProjectView:
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)
         return bool(target) and target[1] in target[0].device_setters
+
+    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
+        """The collective a project function makes when called, as "all_reduce in utils.reduce_mean()"."""
+        target = self._target(facts, site.node.func)
+        if not target or target[1] not in target[0].collectives:
+            return None
+        return f"{target[0].collectives[target[1]]} in {site.name}()"
 
     def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
         """(parameter, position) a project function calls `set_epoch` on, if it does."""
