@@ -385,11 +385,11 @@ class RankModel:
         file that is only ever called that way (a rank-0 evaluation helper)."""
         if self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp:
             return True
-        if self._after_other_ranks_left(site.context):
+        if self.after_other_ranks_left(site.context):
             return True
         return depth < 3 and self._function_called_on_one_rank(site.context.scope, depth)
 
-    def _after_other_ranks_left(self, context: "Context") -> bool:
+    def after_other_ranks_left(self, context: "Context") -> bool:
         """An earlier statement of the same function sends every other rank away:
         `if rank != 0: return` / `if not accelerator.is_main_process: return`."""
         for body, index in context.path:
