@@ -66,6 +66,13 @@ class ModuleSummary:
     collectives: dict[str, str] = field(default_factory=dict)
 
 
+    def offers_anything(self) -> bool:
+        return any(
+            (self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
+             self.epoch_setters, self.collectives)
+        )
+
+
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
 
@@ -156,9 +163,10 @@ class ProjectIndex:
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
-        self._module_names = {
-            (Path(f).parent.name if Path(f).stem == "__init__" else Path(f).stem).encode() for f in self.files
-        }
+        self._files_by_name: dict[bytes, list[str]] = {}
+        for f in sorted(self.files):
+            name = Path(f).parent.name if Path(f).stem == "__init__" else Path(f).stem
+            self._files_by_name.setdefault(name.encode(), []).append(f)
 
     def __len__(self) -> int:
         return len(self.files)
@@ -194,16 +202,21 @@ class ProjectIndex:
         return None
 
     def may_import_project(self, path: str, data: bytes) -> bool:
-        """Cheap screen before parsing: does the file import something named like one of the
-        project's other modules? (If so, rules whose trigger words it lacks may still apply.)"""
+        """Screen before parsing: does the file import something named like one of the project's
+        other modules, and does that module offer anything (a loader factory, a process-group
+        set-up, ...)? If so, rules whose trigger words the file lacks may still apply. Only the
+        named modules are summarised (each once per index)."""
         if len(self.files) < 2 or b"import" not in data:
             return False
-        own = Path(path).stem
+        own = str(Path(path).resolve())
         for match in _IMPORTED_NAMES.finditer(data):
-            words = set(re.split(rb"[\s.,()]+", match.group(1)))
-            words.discard(own.encode())
-            if words & self._module_names:
-                return True
+            for word in set(re.split(rb"[\s.,()]+", match.group(1))) & set(self._files_by_name):
+                for candidate in self._files_by_name[word]:
+                    if candidate == own:
+                        continue
+                    summary = self.summary(candidate)
+                    if summary is not None and summary.offers_anything():
+                        return True
         return False
 
     def dependencies(self, path: str, facts: Optional["ModuleFacts"] = None) -> list[str]:
