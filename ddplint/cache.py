@@ -15,10 +15,13 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+
+if TYPE_CHECKING:
+    from ddplint.analysis.project import ProjectIndex
 
 CACHE_DIR_NAME = ".ddplint_cache"
 _PROJECT_MARKERS = ("pyproject.toml", "ddplint.toml", ".git")
@@ -70,12 +73,16 @@ class ResultCache:
             return {}  # no cache yet, or a damaged one: start afresh
         return entries if isinstance(entries, dict) else {}
 
-    def by_stamp(self, display_name: str, stamp: Optional[FileStamp], rules_key: str) -> Optional[list[Diagnostic]]:
+    def by_stamp(
+        self, display_name: str, stamp: Optional[FileStamp], rules_key: str, project: Optional["ProjectIndex"] = None
+    ) -> Optional[list[Diagnostic]]:
         path = os.path.abspath(display_name)
         entry = self._entries.get(path)
         if entry is None or stamp is None or entry.get("rules") != rules_key:
             return None
         if entry.get("size") != stamp.size or entry.get("mtime_ns") != stamp.mtime_ns:
+            return None
+        if not _imports_unchanged(entry, display_name, project):
             return None
         return _decode(entry.get("diagnostics"), display_name)
 
@@ -84,18 +91,32 @@ class ResultCache:
         return entry.get("hash") if entry is not None and entry.get("rules") == rules_key else None
 
     def by_content(
-        self, display_name: str, digest: str, stamp: Optional[FileStamp], rules_key: str
+        self,
+        display_name: str,
+        digest: str,
+        stamp: Optional[FileStamp],
+        rules_key: str,
+        project: Optional["ProjectIndex"] = None,
     ) -> Optional[list[Diagnostic]]:
         entry = self._entries.get(os.path.abspath(display_name))
         if entry is None or entry.get("hash") != digest or entry.get("rules") != rules_key:
             return None
+        if not _imports_unchanged(entry, display_name, project):
+            return None
         found = _decode(entry.get("diagnostics"), display_name)
-        if found is not None and stamp is not None:
-            self.store(display_name, digest, stamp, rules_key, found)  # remember the new stamp
+        if found is not None and stamp is not None:  # remember the new stamp
+            self.store(display_name, digest, stamp, rules_key, found, entry.get("import_words", ()), project)
         return found
 
     def store(
-        self, display_name: str, digest: str, stamp: Optional[FileStamp], rules_key: str, diagnostics: Sequence[Diagnostic]
+        self,
+        display_name: str,
+        digest: str,
+        stamp: Optional[FileStamp],
+        rules_key: str,
+        diagnostics: Sequence[Diagnostic],
+        import_words: Sequence[str] = (),
+        project: Optional["ProjectIndex"] = None,
     ) -> None:
         if stamp is None:
             return
@@ -105,6 +126,9 @@ class ResultCache:
             "hash": digest,
             "rules": rules_key,
             "diagnostics": [_encode(d) for d in diagnostics],
+            "project": project is not None,
+            "import_words": list(import_words),
+            "imports": _stamps(project.files_named(import_words, exclude=display_name)) if project is not None else {},
         }
         self._dirty = True
 
@@ -132,6 +156,26 @@ class ResultCache:
         tag = self.directory / "CACHEDIR.TAG"
         if not tag.exists():
             tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# ddplint cache\n", encoding="utf-8")
+
+
+def _imports_unchanged(entry: dict, display_name: str, project: Optional["ProjectIndex"]) -> bool:
+    """With cross-module flow a result also depends on the project files the file imports: the
+    same files (none added under an imported name) with the same stamps."""
+    if entry.get("project") != (project is not None):
+        return False
+    if project is None:
+        return True
+    recorded = entry.get("imports")
+    current = project.files_named(entry.get("import_words") or (), exclude=display_name)
+    return isinstance(recorded, dict) and sorted(recorded) == current and _stamps(current) == recorded
+
+
+def _stamps(paths: Sequence[str]) -> dict[str, list[int]]:
+    stamps = {}
+    for path in paths:
+        stamp = FileStamp.of(path)
+        stamps[path] = [stamp.size, stamp.mtime_ns] if stamp else [-1, -1]
+    return stamps
 
 
 def _encode(d: Diagnostic) -> dict:

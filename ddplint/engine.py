@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.analysis import build_facts
+from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.fix import locate_fix
@@ -60,12 +61,19 @@ def lint_source(
     filename: str = "<stdin>",
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> list[Diagnostic]:
-    """Check one file's contents. Never raises for anything in the source."""
+    """Check one file's contents. Never raises for anything in the source.
+
+    `project`: the files checked together with this one (cross-module flow). The result then
+    also depends on the files `project.dependencies(filename)` lists."""
     rules = select_rules() if rules is None else rules
     data = source.encode("utf-8") if isinstance(source, str) else source
     active = candidates_by_bytes(data, rules)
-    if not active:
+    # A file may get its loader or process group from the project's own modules without a
+    # single trigger word of its own: then what it imports decides.
+    linked = bool(active) or (project is not None and project.may_import_project(filename, data))
+    if not linked:
         return []  # the common case: nothing here any selected rule could care about
     if len(data) > MAX_ANALYSED_BYTES:
         size = f"{len(data) / 1e6:.1f} MB"
@@ -74,6 +82,8 @@ def lint_source(
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
+    if not active and project is not None and not names.isdisjoint(project.exported_names(filename, data)):
+        active = list(rules)  # it uses what a project module offers: every rule may apply
     if not active:
         return []
     try:
@@ -87,7 +97,7 @@ def lint_source(
     if _FILE_NOQA.search(text):
         return []
     try:
-        facts = build_facts(module, text)
+        facts = build_facts(module, text, project.view_for(filename) if project is not None else None)
     except RecursionError:
         return [_error(filename, "cannot analyse: code nested too deeply")]
     findings: list[Finding] = []
@@ -194,22 +204,31 @@ def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").exists()
 
 
-def lint_file(path: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None) -> list[Diagnostic]:
+def lint_file(
+    path: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
+) -> list[Diagnostic]:
     data, problem = _read(path)
     if problem is not None:
         return [problem]
-    return lint_document(data, path, rules, errors)
+    return lint_document(data, path, rules, errors, project)
 
 
 def lint_document(
-    data: bytes | str, filename: str, rules: Sequence[Rule], errors: Optional[list[InternalError]] = None
+    data: bytes | str,
+    filename: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> list[Diagnostic]:
     """A file's contents, Python or notebook by its name (stdin goes through here too)."""
     if filename.endswith(".ipynb"):
         from ddplint.notebook import lint_notebook
 
-        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors))
-    return lint_source(data, filename, rules, errors)
+        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
+    return lint_source(data, filename, rules, errors, project)
 
 
 def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
@@ -237,29 +256,33 @@ def lint_paths(
     configuration) overrides `rules` when given. `jobs` worker processes (default: one per
     available core); `cache` skips files whose results are known."""
     rules = select_rules() if rules is None else rules
+    found = list(discover(paths, is_excluded, force_exclude))
+    # Cross-module flow: files checked together see what each other offers (analysis/project.py).
+    readable = [path for path, problem in found if problem is None]
+    project = ProjectIndex(readable) if len(readable) > 1 else None
     slots: list[object] = []  # per file, in order: its diagnostics, or a _Job still to run
-    for path, problem in discover(paths, is_excluded, force_exclude):
+    for path, problem in found:
         if problem is not None:
             slots.append([_error(path, problem)])
             continue
         codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
         rules_key = ",".join(codes)
         stamp = FileStamp.of(path)
-        known = cache.by_stamp(path, stamp, rules_key) if cache is not None else None
+        known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
         if known is not None:
             slots.append(known)
             continue
         expected = cache.known_hash(path, rules_key) if cache is not None else None
         slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
-    for slot, outcome in _run(slots, jobs):
+    for slot, outcome in _run(slots, jobs, project):
         if isinstance(slot, list):
             yield from slot
             continue
         diagnostics = outcome.diagnostics
         if outcome.unchanged and cache is not None:
-            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key) or []
+            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project) or []
         elif cache is not None and outcome.digest and not outcome.errors:
-            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics)
+            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.imports, project)
         if errors is not None:
             errors.extend(outcome.errors)
         yield from diagnostics
@@ -284,6 +307,16 @@ class _Outcome:
     errors: list[InternalError]
     digest: str = ""
     unchanged: bool = False
+    imports: tuple[str, ...] = ()  # module names its imports mention: what its result may depend on
+
+
+# The project index of the run, for worker processes (set before they start, so fork shares it).
+_PROJECT: Optional[ProjectIndex] = None
+
+
+def _set_project(project: Optional[ProjectIndex]) -> None:
+    global _PROJECT
+    _PROJECT = project
 
 
 def _check_job(job: _Job) -> tuple[int, _Outcome]:
@@ -294,23 +327,30 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     if digest and digest == job.expected_hash:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
-    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors)
-    return job.index, _Outcome(diagnostics, errors, digest)
+    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors, _PROJECT)
+    imports = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    return job.index, _Outcome(diagnostics, errors, digest, imports=imports)
 
 
-def _run(slots: list[object], jobs: Optional[int]) -> Iterator[tuple[object, Optional[_Outcome]]]:
+def _run(
+    slots: list[object], jobs: Optional[int], project: Optional[ProjectIndex]
+) -> Iterator[tuple[object, Optional[_Outcome]]]:
     """Each slot with its outcome, in slot order. Jobs go to a process pool largest file first (a
     big file started last would leave one core busy alone at the end); results are held back
     until every earlier slot has been yielded, so output order never depends on timing."""
     pending = [slot for slot in slots if isinstance(slot, _Job)]
     workers = min(jobs or available_cores(), len(pending))
     if workers <= 1:
-        for slot in slots:
-            yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
+        _set_project(project)
+        try:
+            for slot in slots:
+                yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
+        finally:
+            _set_project(None)
         return
     pending.sort(key=lambda job: job.stamp.size if job.stamp else 0, reverse=True)
     done: dict[int, _Outcome] = {}
-    with _pool(workers) as pool:
+    with _pool(workers, project) as pool:
         results = pool.imap_unordered(_check_job, pending, chunksize=_chunk_size(len(pending), workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -334,8 +374,8 @@ def _chunk_size(count: int, workers: int) -> int:
     return max(1, min(16, count // (workers * 16)))
 
 
-def _pool(workers: int):
+def _pool(workers: int, project: Optional[ProjectIndex]):
     # fork starts workers in milliseconds with ddplint already imported; elsewhere (macOS,
-    # Windows) the platform's safe default.
+    # Windows) the platform's safe default. Each worker summarises project modules on demand.
     method = "fork" if sys.platform.startswith("linux") else None
-    return multiprocessing.get_context(method).Pool(workers)
+    return multiprocessing.get_context(method).Pool(workers, initializer=_set_project, initargs=(project,))

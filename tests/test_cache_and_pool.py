@@ -154,3 +154,34 @@ def test_pool_reports_unreadable_and_vanished_files_in_order(tmp_path, monkeypat
         ("b.py", "DDP000", "cannot read"),
         ("c.py", "DDP000", "cannot read"),
     ]
+
+
+def test_cached_result_follows_the_project_modules_it_imports(tmp_path, parses):
+    """train.py gets its loader from data.py: editing only data.py must change train.py's result."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "data.py").write_text(
+        "from torch.utils.data import DataLoader\n\n"
+        "def build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n"
+    )
+    (project / "train.py").write_text(
+        "import torch.distributed as dist\nfrom data import build_loader\n\n"
+        "dist.init_process_group('gloo')\nloader = build_loader(train_set)\n"
+        "for epoch in range(3):\n    for x in loader:\n        model(x).backward()\n        optimizer.step()\n"
+    )
+
+    def train_findings():
+        cache = fresh_cache(tmp_path / "cache")
+        found = [(Path(f).name, code) for f, _, code, _ in run([str(project)], cache)]
+        cache.save()
+        return found
+
+    assert ("train.py", "DDP001") in train_findings()
+    parses.clear()
+    assert ("train.py", "DDP001") in train_findings()
+    assert parses == []  # nothing changed: nothing parsed
+    (project / "data.py").write_text(
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+        "def build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))\n"
+    )
+    assert ("train.py", "DDP001") not in train_findings()

@@ -34,6 +34,10 @@ SCRIPTS = [
     "ddp005_all_ranks_one_device_fixed.py",
     "ddp008_load_without_map_location_buggy.py",
     "ddp008_load_without_map_location_fixed.py",
+    "ddp009_unsharded_iterable_dataset_buggy.py",
+    "ddp009_unsharded_iterable_dataset_fixed.py",
+    "ddp010_rank_zero_only_evaluation_buggy.py",
+    "ddp010_rank_zero_only_evaluation_fixed.py",
     "ddp011_per_rank_sampler_seed_buggy.py",
     "ddp011_per_rank_sampler_seed_fixed.py",
 ]

@@ -449,3 +449,193 @@ def test_self_referential_attribute_does_not_recurse_forever(lint):
                 model(batch).loss.backward()
         """
     ) == [(10, "DDP002")]
+
+
+# -- issue 7: the new rules on real code ---------------------------------------------------------------
+def test_callee_whose_barrier_is_guarded_by_rank_is_not_a_collective(lint):
+    # Legacy Hugging Face scripts: evaluation under `local_rank in [-1, 0]` calls a feature-cache
+    # helper whose barriers sit under their own rank conditions, so rank 0 never reaches them.
+    assert lint(
+        """
+        import torch
+
+        def load_features(args, split):
+            if args.local_rank not in [-1, 0]:
+                torch.distributed.barrier()
+            feats = torch.load(f"cache_{split}_features")
+            if args.local_rank == 0:
+                torch.distributed.barrier()
+            return feats
+
+        def evaluate(args, model):
+            feats = load_features(args, "dev")
+            return sum(model(x).item() for x in feats)
+
+        torch.distributed.init_process_group("nccl")
+        if args.do_eval and args.local_rank in [-1, 0]:
+            results = evaluate(args, model.module)
+        """,
+        ["DDP007"],
+    ) == []
+
+
+def test_rank_zero_of_a_single_process_run_is_not_a_hardcoded_gpu(lint):
+    # A classifier script: `rank = 0` on the non-distributed path, `.to(rank)` everywhere, and a
+    # spawned worker that the single-GPU path calls directly with 0.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(gpu, args):
+            if args.distributed:
+                dist.init_process_group("nccl", rank=gpu, world_size=args.world)
+                torch.cuda.set_device(gpu)
+            net = Net().cuda(gpu)
+
+        def main(args):
+            if args.ddp:
+                dist.init_process_group("nccl")
+                rank = dist.get_rank() % torch.cuda.device_count()
+                torch.cuda.set_device(rank)
+            else:
+                rank = 0
+            model = Net().to(rank)
+            if args.distributed:
+                mp.spawn(worker, args=(args,), nprocs=args.world)
+            else:
+                worker(0, args)
+        """,
+        ["DDP005"],
+    ) == []
+
+
+def test_placement_in_a_helper_only_rank_zero_calls(lint):
+    # A TRL distillation callback: the pass-rate evaluation returns early on other ranks and
+    # moves the model to cuda:0, rank 0's own GPU.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        def is_main_process():
+            return not dist.is_initialized() or dist.get_rank() == 0
+
+        class PassRate:
+            def on_step_end(self, model):
+                if not is_main_process():
+                    return
+                self.evaluate(model)
+
+            def evaluate(self, model):
+                model.to(torch.device("cuda:0"))
+
+        dist.init_process_group("nccl")
+        """,
+        ["DDP005"],
+    ) == []
+
+
+def test_load_without_map_location_in_the_all_gpus_arm(lint):
+    # MoCo's resume: without a GPU index the process drives all GPUs and loads as saved; with one
+    # it maps to that GPU. The author chose per case.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if args.gpu is None:
+            checkpoint = torch.load(args.resume)
+        else:
+            checkpoint = torch.load(args.resume, map_location=f"cuda:{args.gpu}")
+        """,
+        ["DDP008"],
+    ) == []
+
+
+def test_load_inside_a_graph_library_dataset_class(lint):
+    # A document-graph dataset derived from a graph library's Dataset reads one processed file
+    # per item: data, saved from CPU tensors.
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from pathlib import Path
+        from torch_geometric.data import Dataset
+
+        class DocGraphs(Dataset):
+            def get(self, idx):
+                return torch.load(Path(self.processed_dir) / f"data_{idx}.pt")
+
+        dist.init_process_group("nccl")
+        """,
+        ["DDP008"],
+    ) == []
+
+
+def test_evaluation_only_on_the_single_gpu_path_inside_a_rank_zero_guard(lint):
+    # Legacy HF examples: inside `local_rank in [-1, 0]` logging, evaluation runs only when
+    # `local_rank == -1` ("only evaluate when single GPU").
+    assert lint(
+        """
+        import torch
+
+        torch.distributed.init_process_group("nccl")
+        for step, batch in enumerate(loader):
+            loss = model(batch)
+            loss.backward()
+            optimizer.step()
+            if args.local_rank in [-1, 0] and step % args.logging_steps == 0:
+                if args.local_rank == -1 and args.evaluate_during_training:
+                    results = evaluate(args, model, tokenizer)
+                print(loss.item())
+        """,
+        ["DDP010"],
+    ) == []
+
+
+def test_scoring_a_results_file_on_rank_zero_is_not_an_evaluation_pass(lint):
+    # BLIP captioning: every rank generates captions for its shard, rank 0 scores the merged
+    # file with the COCO toolkit; the model is not run again.
+    assert lint(
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        for epoch in range(epochs):
+            train_one_epoch(model, train_loader, optimizer)
+            result_file = save_results(generate(model, val_loader), "val")
+            if dist.get_rank() == 0:
+                coco_val = coco_caption_eval(config["coco_gt_root"], result_file, "val")
+            dist.barrier()
+        """,
+        ["DDP010"],
+    ) == []
+
+
+def test_forward_through_an_fsdp2_model_on_rank_zero_hangs(lint):
+    # A FSDP2 tutorial: `model = fully_shard(model, mesh=mesh)`, then rank-0 validation: the
+    # forward all-gathers parameters the other ranks never send (miss, now found).
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.fsdp import fully_shard
+
+        def test(model, loader):
+            model.eval()
+            with torch.no_grad():
+                return sum(model(x).sum().item() for x in loader)
+
+        dist.init_process_group("nccl")
+        model = fully_shard(Net(), mesh=mesh)
+        for epoch in range(3):
+            train(model)
+            dist.barrier()
+            if dist.get_rank() == 0:
+                acc = test(model, val_loader)
+        """,
+        ["DDP007"],
+    ) == [(16, "DDP007")]

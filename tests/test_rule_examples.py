@@ -45,3 +45,13 @@ def test_rule_examples_mention_only_their_own_codes():
     for rule in ALL_RULES:
         for source in rule.invalid:
             assert {c for _, c in expected_marks(source)} == {rule.code}
+
+
+def test_new_rules_defaults_and_severities():
+    from ddplint.rules import RULES_BY_CODE, select_rules
+
+    default = {rule.code for rule in select_rules()}
+    assert "DDP012" not in default and "DDP012" in {r.code for r in select_rules(["DDP012"])}
+    assert {f"DDP00{i}" for i in range(5, 10)} | {"DDP010", "DDP011"} <= default
+    assert RULES_BY_CODE["DDP010"].severity == "warning"
+    assert all(RULES_BY_CODE[code].severity == "error" for code in default - {"DDP010"})

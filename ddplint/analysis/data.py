@@ -135,6 +135,9 @@ class LoaderInfo:
     dataset: Optional[cst.BaseExpression] = field(repr=False)
     shuffle: Optional[bool] = None  # True / False literal, None when not passed or not a literal
     names: set[str] = field(default_factory=set)  # words of the names it is stored under
+    # For a loader built by a function of another project module (`build_loader(ds)`): where
+    # ("data.py:12"). `site` is then the call of that function in this file.
+    built_in: Optional[str] = None
 
 
 @dataclass(eq=False)
@@ -142,6 +145,7 @@ class SamplerInfo:
     site: "CallSite"
     shuffles: bool
     loaders: list[LoaderInfo]
+    built_in: Optional[str] = None  # as for LoaderInfo: a sampler inside another module's factory
 
 
 @dataclass(eq=False)
@@ -181,6 +185,29 @@ class DataModel:
         for site in self.facts.calls:
             if self.constructs(site.node, DATALOADER, self.loader_classes):
                 out.append(self._describe_loader(site))
+        out.extend(self._project_loaders)
+        return out
+
+    @cached_property
+    def _project_loaders(self) -> list[LoaderInfo]:
+        """Calls of loader factories of the project's other modules (`build_loader(ds)` from
+        `.data`), described from the factory's summary, with the dataset the caller passes."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            factory = project.loader_factory(self.facts, site)
+            if factory is None:
+                continue
+            dataset = None
+            if factory.dataset_parameter is not None:
+                dataset = argument(site.node, factory.dataset_keyword, factory.dataset_parameter)
+            words = {w for name in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(name)}
+            words.update(identifier_words(site.name or ""))
+            out.append(
+                LoaderInfo(site, factory.sampler, dataset, factory.shuffle, words, built_in=factory.where)
+            )
         return out
 
     def _describe_loader(self, site: "CallSite") -> LoaderInfo:
@@ -337,6 +364,8 @@ class DataModel:
             node = _innermost_receiver(source.node)  # wds.WebDataset(urls).shuffle(...).decode(...)
             if self.constructs(node, ITERABLE_DATASETS, self.iterable_dataset_classes):
                 return True
+            if self._project_iterable_class(node) is not None:
+                return True
             node = source.node
             if isinstance(node, cst.Call):
                 streaming = keyword_arg(node, "streaming")
@@ -366,12 +395,24 @@ class DataModel:
                 if not self.class_splits_stream(callee):
                     return callee
                 continue
+            splits = self._project_iterable_class(node)
+            if splits is not None:
+                if not splits:
+                    return callee
+                continue
             qualified = self.facts.qualified_names(node.func)
             if qualified & SELF_PARTITIONING_STREAMS:
                 continue
             if qualified & ITERABLE_DATASETS or self._is_streaming_dataset(source.node):
                 return last_name(node.func) or callee
         return None
+
+    def _project_iterable_class(self, node: Optional[cst.CSTNode]) -> Optional[bool]:
+        """For a call of an IterableDataset class of another project module: whether it splits
+        its stream; None for anything else."""
+        if self.facts.project is None or not isinstance(node, cst.Call):
+            return None
+        return self.facts.project.iterable_class(self.facts, node.func)
 
     def _is_streaming_dataset(self, node: Optional[cst.CSTNode]) -> bool:
         if not isinstance(node, cst.Call):
@@ -511,9 +552,6 @@ class DataModel:
         """The loop's body steps the model, directly or through functions of the file."""
         return any(self._is_training_call(site) for site in self._calls_in_loop.get(id(loop.node), ()))
 
-    def is_training_call(self, site: "CallSite") -> bool:
-        return self._is_training_call(site)
-
     # -- evaluation passes (DDP010) -----------------------------------------------------------------
     def evaluation_pass(self, calls: list["CallSite"], loops: list[LoopSite]) -> Optional[str]:
         """Whether these calls and loops (one arm of an `if`, say) run a whole evaluation pass:
@@ -521,6 +559,10 @@ class DataModel:
         without stepping it, a call of a function of the file that does, or a call named for
         evaluation (`evaluate(model, val_loader)`, `engine.validate(...)`). Returns what to name
         in a message, or None."""
+        ranks = self.facts.ranks
+        # `if args.local_rank == -1: evaluate(...)` inside the guard: the single-GPU run only.
+        calls = [site for site in calls if not ranks.runs_single_process(site.context)]
+        loops = [loop for loop in loops if not ranks.runs_single_process(loop.context)]
         freezes = any(_freezes_the_model(site) for site in calls)
         for loop in loops:
             if freezes and self._calls_in_loop.get(id(loop.node)) and not self.loop_trains(loop):
@@ -578,7 +620,9 @@ class DataModel:
                 for via in self._feeding_paths(site.node.args[0].value, site.context, target):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
             for site in self._calls_out_to_trainers:
-                if any(self.flow.feeds(arg.value, site.context.scope, target) for arg in site.node.args):
+                # `Trainer(train_dataloader=a, eval_dataloader=b)`: only `a` is trained on there.
+                handed = [arg for arg in site.node.args if not _keyword_names_evaluation(arg)]
+                if any(self.flow.feeds(arg.value, site.context.scope, target) for arg in handed):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, ())))
             out[id(loader)] = found
         return out
@@ -642,6 +686,11 @@ class DataModel:
                 shuffle = argument(site.node, "shuffle", 3)
                 shuffles = not is_false(shuffle)
                 out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
+        for loader in self._project_loaders:
+            # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
+            # unpacked from the factory's result (`loader, sampler = build(...)`).
+            if self.facts.project.loader_factory(self.facts, loader.site).shuffling_sampler:
+                out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in))
         return out
 
     def _loaders_of(self, sampler_site: "CallSite") -> list[LoaderInfo]:
@@ -662,7 +711,7 @@ class DataModel:
         unknowably might). With `epoch_loop`, a call made once next to that loop, outside any
         loop, does not count: it sets one epoch, not every epoch."""
         loaders = {id(loader.site.node) for loader in sampler.loaders}
-        for site, owner, via_loader_attribute in self._set_epoch_calls:
+        for site, owner, via_loader_attribute in self.set_epoch_calls:
             context = site.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
@@ -672,10 +721,32 @@ class DataModel:
                 reach = self.flow.feeds(owner, context.scope, target, context.branches)
                 if reach is None or reach:
                     return True
+        # A per-epoch helper of another project module that sets the epoch on what it is given.
+        for site, passed in self._project_set_epoch_calls:
+            context = site.context
+            if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
+                continue
+            for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
+                if self.flow.feeds(passed, context.scope, target, context.branches) is not False:
+                    return True
         return False
 
     @cached_property
-    def _set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
+    def _project_set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression]]:
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            setter = project.epoch_setter(self.facts, site)
+            if setter is not None:
+                passed = argument(site.node, setter[0], setter[1])
+                if passed is not None:
+                    out.append((site, passed))
+        return out
+
+    @cached_property
+    def set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
         """(call, receiver, reached through `.sampler` / `.batch_sampler`) for every
         `x.set_epoch(e)` and `getattr(x, "set_epoch", ...)(e)`."""
         out = []
@@ -760,12 +831,33 @@ class DataModel:
         dataset) and nothing in its name says checkpoint / model / weights. Such files are
         written by preprocessing code and hold CPU tensors."""
         owner = site.context.scope.class_scope
-        if owner is not None and owner.name in self.dataset_classes:
+        if owner is not None and self._is_dataset_class(owner.name):
             return True  # read inside a Dataset class: per-sample or per-shard data
-        words = self._first_argument_words(site)
+        words = self._first_argument_words(site) | self._all_argument_words(site)
         if words & _NOT_DATA_WORDS or words & _STATE_WORDS:
             return False
         return bool(words & (_DATA_NOUNS | _DATA_FILE_WORDS))
+
+    def _is_dataset_class(self, name: str) -> bool:
+        """A torch Dataset of the file, or any class named, or derived from one named, like a
+        dataset (`class OhsumedGraphs(torch_geometric.data.Dataset)`)."""
+        if name in self.dataset_classes or name.endswith("Dataset"):
+            return True
+        info = self.facts.classes.get(name)
+        return info is not None and any((last_name(base) or "").endswith("Dataset") for base in info.bases)
+
+    def _all_argument_words(self, site: "CallSite") -> set[str]:
+        """Words of every name and string in the first argument (`Path(self.processed_dir) /
+        f"data_{i}.pt"` -> processed, dir, data, pt)."""
+        if not site.node.args:
+            return set()
+        words: set[str] = set()
+        for node in walk(site.node.args[0].value):
+            if isinstance(node, cst.Name):
+                words.update(identifier_words(node.value))
+            elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+                words.update(identifier_words(node.value.strip("'\"")))
+        return words
 
     def _first_argument_words(self, site: "CallSite") -> set[str]:
         """Words naming what a call reads: `torch.load("pretrained.pt")` -> {pretrained, pt};
@@ -786,6 +878,10 @@ class DataModel:
         return self.facts.subclasses_of({"torch.utils.data.Dataset", *ITERABLE_DATASETS})
 
 
+def _keyword_names_evaluation(arg: cst.Arg) -> bool:
+    return arg.keyword is not None and bool(set(identifier_words(arg.keyword.value)) & EVAL_WORDS)
+
+
 def _steps_the_model(site: "CallSite") -> bool:
     """`loss.backward()`, `optimizer.step()`, `scaler.step(optimizer)`, `engine.step()`."""
     if site.name == "backward":
@@ -804,6 +900,10 @@ _NOT_AN_EVALUATION_PASS = {
     "dir", "file", "metric", "metrics", "load", "get", "build", "make", "create", "log", "print", "save",
     "step", "batch", "score", "scores", "result", "results", "summary", "report",
 }
+_MODEL_OR_DATA_WORDS = {
+    "model", "net", "network", "module", "encoder", "decoder", "generator", "classifier", "engine", "trainer",
+    "loader", "dataloader", "dataset", "data", "ema", "student", "teacher", "policy", "backbone",
+}
 _NOT_EVALUATION_CALLS = {"eval", "train", "exists", "isfile", "isdir", "assert_close", "allclose"}
 
 
@@ -814,7 +914,14 @@ def _names_evaluation(site: "CallSite") -> bool:
     if name in _NOT_EVALUATION_CALLS or not site.node.args:
         return False
     words = set(identifier_words(name))
-    return bool(words & _EVALUATION_CALL_WORDS) and not words & _NOT_AN_EVALUATION_PASS
+    if not words & _EVALUATION_CALL_WORDS or words & _NOT_AN_EVALUATION_PASS:
+        return False
+    # A pass runs a model over data: `evaluate(model, val_loader)`, not the scoring of a results
+    # file that every rank already produced (`coco_caption_eval(gt_root, result_file)`).
+    passed = set()
+    for arg in site.node.args:
+        passed.update(identifier_words(dotted_name(arg.value) or last_name(arg.value) or ""))
+    return bool(passed & _MODEL_OR_DATA_WORDS)
 
 
 def _freezes_the_model(site: "CallSite") -> bool:

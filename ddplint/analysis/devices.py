@@ -6,6 +6,7 @@ DDP005 reads this; `verify` could check the same placements at run time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
@@ -30,6 +31,7 @@ PROCESS_GROUP_STARTERS = {
 DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
 DEVICE_SETTING_CALLS = {"transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize"}
 _PLACEMENT_METHODS = {"to", "cuda"}
+_RANK_NAME = re.compile(r"(?:^|_)rank$")
 
 
 @dataclass(eq=False)
@@ -98,13 +100,46 @@ class DeviceModel:
                 if found is not None:
                     return found
             elif integer_means_gpu and int_value(node) == 0 and not isinstance(node, cst.UnaryOperation):
+                if self._zero_is_a_rank(node, source.via):
+                    continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _zero_is_a_rank(self, node: cst.CSTNode, via: tuple) -> bool:
+        """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:
+        assigned to a rank variable (`rank = 0` on the non-distributed path) or passed in by a
+        call on the single-process path (`main_worker(0, args)` when not distributed)."""
+        ranks = self.facts.ranks
+        if any(_RANK_NAME.search(name.lower()) for name in self.facts.assigned_to.get(id(node), ())):
+            return True
+        return any(ranks.runs_single_process(call.context) or ranks.call_runs_on_one_rank_only(call) for call in via)
+
+    @cached_property
+    def uses_gpu(self) -> bool:
+        """The script puts work on CUDA: a placement, a `torch.cuda.*` call, or "cuda" in a string
+        (`f"cuda:{local_rank}"`, `"cuda" if available else "cpu"`)."""
+        if self.placements:
+            return True
+        if any(q.startswith("torch.cuda.") for site in self.facts.calls for q in self.facts.qualified_names(site.node.func)):
+            return True
+        return any(
+            isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "cuda" in node.value
+            for node in self._string_nodes
+        )
+
+    @cached_property
+    def _string_nodes(self) -> list:
+        from ddplint.analysis.syntax import walk
+
+        return [n for n in walk(self.facts.module) if isinstance(n, (cst.SimpleString, cst.FormattedStringText))]
 
     # -- who chooses the device per rank --------------------------------------------------------
     @cached_property
     def starts_process_group(self) -> bool:
-        return any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS))
+        if any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS)):
+            return True
+        project = self.facts.project  # `init_distributed()` from the project's utils module
+        return project is not None and any(project.starts_process_group(self.facts, s) for s in self.facts.calls)
 
     @cached_property
     def sets_device_per_rank(self) -> bool:
@@ -113,6 +148,8 @@ class DeviceModel:
         set per process, or a framework that does it when it starts."""
         facts = self.facts
         if any(True for _ in facts.calls_named(*SET_DEVICE)):
+            return True
+        if facts.project is not None and any(facts.project.sets_device(facts, s) for s in facts.calls):
             return True
         for site in facts.calls_named("torch.distributed.init_process_group"):
             if keyword_arg(site.node, "device_id") is not None:

@@ -46,6 +46,8 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
 DISTRIBUTED_TOKENS = (
     b"distributed", b"Distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
     b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh", b"horovod",
+    # `accelerate launch` starts the processes: an Accelerate script needs no torch.distributed.
+    b"accelerate",
 )
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
 _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
@@ -122,6 +124,10 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for name in facts.qualified_names(site.node.func):
             if name.startswith("torch.distributed.") and name.split(".")[-1] not in _NOT_DISTRIBUTED_BY_ITSELF:
                 return DistributedContext(f"calls {name}")
+    if facts.project is not None:
+        for site in facts.calls:
+            if facts.project.starts_process_group(facts, site):
+                return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
@@ -134,6 +140,16 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
     return DistributedContext()
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    """A block that leaves the function (`return`, `raise`), for early-exit guards."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    if not body:
+        return False
+    last = body[-1]
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    return any(isinstance(statement, (cst.Return, cst.Raise)) for statement in small)
 
 
 def _single_process_group(call: cst.Call) -> bool:
@@ -288,6 +304,8 @@ class RankModel:
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             if isinstance(test.comparisons[0].operator, cst.Equal):
+                if int_value(test.comparisons[0].comparator) == -1:
+                    return False  # `local_rank == -1`: the single-process run, not one rank of many
                 return self.is_rank(test.left, scope) or self.is_rank(test.comparisons[0].comparator, scope)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.is_single_rank_guard(test.left, scope) or self.is_single_rank_guard(test.right, scope)
@@ -306,9 +324,12 @@ class RankModel:
         if isinstance(test, cst.Call):
             return True if last_name(test.func) in ("is_initialized", "is_available") else None
         if isinstance(test, cst.BooleanOperation):
-            # `not dist.is_available() or not dist.is_initialized()`: both sides agree
             left = self.distributed_polarity(test.left, scope, depth + 1)
             right = self.distributed_polarity(test.right, scope, depth + 1)
+            if isinstance(test.operator, cst.And) and (left is None or right is None):
+                # `local_rank == -1 and args.evaluate_during_training`: one side pins it
+                return left if right is None else right
+            # `not dist.is_available() or not dist.is_initialized()`: both sides agree
             return left if left == right else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
@@ -359,10 +380,33 @@ class RankModel:
             return False
         return None
 
-    def call_runs_on_one_rank_only(self, site: "CallSite") -> bool:
-        """A call inside a single-rank guard: an `if` around it, or the rank-0 arm of a
-        conditional expression (`[torch.load(p) if rank == 0 else None]`)."""
-        return self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp
+    def call_runs_on_one_rank_only(self, site: "CallSite", depth: int = 0) -> bool:
+        """A call only one rank makes: inside a single-rank guard (an `if` around it, the rank-0
+        arm of a conditional expression `[torch.load(p) if rank == 0 else None]`), after an early
+        exit of the other ranks (`if not is_main_process(): return`), or in a function of the
+        file that is only ever called that way (a rank-0 evaluation helper)."""
+        if self.runs_on_one_rank_only(site.context) or id(site.node) in self._calls_in_single_rank_ifexp:
+            return True
+        if self.after_other_ranks_left(site.context):
+            return True
+        return depth < 3 and self._function_called_on_one_rank(site.context.scope, depth)
+
+    def after_other_ranks_left(self, context: "Context") -> bool:
+        """An earlier statement of the same function sends every other rank away:
+        `if rank != 0: return` / `if not accelerator.is_main_process: return`."""
+        for body, index in context.path:
+            for statement in body[:index]:
+                if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+                    if self.is_other_ranks_guard(statement.test, context.scope):
+                        return True
+        return False
+
+    def _function_called_on_one_rank(self, scope: "Scope", depth: int) -> bool:
+        function = self.facts.function_of(scope)
+        if function is None:
+            return False
+        callers = self.facts.call_sites_of(function)
+        return bool(callers) and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers)
 
     @cached_property
     def _calls_in_single_rank_ifexp(self) -> frozenset:
@@ -456,7 +500,16 @@ class RankModel:
             if function in self._collective_functions:
                 inner = self._first_collective_in(function, set())
                 return f"{inner} in {function.name}()" if inner else None
+        if self.facts.project is not None:  # a helper of another project module (`reduce_mean`)
+            return self.facts.project.collective(self.facts, site)
         return None
+
+    def collective_inside(self, function) -> Optional[str]:
+        """The first collective a function of this file makes on every call (not under a rank
+        condition of its own), directly or through the file's other functions."""
+        if function not in self._collective_functions:
+            return None
+        return self._first_collective_in(function, set())
 
     def _first_collective_in(self, function, seen: set) -> Optional[str]:
         if id(function) in seen:
@@ -464,7 +517,7 @@ class RankModel:
         seen.add(id(function))
         for call in self.facts.calls_by_function.get(id(function), []):
             name = self.collective_name(call)
-            if name is not None:
+            if name is not None and not self._under_rank_condition(call):
                 return name
             for callee, _ in self.facts.functions_called_by(call):
                 inner = self._first_collective_in(callee, seen)
@@ -474,7 +527,14 @@ class RankModel:
 
     @cached_property
     def _collective_functions(self) -> set:
-        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
+        # A collective the callee itself guards by rank (`if local_rank not in (-1, 0):
+        # barrier()`) is already coordinated there; it does not make the call a collective.
+        return self.facts.functions_reaching(
+            lambda site: self.collective_name(site) is not None and not self._under_rank_condition(site)
+        )
+
+    def _under_rank_condition(self, site: "CallSite") -> bool:
+        return any(self.depends_on_rank(branch.test, site.context.scope) for branch, _ in site.context.branches)
 
     # -- the DDP-wrapped model ------------------------------------------------------------------
     def is_wrapped_model_forward(self, site: "CallSite") -> bool:
@@ -500,7 +560,7 @@ class RankModel:
         out = set()
         for site in self.facts.calls_named(*WRAPPED_MODEL_CLASSES):
             names = self.facts.qualified_names(site.node.func)
-            if "torch.distributed.fsdp.FullyShardedDataParallel" in names:
+            if names & _ALWAYS_SYNCING:
                 out.add(id(site.node))
                 continue
             broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
@@ -544,5 +604,13 @@ ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_
 # Text that says a model holds buffers DDP broadcasts in its forward.
 BUFFER_EVIDENCE = ("BatchNorm", "register_buffer", "running_mean", "resnet", "ResNet")
 WRAPPED_MODEL_CLASSES = frozenset(
-    {"torch.nn.parallel.DistributedDataParallel", "torch.distributed.fsdp.FullyShardedDataParallel"}
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        # FSDP2 shards in place and returns the module: `model = fully_shard(model, mesh=mesh)`
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+    }
 )
+_ALWAYS_SYNCING = {"torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
+                   "torch.distributed._composable.fsdp.fully_shard"}

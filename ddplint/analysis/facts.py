@@ -489,6 +489,9 @@ class ModuleFacts:
         self.env_reads: list[tuple[str, cst.CSTNode]] = []
         # id(value expression) -> last names it is assigned to (each alternative of `a if c else b`)
         self.assigned_to: dict[int, list[str]] = {}
+        # The project's other modules as this file imports them (analysis/project.py), when
+        # several files are checked together; None for a file checked on its own.
+        self.project = None
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
@@ -658,8 +661,10 @@ class ModuleFacts:
         return RankModel(self)
 
 
-def build_facts(module: cst.Module, source: str = "") -> ModuleFacts:
+def build_facts(module: cst.Module, source: str = "", project=None) -> ModuleFacts:
+    """`project`: a `ProjectView` of the other files checked together (cross-module flow)."""
     facts = ModuleFacts(module, source)
+    facts.project = project
     _Collector(facts).walk(module)
     return facts
 

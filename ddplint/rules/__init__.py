@@ -14,6 +14,7 @@ from ddplint.rules import (
     ddp009_unsharded_iterable_dataset,
     ddp010_rank_zero_only_evaluation,
     ddp011_per_rank_sampler_seed,
+    ddp012_loader_starves_gpu,
 )
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -31,6 +32,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         ddp009_unsharded_iterable_dataset,
         ddp010_rank_zero_only_evaluation,
         ddp011_per_rank_sampler_seed,
+        ddp012_loader_starves_gpu,
     )
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

@@ -28,7 +28,16 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
-        if loader.sampler == "whole-dataset":
+        if loader.built_in is not None:
+            if facts.project.loader_factory(facts, loader.site).judged_there:
+                continue  # reported where it is built
+            message = (
+                f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
+                f"DistributedSampler, and this distributed script trains on it: every rank iterates "
+                f"the whole dataset, so an epoch does world_size times the work; give that "
+                f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
+            )
+        elif loader.sampler == "whole-dataset":
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
@@ -165,7 +174,10 @@ RULE = Rule(
     """,
     blind_spots="""
         - A loader built in another module (`from .data import build_loader`) is judged where it is
-          built, and only if that module is itself distributed.
+          built if that module is distributed by itself, else in the file that trains on it, but
+          only when the project's files are checked together (a directory or several files): a
+          file checked alone cannot see what `build_loader` returns. Only top-level functions
+          returning a DataLoader they build are followed, one import deep.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.

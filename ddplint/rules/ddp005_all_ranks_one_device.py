@@ -119,7 +119,7 @@ RULE = Rule(
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
     """,
-    triggers=(b"*cuda*", b"*device*", b".to("),
+    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0"),
     distributed_only=True,
     check=check,
     invalid=(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from ddplint.analysis.distributed import ACCELERATOR_COLLECTIVES, COLLECTIVES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.syntax import keyword_arg
 from ddplint.rules.base import Finding, Rule
@@ -27,6 +28,21 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             if finding is not None:
                 reported.add(id(site.node))
                 yield finding
+    # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
+    for site in facts.calls:
+        if id(site.node) in reported or site.context.branches and ranks.runs_on_one_rank_only(site.context):
+            continue
+        if ranks.collective_name(site) is None or keyword_arg(site.node, "group") is not None:
+            continue
+        if ranks.after_other_ranks_left(site.context):
+            reported.add(id(site.node))
+            yield RULE.finding(
+                site.node,
+                f"`{site.name}` is reached only by the rank that gets past the early `return` of "
+                f"the other ranks above; they never make this call, so this rank blocks in it "
+                f"until the NCCL timeout and the job hangs; make the collective before the early "
+                f"return, or on every rank",
+            )
 
 
 def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite) -> Optional[Finding]:
@@ -95,7 +111,7 @@ RULE = Rule(
         `reduce_scatter`, `all_to_all`, `new_group`) or an Accelerator collective
         (`wait_for_everyone`, `gather`, `reduce`, ...) made under a single-rank condition
         (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_main_process:`, the `else:`
-        of `if rank != 0:`, ...), directly or inside a function of the file called there, when
+        of `if rank != 0:`, after `if rank != 0: return`, ...), directly or inside a function of the file called there, when
         the other ranks make no matching call. Also flags a forward pass through an FSDP-wrapped
         model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
         may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
@@ -130,17 +146,19 @@ RULE = Rule(
         - Buffers are inferred from the file's text; a BatchNorm model built in another module
           is missed.
         - Conditions that split the ranks other ways (`if rank % 2:`) are not checked.
-        - A matching call in another function (the other ranks wait in a callback) is not seen, and
-          collectives in functions of other modules are not followed.
-        - A function that returns early on non-zero ranks (`if rank != 0: return`) before a
-          collective is not treated as a guard.
+        - A matching call in another function (the other ranks wait in a callback) is not seen.
+          Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
+          are followed only when the project's files are checked together.
+        - An early `return` of the other ranks counts only in the same function (`if rank != 0:
+          return` ... `dist.barrier()`); one in a caller does not.
     """,
-    triggers=(
-        b"*barrier*", b"*all_reduce*", b"*broadcast*", b"*all_gather*", b"*reduce*", b"*scatter*", b"*gather*",
-        b"*all_to_all*", b"*new_group*", b"*wait_for_everyone*", b"*DistributedDataParallel*",
-        b"*FullyShardedDataParallel*",
+    triggers=tuple(
+        name.encode()
+        for name in sorted(
+            COLLECTIVES | ACCELERATOR_COLLECTIVES | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard"}
+        )
     ),
-    distributed_only=False,  # also Accelerate scripts, which need no torch.distributed token
+    distributed_only=True,  # "accelerate" counts as a distributed token
     check=check,
     invalid=(
         """
@@ -167,6 +185,15 @@ RULE = Rule(
                 print(mean_loss(loss))  # <- DDP007
         """,
         """
+        import torch.distributed as dist
+
+        def save(model, rank):
+            if rank != 0:
+                return
+            torch.save(model.state_dict(), "ckpt.pt")
+            dist.barrier()  # <- DDP007
+        """,
+        """
         import torch
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -187,6 +214,15 @@ RULE = Rule(
         if dist.get_rank() == 0:
             torch.save(model.state_dict(), "ckpt.pt")
         dist.barrier()
+        """,
+        """
+        import torch.distributed as dist
+
+        def save(model, rank):
+            dist.barrier()  # every rank, before the others leave
+            if rank != 0:
+                return
+            torch.save(model.state_dict(), "ckpt.pt")
         """,
         """
         import torch.distributed as dist

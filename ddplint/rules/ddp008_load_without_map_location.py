@@ -25,6 +25,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
+        if _other_arm_maps(facts, site):
+            continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         yield RULE.finding(
             site.node,
             "torch.load without map_location restores every tensor onto the device it was saved "
@@ -50,6 +52,19 @@ def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
     else:
         edit = NodeEdit(', map_location="cpu"', call.args[-1].value, "after")
     return FindingFix('Pass `map_location="cpu"` to torch.load', (edit,), "unsafe")
+
+
+def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
+    """The other arm of an `if` around the call loads with a map_location: the author chose
+    the device per case, and this arm is the one-process-for-all-GPUs case."""
+    for branch_node, in_body in site.context.branches:
+        branch = next((b for b in facts.branches if b.node is branch_node), None)
+        if branch is None:
+            continue
+        for other in facts.calls_in_arm(branch, not in_body):
+            if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
+                return True
+    return False
 
 
 def _places_its_tensors(site: CallSite) -> bool:
@@ -96,7 +111,7 @@ RULE = Rule(
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
     """,
-    triggers=(b"*load*",),
+    triggers=(b"load",),
     distributed_only=True,
     check=check,
     invalid=(

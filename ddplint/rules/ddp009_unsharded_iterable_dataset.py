@@ -151,5 +151,19 @@ RULE = Rule(
         shards = wds.WebDataset("data/train-{000..099}.tar", nodesplitter=wds.split_by_node).decode()
         train_loader = DataLoader(shards, batch_size=None, num_workers=4)
         """,
+        """
+        # Accelerate shards an IterableDataset's batches across processes in prepare().
+        import torch.distributed as dist
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, IterableDataset
+
+        class Lines(IterableDataset):
+            def __iter__(self):
+                yield from open("train.txt")
+
+        accelerator = Accelerator()
+        dist.barrier()
+        train_loader = accelerator.prepare(DataLoader(Lines(), batch_size=16))
+        """,
     ),
 )

@@ -90,7 +90,7 @@ RULE = Rule(
         - How long the evaluation takes is not estimated.
     """,
     triggers=(b"*eval*", b"*valid*", b"*test*", b"*no_grad*", b"*inference_mode*"),
-    distributed_only=False,  # also Accelerate scripts
+    distributed_only=True,  # "accelerate" counts as a distributed token
     check=check,
     invalid=(
         """
@@ -160,6 +160,24 @@ RULE = Rule(
         # the final test once training is over: nobody waits for it
         if dist.get_rank() == 0:
             test(model.module, test_loader)
+        """,
+        """
+        # Accelerate: every process evaluates its shard, gather_for_metrics combines them.
+        import torch
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+        model, optimizer, train_loader, eval_loader = accelerator.prepare(model, optimizer, train_loader, eval_loader)
+        for epoch in range(epochs):
+            train_one_epoch(model, optimizer, train_loader, accelerator)
+            model.eval()
+            correct = 0
+            with torch.no_grad():
+                for batch in eval_loader:
+                    preds, labels = accelerator.gather_for_metrics((model(**batch).logits.argmax(-1), batch["labels"]))
+                    correct += (preds == labels).sum().item()
+            if accelerator.is_main_process:
+                print(epoch, correct)
         """,
     ),
     severity="warning",

@@ -17,8 +17,8 @@ SEED_POSITION = 4
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     data = facts.data
     for sampler in data.samplers:
-        if not sampler.shuffles:
-            continue  # without shuffling the seed is never used
+        if not sampler.shuffles or sampler.built_in is not None:
+            continue  # without shuffling the seed is never used; another module's is judged there
         seed = argument(sampler.site.node, "seed", SEED_POSITION)
         if seed is None:
             continue

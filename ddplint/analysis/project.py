@@ -1,0 +1,409 @@
+"""Cross-module flow: what the project's own modules export, for the files that import them.
+
+When ddplint checks several files (a directory, or a list), a training script often gets its
+loader, sampler, dataset class or process-group set-up from a sibling module
+(`from .data import build_loader`, `from utils import init_distributed`). Each module is
+summarised once, from its own source only (`ModuleSummary`): which of its top-level functions
+return a DataLoader and with what sampler, which start the process group or set the CUDA device,
+which IterableDataset classes split their stream. A file's analysis then reads the summaries of
+the project modules it imports directly (`ProjectView`).
+
+Because a summary depends on one file's content only, a file's result depends on its own content
+plus the content of the project files it imports directly: `ProjectIndex.dependencies(path)`
+lists them, so a result cache can key on all of them. Nothing is transitive on purpose: a summary
+never reads another summary, so there is no cycle and no order to get right.
+
+The static side never imports or runs the project's code; the modules are parsed like any file.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from ddplint.analysis.facts import CallSite, ModuleFacts
+
+# `from .data import build_loader` / `import utils, data`: the module part of import statements.
+# Whole import statements, parenthesised ones across lines: read without parsing the file.
+_IMPORT_STATEMENT = re.compile(
+    rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)|from[ \t]+\.*[\w.]*[ \t]+import[^\n;#]*|import[ \t][^\n;#]*)"
+)
+_IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
+# What a module must call (or subclass) to offer anything in its summary: loaders and streaming
+# datasets, process-group and device set-up, set_epoch, collectives. Modules without such a call
+# are never parsed for their summary: in a large library almost every module is imported by some
+# file, and only a few build loaders or start process groups.
+_SUMMARY_WORDS = re.compile(
+    rb"(?<![\w])(?:DataLoader|init_process_group|start_processes|spawn|init_distributed|set_device|device"
+    rb"|set_epoch|barrier|monitored_barrier|all_reduce|reduce|broadcast|broadcast_object_list|all_gather"
+    rb"|all_gather_object|all_gather_into_tensor|gather|gather_object|scatter|scatter_object_list|all_to_all"
+    rb"|all_to_all_single|reduce_scatter|reduce_scatter_tensor|wait_for_everyone)\s*\("
+    rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
+)
+# Files larger than this are not summarised (generated code, vendored blobs).
+_MAX_SUMMARY_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class FactoryLoader:
+    """A DataLoader a project function builds and returns."""
+
+    where: str  # "data.py:12", for messages
+    sampler: str  # "present" | "absent" | "whole-dataset", after the module's own exemptions
+    shuffling_sampler: bool  # a shuffling DistributedSampler reaches it: set_epoch matters
+    shuffle: Optional[bool]
+    dataset_parameter: Optional[int]  # position of the factory parameter that becomes the dataset
+    dataset_keyword: Optional[str]
+    # The module is distributed on its own and trains on the loader there: rules judge it there,
+    # and the importing file need not report it again.
+    judged_there: bool = False
+
+
+@dataclass
+class ModuleSummary:
+    """What one module offers to the modules that import it. Computed from its source alone."""
+
+    process_group_starters: set[str] = field(default_factory=set)
+    device_setters: set[str] = field(default_factory=set)
+    loader_factories: dict[str, FactoryLoader] = field(default_factory=dict)
+    iterable_classes: dict[str, bool] = field(default_factory=dict)  # class -> splits its stream
+    # function -> (parameter name, position) it calls `set_epoch` on, directly or through
+    # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
+    epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
+    collectives: dict[str, str] = field(default_factory=dict)
+
+
+    def offered_names(self) -> set[str]:
+        return (
+            self.process_group_starters | self.device_setters | set(self.loader_factories)
+            | set(self.iterable_classes) | set(self.epoch_setters) | set(self.collectives)
+        )
+
+    def offers_anything(self) -> bool:
+        return any(
+            (self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
+             self.epoch_setters, self.collectives)
+        )
+
+
+def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
+    from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
+
+    summary = ModuleSummary()
+    top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]
+    starters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(PROCESS_GROUP_STARTERS))
+    setters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(SET_DEVICE))
+    summary.process_group_starters = {f.name for f in top_level if f in starters}
+    summary.device_setters = {f.name for f in top_level if f in setters}
+    data = facts.data
+    for function in top_level:
+        factory = _factory_loader(facts, function, display_name)
+        if factory is not None:
+            summary.loader_factories[function.name] = factory
+    for function in top_level:
+        inner = facts.ranks.collective_inside(function)
+        if inner is not None:
+            summary.collectives[function.name] = inner
+    for site, owner, _ in data.set_epoch_calls:
+        function = facts.function_of(site.context.scope)
+        if function in top_level and isinstance(owner, cst.Name) and owner.value in function.params:
+            summary.epoch_setters.setdefault(function.name, (owner.value, function.params.index(owner.value)))
+    for name in data.iterable_dataset_classes:
+        if name in facts.classes:
+            summary.iterable_classes[name] = data.class_splits_stream(name)
+    return summary
+
+
+def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Optional[FactoryLoader]:
+    """The DataLoader this function returns (alone or in a tuple), described for callers."""
+    data = facts.data
+    for value, _ in function.returns:
+        for loader in data.loaders:
+            if loader.site.context.scope is not function.scope:
+                continue
+            if not data.flow.feeds(value, function.scope, loader.site.node):
+                continue
+            return FactoryLoader(
+                where=f"{display_name}:{_line_of(facts, loader.site.node)}",
+                sampler=_sampler_verdict(facts, loader),
+                shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
+                shuffle=loader.shuffle,
+                judged_there=bool(facts.distributed) and data.is_training_loader(loader),
+                **_dataset_parameter(facts, function, loader),
+            )
+    return None
+
+
+def _sampler_verdict(facts: "ModuleFacts", loader) -> str:
+    """The module's own exemptions, applied where the loader is built: a framework, an iterable
+    or hand-sharded dataset, all count as "present" for the caller."""
+    data = facts.data
+    if loader.sampler == "present":
+        return "present"
+    if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
+        return "present"
+    return loader.sampler
+
+
+def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
+    """Which parameter of the factory becomes the loader's dataset (directly), so the caller can
+    judge the dataset it passes (sharded by hand, iterable ...)."""
+    dataset = loader.dataset
+    if isinstance(dataset, cst.Name) and dataset.value in function.params:
+        bindings = function.scope.bindings.get(dataset.value, [])
+        if all(b.kind == "param" for b in bindings):
+            return {"dataset_parameter": function.params.index(dataset.value), "dataset_keyword": dataset.value}
+    return {"dataset_parameter": None, "dataset_keyword": None}
+
+
+def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
+    """Positions are resolved only for modules that do export a loader factory."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = getattr(facts, "_summary_positions", None)
+    if positions is None:
+        positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        facts._summary_positions = positions
+    return positions[node].start.line
+
+
+class ProjectIndex:
+    """The files being checked together, their module names, and (lazily) their summaries."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
+        self._summaries: dict[str, Optional[ModuleSummary]] = {}
+        self._roots = _common_root(self.files)
+        self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
+        # Names a project module can be imported by: file stems, and package directory names.
+        self._files_by_name: dict[bytes, list[str]] = {}
+        for f in sorted(self.files):
+            name = Path(f).parent.name if Path(f).stem == "__init__" else Path(f).stem
+            self._files_by_name.setdefault(name.encode(), []).append(f)
+        self._names = set(self._files_by_name)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    # -- imports to files ----------------------------------------------------------------------
+    def resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
+        """(project file, attribute) for a name `importer` imports (`.data.build_loader`,
+        `utils.init_distributed`), or None if it is not one of the project's files."""
+        key = (importer, qualified)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(importer, qualified)
+        return self._resolved[key]
+
+    def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
+        dots = len(qualified) - len(qualified.lstrip("."))
+        parts = [p for p in qualified.lstrip(".").split(".") if p]
+        here = Path(os.path.realpath(importer)).parent
+        if dots:
+            bases = [here.parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(here.parents) else []
+        else:
+            bases = [here, *(p for p in here.parents if self._roots is not None and _within(p, self._roots))]
+        importer_file = os.path.realpath(importer)
+        # `module.attribute` (what calls name), else the module itself (`from . import data`,
+        # attribute ""); deeper chains (`data.sub.attr`) are not followed.
+        splits = [(parts[:-1], parts[-1])] if len(parts) >= 2 else []
+        splits.append((parts, ""))
+        for base in bases:
+            for module, attribute in splits:
+                for candidate in (base.joinpath(*module[:-1], module[-1] + ".py"), base.joinpath(*module, "__init__.py")):
+                    resolved = str(candidate)
+                    if resolved in self.files and resolved != importer_file:
+                        return resolved, attribute
+        return None
+
+    def imported_files(self, path: str, data: bytes) -> list[str]:
+        """The project files a file may import, read off its import lines by module name alone (a
+        superset: two `utils.py` both count). No parsing: this runs on every file checked."""
+        return self.files_named(self.import_words(data), exclude=path)
+
+    def import_words(self, data: bytes) -> list[str]:
+        """The module names (and other words) of a file's import lines, without parsing it."""
+        if len(self.files) < 2 or b"import" not in data:
+            return []
+        words: set[bytes] = set()
+        for match in _IMPORTED_NAMES.finditer(data):
+            words.update(re.split(rb"[\s.,()]+", match.group(1)))
+        return sorted(word.decode("ascii", "replace") for word in words & self._names)
+
+    def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> list[str]:
+        """The project files that module names stand for (a superset: two `utils.py` both count)."""
+        own = os.path.realpath(exclude) if exclude else None
+        return sorted({f for word in words for f in self._files_by_name.get(word.encode(), ()) if f != own})
+
+    def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
+        """(project file, attribute) for each import statement of the file that resolves to one of
+        the project's files; attribute "" for a whole module (`import utils`, `from . import data`).
+        Only the import statements are parsed, not the file."""
+        if len(self.files) < 2 or b"import" not in data:
+            return []
+        targets = set()
+        for statement in _IMPORT_STATEMENT.finditer(data):
+            for qualified in _imported_names(statement.group(0)):
+                resolved = self.resolve(path, qualified)
+                if resolved is not None:
+                    targets.add(resolved)
+        return sorted(targets)
+
+    def may_import_project(self, path: str, data: bytes) -> bool:
+        """Screen before parsing: does the file import something from a project module that offers
+        anything (a loader factory, a process-group set-up, ...)? Only those modules are
+        summarised (each once per index)."""
+        return any(self._offers(file) for file, _ in self.imported_targets(path, data))
+
+    def exported_names(self, path: str, data: bytes) -> set[str]:
+        """The names this file imports from project modules that offer them (factories, set-up
+        helpers, collectives, dataset classes): a file that uses none of them needs no
+        cross-module look."""
+        names: set[str] = set()
+        for file, attribute in self.imported_targets(path, data):
+            summary = self.summary(file)
+            if summary is None:
+                continue
+            offered = summary.offered_names()
+            names |= ({attribute} & offered) if attribute else offered
+        return names
+
+    def _offers(self, path: str) -> bool:
+        summary = self.summary(path)
+        return summary is not None and summary.offers_anything()
+
+    def dependencies(self, path: str, facts: Optional["ModuleFacts"] = None) -> list[str]:
+        """The project files whose content a file's result depends on: those it imports from
+        directly. Without `facts`, the file is read and parsed to find out."""
+        if facts is None:
+            facts = _facts_of(path)
+            if facts is None:
+                return []
+        found = set()
+        for qualified_set in facts.imports.bindings.values():
+            for qualified in qualified_set:
+                target = self.resolve(path, qualified)
+                if target is not None:
+                    found.add(target[0])
+        return sorted(found)
+
+    # -- summaries -----------------------------------------------------------------------------
+    def summary(self, path: str) -> Optional[ModuleSummary]:
+        if path not in self._summaries:
+            self._summaries[path] = self._summarise(path)
+        return self._summaries[path]
+
+    def _summarise(self, path: str) -> Optional[ModuleSummary]:
+        facts = _facts_of(path)
+        if facts is None:
+            return None
+        try:
+            return summarise(facts, os.path.basename(path))
+        except RecursionError:
+            return None
+
+    def view_for(self, path: str) -> "ProjectView":
+        return ProjectView(self, os.path.realpath(path))
+
+
+def _facts_of(path: str) -> Optional["ModuleFacts"]:
+    """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
+    same screens as the engine's, with the words a summary reads as triggers: most modules of a
+    large project are never parsed for their summary."""
+    from ddplint.analysis.facts import build_facts
+    from ddplint.screen import compile_screen
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if len(data) > _MAX_SUMMARY_BYTES or not _SUMMARY_WORDS.search(data):
+        return None
+    problem, _ = compile_screen(data, path)
+    if problem is not None:  # also keeps libcst away from pathological nesting
+        return None
+    try:
+        module = cst.parse_module(data)
+        return build_facts(module, data.decode(module.encoding, errors="replace"))
+    except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
+        return None
+
+
+def _imported_names(statement: bytes) -> list[str]:
+    """`from .data import a, b as c` -> [".data.a", ".data.b"]; `import x.y as z` -> ["x.y"]."""
+    try:
+        tree = ast.parse(statement.decode("utf-8", "replace").strip())
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            names.extend(f"{module}.{alias.name}" if module.rstrip(".") else f"{module}{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    return names
+
+
+def _common_root(files: set[str]) -> Optional[Path]:
+    if not files:
+        return None
+    return Path(os.path.commonpath([str(Path(f).parent) for f in files]))
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class ProjectView:
+    """The project as one file sees it: the summaries behind the names it imports."""
+
+    def __init__(self, index: ProjectIndex, path: str) -> None:
+        self.index = index
+        self.path = path
+
+    def _target(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[tuple[ModuleSummary, str]]:
+        for qualified in facts.qualified_names(func):
+            resolved = self.index.resolve(self.path, qualified)
+            if resolved is None:
+                continue
+            summary = self.index.summary(resolved[0])
+            if summary is not None:
+                return summary, resolved[1]
+        return None
+
+    def loader_factory(self, facts: "ModuleFacts", site: "CallSite") -> Optional[FactoryLoader]:
+        target = self._target(facts, site.node.func)
+        return target[0].loader_factories.get(target[1]) if target else None
+
+    def starts_process_group(self, facts: "ModuleFacts", site: "CallSite") -> bool:
+        target = self._target(facts, site.node.func)
+        return bool(target) and target[1] in target[0].process_group_starters
+
+    def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
+        target = self._target(facts, site.node.func)
+        return bool(target) and target[1] in target[0].device_setters
+
+    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
+        """The collective a project function makes when called, as "all_reduce in utils.reduce_mean()"."""
+        target = self._target(facts, site.node.func)
+        if not target or target[1] not in target[0].collectives:
+            return None
+        return f"{target[0].collectives[target[1]]} in {site.name}()"
+
+    def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
+        """(parameter, position) a project function calls `set_epoch` on, if it does."""
+        target = self._target(facts, site.node.func)
+        return target[0].epoch_setters.get(target[1]) if target else None
+
+    def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
+        """None if `func` is not a project IterableDataset class, else whether it splits its stream."""
+        target = self._target(facts, func)
+        return target[0].iterable_classes.get(target[1]) if target else None
