@@ -86,9 +86,14 @@ class ResultCache:
             return None
         return _decode(entry.get("diagnostics"), display_name)
 
-    def known_hash(self, display_name: str, rules_key: str) -> Optional[str]:
+    def known_hash(
+        self, display_name: str, rules_key: str, project: Optional["ProjectIndex"] = None
+    ) -> Optional[str]:
+        """The content hash of a still-valid entry: a worker that finds the same hash skips the file."""
         entry = self._entries.get(os.path.abspath(display_name))
-        return entry.get("hash") if entry is not None and entry.get("rules") == rules_key else None
+        if entry is None or entry.get("rules") != rules_key or not _imports_unchanged(entry, display_name, project):
+            return None
+        return entry.get("hash")
 
     def by_content(
         self,

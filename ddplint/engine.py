@@ -44,6 +44,7 @@ MAX_ANALYSED_BYTES = 2 * 10**6
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
@@ -104,6 +105,8 @@ def lint_source(
     for rule in active:
         try:
             findings.extend(rule.check(facts))
+        except RecursionError:  # deep but valid code (a 600-link attribute chain): say so, once
+            return [_error(filename, "cannot analyse: code nested too deeply")]
         except Exception as exc:  # a bug in one rule must not hide the others' findings
             detail = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {_one_line(str(exc))}"
             if errors is not None:
@@ -119,7 +122,7 @@ def lint_source(
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:
     # Positions cost a full extra pass, so they are resolved only for files that have findings.
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)  # Python's line breaks only: str.splitlines also splits at \f
     out = []
     for finding in findings:
         start = positions[finding.node].start
@@ -272,7 +275,7 @@ def lint_paths(
         if known is not None:
             slots.append(known)
             continue
-        expected = cache.known_hash(path, rules_key) if cache is not None else None
+        expected = cache.known_hash(path, rules_key, project) if cache is not None else None
         slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
     for slot, outcome in _run(slots, jobs, project):
         if isinstance(slot, list):
@@ -280,7 +283,9 @@ def lint_paths(
             continue
         diagnostics = outcome.diagnostics
         if outcome.unchanged and cache is not None:
-            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project) or []
+            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
+            if diagnostics is None:  # the entry went stale meanwhile (a project file changed): check it here
+                diagnostics = lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
         elif cache is not None and outcome.digest and not outcome.errors:
             cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.imports, project)
         if errors is not None:

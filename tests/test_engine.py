@@ -228,3 +228,8 @@ def test_python_warnings_about_the_checked_file_are_not_printed(tmp_path: Path, 
     script.write_text('import torch.nn as nn\npattern = "\\d+"\nm = nn.DataParallel(m)\n')
     assert codes(lint_paths([str(script)])) == [(3, "DDP003")]
     assert "Warning" not in capfd.readouterr().err
+
+
+def test_noqa_after_a_form_feed_still_applies():
+    source = "import torch.nn as nn\n\x0c\nm = nn.DataParallel(m)  # noqa: DDP003\n"
+    assert lint_source(source, "t.py") == []
