@@ -639,3 +639,20 @@ def test_forward_through_an_fsdp2_model_on_rank_zero_hangs(lint):
         """,
         ["DDP007"],
     ) == [(16, "DDP007")]
+
+
+def test_set_device_zero_declares_one_gpu_per_process(lint):
+    # A character-level GPT trained across machines with one GPU each: every rank pins GPU 0
+    # on purpose and says so with set_device(0).
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+
+        dist.init_process_group("nccl", init_method=f"tcp://{host}:{port}", rank=RANK, world_size=WORLD)
+        torch.cuda.set_device(0)
+        model = DistributedDataParallel(GPT(vocab).cuda(), device_ids=[0])
+        """,
+        ["DDP005"],
+    ) == []

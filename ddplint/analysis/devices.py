@@ -161,6 +161,18 @@ class DeviceModel:
         return self.sets_visible_devices
 
     @cached_property
+    def one_gpu_per_process(self) -> bool:
+        """The script says each process sees exactly one GPU, as `cuda:0`: it sets
+        `CUDA_VISIBLE_DEVICES` itself, or calls `torch.cuda.set_device(0)` with a literal 0
+        (machines with one GPU each, or a launcher that hides the others)."""
+        if self.sets_visible_devices:
+            return True
+        return any(
+            site.node.args and int_value(site.node.args[0].value) == 0
+            for site in self.facts.calls_named("torch.cuda.set_device")
+        )
+
+    @cached_property
     def sets_visible_devices(self) -> bool:
         """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU."""
         scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]

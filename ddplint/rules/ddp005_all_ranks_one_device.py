@@ -17,8 +17,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
     devices = facts.devices
-    if devices.sets_visible_devices:
-        return  # CUDA_VISIBLE_DEVICES=<local rank>: every process sees its own GPU as cuda:0
+    if devices.one_gpu_per_process:
+        return  # CUDA_VISIBLE_DEVICES=<local rank> or set_device(0): each process's GPU is cuda:0
     current = []
     for placement in devices.placements:
         if _on_one_path_only(facts, placement.site):
@@ -106,13 +106,18 @@ RULE = Rule(
           `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
           Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
           and in helper modules that do not start the process group (the entry point sets it).
-        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`).
+        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
+          call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
+          GPU per machine, or a launcher that hides the others), where GPU 0 is right.
         - Placements under a rank-0 guard or on the single-process path, and non-distributed
           scripts.
     """,
     blind_spots="""
-        - A launcher that sets `CUDA_VISIBLE_DEVICES` per process (SLURM `--gpus-per-task=1`) makes
-          `cuda:0` right; the tool cannot see the launcher.
+        - A launcher that sets `CUDA_VISIBLE_DEVICES` per process (SLURM `--gpus-per-task=1`,
+          submitit) makes `cuda:0` right; the tool cannot see the launcher, so such scripts are
+          flagged unless they say so with `torch.cuda.set_device(0)`.
+        - `torch.cuda.set_device(0)` on a machine with several GPUs per process group is the bug
+          itself, and is taken for a one-GPU-per-process declaration instead.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts
