@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Optional, Sequence
 
@@ -25,6 +25,7 @@ from ddplint.lsp.analysis import EngineOutcome, run_engine
 from ddplint.rules import RULES_BY_CODE
 
 DEFAULT_TIMEOUT_S = 60.0
+STARTUP_TIMEOUT_S = 300.0  # importing libcst and ddplint, on a machine as busy as it gets
 
 
 def _detach_stdout() -> None:
@@ -48,19 +49,39 @@ class AnalysisWorker:
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S):
         self.timeout_s = timeout_s
         self._pool: Optional[ProcessPoolExecutor] = None
+        self._starting: Optional[Future] = None  # a new process importing the engine
+        # One analysis at a time, queued here rather than in the pool: the timeout must count an
+        # analysis's own run, not the time it waited behind others (a configuration change
+        # re-analyses every open document at once). Created on first use, inside the loop.
+        self._turn: Optional[asyncio.Lock] = None
 
     def start(self) -> None:
         """Start the process and import the engine now, not on the first keystroke."""
-        self._current_pool().submit(_ready)
+        self._current_pool()
 
     async def analyse(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
+        if self._turn is None:
+            self._turn = asyncio.Lock()
+        async with self._turn:
+            return await self._analyse_now(text, filename, codes)
+
+    async def _analyse_now(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
         started = time.perf_counter()
         try:
             pool = self._current_pool()
+            if self._starting is not None:
+                # A new process imports the engine first (seconds on a busy machine): that is
+                # not the analysis's time, so it does not count against the timeout.
+                await asyncio.wait_for(asyncio.wrap_future(self._starting), STARTUP_TIMEOUT_S)
+                self._starting = None
+                started = time.perf_counter()
             future = asyncio.wrap_future(pool.submit(run_engine_by_codes, text, filename, tuple(codes)))
             return await asyncio.wait_for(future, self.timeout_s)
         except asyncio.TimeoutError:
+            stuck_at_start = self._starting is not None
             self._replace()
+            if stuck_at_start:
+                return _failed(f"the analysis process did not start within {STARTUP_TIMEOUT_S:g} s", started)
             return _failed(f"the analysis took longer than {self.timeout_s:g} s and was stopped", started)
         except BrokenProcessPool:
             self._replace()
@@ -74,11 +95,12 @@ class AnalysisWorker:
             self._pool = ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_detach_stdout
             )
+            self._starting = self._pool.submit(_ready)
         return self._pool
 
     def _replace(self) -> None:
         """Kill the worker (it may be stuck) and forget it; the next analysis starts a new one."""
-        pool, self._pool = self._pool, None
+        pool, self._pool, self._starting = self._pool, None, None
         if pool is None:
             return
         # The executor has no public way to stop a task that is running: kill its process.
