@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ddplint.lsp.server import DEFAULT_DEBOUNCE_MS, Options
+from ddplint.lsp.worker import DEFAULT_TIMEOUT_S
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,8 +51,13 @@ def documented_settings() -> dict[str, str]:
 
 def test_documented_settings_are_the_ones_the_server_reads():
     settings = documented_settings()
-    assert set(settings) == {"debounceMs", "unsafeFixes", "docsUrl"}
+    assert set(settings) == {"debounceMs", "unsafeFixes", "docsUrl", "analysisTimeoutS"}
     assert settings["debounceMs"] == f"`{DEFAULT_DEBOUNCE_MS:g}`"
+    assert settings["analysisTimeoutS"] == f"`{DEFAULT_TIMEOUT_S:g}`"
     options = Options()
-    options.update({"debounceMs": 7, "unsafeFixes": True, "docsUrl": "https://x/{code}"}, log=None)
-    assert (options.debounce_ms, options.unsafe_fixes, options.docs_url) == (7.0, True, "https://x/{code}")
+    options.update(
+        {"debounceMs": 7, "unsafeFixes": True, "docsUrl": "https://x/{code}", "analysisTimeoutS": 9}, log=None
+    )
+    assert (options.debounce_ms, options.unsafe_fixes, options.docs_url, options.analysis_timeout_s) == (
+        7.0, True, "https://x/{code}", 9.0,
+    )

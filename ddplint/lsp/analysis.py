@@ -1,6 +1,7 @@
 """Running the engine for the server: one document's text in, located findings (or a crash) out.
 
-Runs on the analysis thread, never on the event loop, so it must not touch the server.
+Runs in the analysis worker process (see worker.py), never on the event loop, so it must not
+touch the server.
 """
 
 from __future__ import annotations

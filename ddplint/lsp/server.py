@@ -1,9 +1,10 @@
 """The language server: open documents in, diagnostics / code actions / hovers out.
 
-Threading: pygls runs the protocol on an asyncio loop. The engine is CPU-bound (hundreds of ms on
-a long script), so it runs on one dedicated analysis thread; the loop stays free to read the
-client's next messages, and analyses of one server never run concurrently (on a shared 2-core
-machine a second one would only slow the first down).
+Processes: pygls runs the protocol on an asyncio loop. The engine is CPU-bound (hundreds of ms
+on a long script), so it runs in one worker process (`worker.AnalysisWorker`): the loop stays
+free to read the client's next messages, a crash or a hang in one analysis costs that result,
+never the server, and analyses never run concurrently (on a shared 2-core machine a second one
+would only slow the first down).
 
 When an analysis runs: at once on open and on save (unless the text was already analysed), after
 a short quiet period on change (`debounceMs`): every keystroke re-arms the timer, so a burst of
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -31,11 +31,12 @@ from ddplint.config import CONFIG_FILES, ConfigError, load_settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import KINDS, ActionBuilder
-from ddplint.lsp.analysis import EngineOutcome, run_engine
+from ddplint.lsp.analysis import EngineOutcome
 from ddplint.lsp.convert import to_lsp_diagnostic
 from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
 from ddplint.lsp.notebooks import NotebookStore
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
+from ddplint.lsp.worker import DEFAULT_TIMEOUT_S, AnalysisWorker
 from ddplint.rules import RULES_BY_CODE, UnknownSelector, select_rules
 
 DEFAULT_DEBOUNCE_MS = 50.0
@@ -56,6 +57,7 @@ class Options:
     debounce_ms: float = DEFAULT_DEBOUNCE_MS
     docs_url: Optional[str] = None  # template, see rule_docs
     unsafe_fixes: bool = False  # whether "apply all fixes" includes fixes that change behaviour
+    analysis_timeout_s: float = DEFAULT_TIMEOUT_S  # an analysis running longer is stopped
 
     def update(self, init_options: Any, log) -> None:
         if not isinstance(init_options, dict):
@@ -69,6 +71,9 @@ class Options:
             self.docs_url = init_options["docsUrl"]
         if isinstance(init_options.get("unsafeFixes"), bool):
             self.unsafe_fixes = init_options["unsafeFixes"]
+        timeout = init_options.get("analysisTimeoutS")
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+            self.analysis_timeout_s = float(timeout)
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ class DdplintServer(LanguageServer):
         self.analyses: dict[str, Analysis] = {}
         self.links = RuleLinks()
         self._pending = _Pending()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-analysis")
+        self._worker = AnalysisWorker()
         self._reported_config_problems: set[str] = set()
         # Bumped whenever a configuration file changes: an analysis made under an older
         # configuration is no longer current even if the text is.
@@ -145,6 +150,8 @@ class DdplintServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.options.update(params.initialization_options, self.log)
         self.links = self._rule_links()
+        self._worker.timeout_s = self.options.analysis_timeout_s
+        self._worker.start()
 
     async def on_initialized(self, _params: types.InitializedParams) -> None:
         await self._watch_config_files()
@@ -187,7 +194,7 @@ class DdplintServer(LanguageServer):
         for timer in self._pending.timers.values():
             timer.cancel()
         self._pending.timers.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._worker.close()
 
     # -- document sync --------------------------------------------------------------------------
     def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
@@ -344,12 +351,7 @@ class DdplintServer(LanguageServer):
             outcome = EngineOutcome((), (), None, 0.0)
             self.log(types.MessageType.Log, f"{target} is excluded by the configuration: not analysed")
         else:
-            try:
-                outcome = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, run_engine, text, filename_of(target), rules
-                )
-            except RuntimeError:  # the executor is gone: the server is shutting down
-                return
+            outcome = await self._worker.analyse(text, filename_of(target), [rule.code for rule in rules])
         if self._stamp(target) != stamp:
             return  # superseded: the change that superseded it has its own analysis scheduled
         self._report_problems(target, outcome)
