@@ -173,6 +173,14 @@ def test_ddp001_inconclusive_on_a_single_rank_and_without_iteration():
     assert judge_ddp001(context(*never_iterated), row=10).status == INCONCLUSIVE
 
 
+def test_ddp001_needs_a_process_group_not_just_several_copies():
+    copies = [RankLog(r).loader("RandomSampler", 512, 512).epoch(None, batches(0, 3)).end() for r in (0, 1)]
+    for log in copies:  # torchrun started a single-process script twice: it never joined a group
+        log.records = [rec for rec in log.records if rec["kind"] != "init"]
+    judgement = judge_ddp001(context(*copies))
+    assert judgement.status == INCONCLUSIVE and "no process group" in judgement.evidence
+
+
 def test_ddp001_runtime_only_for_training_loaders_not_evaluation_passes():
     evaluating = [RankLog(r).loader("SequentialSampler", 512, 512, shuffle=False)
                   .epoch(None, batches(0, 3), train=False).end() for r in (0, 1)]
