@@ -178,27 +178,14 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
         rdzv_id=args.rdzv_id, show_output=args.show_output,
     )
-    sampler = nvml.start_sampler()
-    progress = ProgressLine(args.max_steps) if sys.stderr.isatty() and not args.show_output else None
-    try:
-        result = launch(config, progress)
-    finally:
-        if progress is not None:
-            progress.done()
-        gpus = sampler.stop() if sampler is not None else None
-    world_size = args.nproc * args.nnodes
+    result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
     if config.node_rank != 0:
         return _report_from_other_node(config, result)
-    if config.multi_node:
-        _wait_for_remote_ranks(run_dir, world_size, result.started_at, deadline=result.started_at + args.timeout
-                               + REMOTE_GRACE_S)
-    ranks = [summarise(rank, records, rank_log(run_dir, rank))
-             for rank, records in load_run(run_dir, since=result.started_at).items()]
-    stopped_at = time.time() if config.multi_node else result.stopped_at
+    ranks, stopped_at = _collect_ranks(config, result)
     context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus)
     verdicts = judge_run(static, context)
     problem, detail = _no_evidence(ranks, result, verdicts, args.timeout)
-    report = Report(script=args.script, world_size=world_size, verdicts=verdicts, ranks=ranks,
+    report = Report(script=args.script, world_size=config.nproc * config.nnodes, verdicts=verdicts, ranks=ranks,
                     timed_out=result.timed_out, elapsed_s=result.elapsed_s, stopped_at=stopped_at,
                     problem=problem, problem_detail=detail, gpus=gpus)
     sys.stdout.write(format_json(report) if args.output_format == "json" else format_text(report))
@@ -207,6 +194,34 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
     if any(v.status == CONFIRMED for v in verdicts):
         return EXIT_CONFIRMED
     return EXIT_NO_EVIDENCE if problem else EXIT_CLEAN
+
+
+def _run(config: LaunchConfig, progress: bool) -> tuple[LaunchResult, Optional[dict]]:
+    """Launch, with NVML sampling (when there is a GPU) and live progress (on a terminal)."""
+    sampler = nvml.start_sampler()
+    line = ProgressLine(config.max_steps) if progress else None
+    try:
+        result = launch(config, line)
+    finally:
+        if line is not None:
+            line.done()
+        gpus = sampler.stop() if sampler is not None else None
+    return result, gpus
+
+
+def _collect_ranks(config: LaunchConfig, result: LaunchResult) -> tuple[list, float]:
+    """Every rank's summary (all nodes' when the directory is shared), and the time the run counts
+    as stopped (open collectives are counted up to it)."""
+    if not config.multi_node:
+        stopped_at = result.stopped_at
+    else:
+        world_size = config.nproc * config.nnodes
+        _wait_for_remote_ranks(config.run_dir, world_size, result.started_at,
+                               deadline=result.started_at + config.timeout_s + REMOTE_GRACE_S)
+        stopped_at = time.time()
+    ranks = [summarise(rank, records, rank_log(config.run_dir, rank))
+             for rank, records in load_run(config.run_dir, since=result.started_at).items()]
+    return ranks, stopped_at
 
 
 def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float) -> tuple[Optional[str], str]:
