@@ -232,7 +232,8 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         gpu = _gpu_skew_sentence(ctx.nvml)
         return Judgement(CONFIRMED, (
             f"nn.DataParallel built on {_ranks_text([r.rank for r in built])} of {len(ctx.ranks)} with "
-            f"{device_text}, parameters on {record.get('param_devices')}{sync_text}{gpu}"),
+            f"{device_text}, parameters on {', '.join(record.get('param_devices') or []) or 'no device'}"
+            f"{sync_text}{gpu}"),
             (record.get("site") or {}).get("line"))
     trained = [r for r in ctx.ranks if r.steps]
     if trained and len(trained) == len(ctx.ranks):
