@@ -450,7 +450,9 @@ def test_no_evidence_reasons():
     problem, _ = command._no_evidence([hung.summary()], _launch(timed_out=True), [], timeout=30)
     assert problem.startswith("stopped at the timeout (30 s) before any batch: rank 0 blocked in all_reduce for")
     problem, detail = command._no_evidence([], _launch(), [], timeout=30)
-    assert problem.startswith("no rank started") and detail == "torchrun: worker failed"
+    assert problem.startswith("no rank started (torchrun failed") and detail == "torchrun: worker failed"
+    problem, _ = command._no_evidence([], _launch(timed_out=True), [], timeout=30)
+    assert problem.startswith("no rank started within the timeout (30 s): torchrun was still waiting")
 
 
 def test_progress_line_rewrites_one_line(monkeypatch):

@@ -228,6 +228,9 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     """Why the run could not produce evidence, and the output that shows it; (None, "") when it did."""
     if any(r.steps for r in ranks) or any(v.status == CONFIRMED for v in verdicts):
         return None, ""
+    if not ranks and result.timed_out:
+        return (f"no rank started within the timeout ({timeout:g} s): torchrun was still waiting for the "
+                f"rendezvous (on several nodes: is verify running on every node?)"), result.launcher_output
     if not ranks:
         return "no rank started (torchrun failed before running the probe)", result.launcher_output
     crashed = [r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))]
