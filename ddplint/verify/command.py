@@ -282,6 +282,8 @@ def _wait_for_remote_ranks(run_dir: Path, world_size: int, since: float, deadlin
     shared file system)."""
     while time.time() < deadline:
         runs = load_run(run_dir, since=since)
+        if not runs:
+            return  # not even this node's ranks started: the rendezvous never completed
         if len(runs) >= world_size and all(any(r["kind"] == "end" for r in recs) for recs in runs.values()):
             return
         time.sleep(0.5)

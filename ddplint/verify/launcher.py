@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from ddplint.verify.ranks import read_tail
 from ddplint.verify.telemetry import (
     ENV_DIR,
     ENV_EPOCH_STEPS,
@@ -35,7 +36,7 @@ POLL_S = 0.25
 TERM_GRACE_S = 3.0
 # Every local rank has written its last record but torchrun is still up: give it this long.
 EXIT_GRACE_S = 15.0
-OUTPUT_TAIL_CHARS = 3000
+OUTPUT_TAIL_LINES = 20
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
             killed = stop_process_tree(process, config.run_dir, config.node_rank, since=started)
     return LaunchResult(
         returncode=process.returncode, timed_out=timed_out, started_at=started, stopped_at=time.time(),
-        launcher_output=_tail(log_path), killed_groups=killed,
+        launcher_output=read_tail(log_path, OUTPUT_TAIL_LINES), killed_groups=killed,
     )
 
 
@@ -204,11 +205,3 @@ def _descendant_groups(root_pid: int) -> set[int]:
             except ProcessLookupError:
                 pass
     return groups
-
-
-def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return text if len(text) <= limit else "..." + text[-limit:]
