@@ -344,7 +344,6 @@ def test_no_evidence_report_shows_the_problem_and_the_error_tail():
 @pytest.mark.parametrize("argv, message", [
     (["missing.py"], "ddplint verify: missing.py: no such file"),
     (["."], "ddplint verify: .: not a file"),
-    (["{script}", "--nnodes", "2"], "ddplint verify: --nnodes > 1 needs --telemetry-dir DIR"),
     (["{script}", "--nnodes", "2", "--telemetry-dir", "/tmp"], "ddplint verify: --nnodes > 1 needs --rdzv-endpoint"),
     (["{script}", "--node-rank", "1"], "ddplint verify: --node-rank 1 is out of range for --nnodes 1"),
     (["{bad}"], "ddplint verify: {bad}:2:12: syntax error"),

@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     multi.add_argument("--rdzv-backend", help="torchrun rendezvous backend (default: torchrun's, static)")
     multi.add_argument("--rdzv-id", help="job id, also the subdirectory of --telemetry-dir for this run")
     multi.add_argument("--telemetry-dir", metavar="DIR",
-                       help="directory every node can write (shared file system); node 0 reads all ranks' "
-                            "telemetry from it and prints the report. Kept after the run.")
+                       help="keep the telemetry in DIR; on several nodes, a directory every node can write "
+                            "(shared file system) from which node 0 reads all ranks' telemetry. Without it, "
+                            "the other nodes' telemetry travels through the rendezvous' c10d store.")
     return parser
 
 
@@ -131,8 +132,6 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise UsageError(f"{args.script}: not a file")
     if importlib.util.find_spec("torch") is None:
         raise UsageError(f"torch is not installed for {sys.executable}: verify runs the script with it")
-    if args.nnodes > 1 and not args.telemetry_dir:
-        raise UsageError("--nnodes > 1 needs --telemetry-dir DIR, a directory every node can write")
     if args.nnodes > 1 and not args.rdzv_endpoint:
         raise UsageError("--nnodes > 1 needs --rdzv-endpoint HOST:PORT (node 0's address)")
     if args.node_rank >= args.nnodes:
@@ -176,7 +175,7 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         script=args.script, script_args=tuple(args.script_args), run_dir=run_dir, nproc=args.nproc,
         max_steps=args.max_steps, epoch_steps=args.epoch_steps, timeout_s=args.timeout, nnodes=args.nnodes,
         node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
-        rdzv_id=args.rdzv_id, show_output=args.show_output,
+        rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir),
     )
     result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
     if config.node_rank != 0:
@@ -272,8 +271,8 @@ def _report_from_other_node(config: LaunchConfig, result: LaunchResult) -> int:
     local = [summarise(rank, records) for rank, records in load_run(config.run_dir, since=result.started_at).items()
              if records and records[0].get("node_rank") == config.node_rank]
     steps = ", ".join(f"rank {r.rank}: {r.steps} steps" for r in local) or "no rank started"
-    print(f"{PROG}: node {config.node_rank} done ({steps}); its telemetry is in {config.run_dir}, "
-          f"node 0 prints the report")
+    where = f"is in {config.run_dir}" if config.shared_dir else "went to node 0 through the c10d store"
+    print(f"{PROG}: node {config.node_rank} done ({steps}); its telemetry {where}, node 0 prints the report")
     return EXIT_CLEAN if any(r.steps for r in local) else EXIT_NO_EVIDENCE
 
 
