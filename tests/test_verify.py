@@ -245,10 +245,16 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_simulated_two_node_run_reports_all_four_ranks(tmp_path):
+@pytest.mark.parametrize("transport", ["c10d-store", "shared-dir"])
+def test_simulated_two_node_run_reports_all_four_ranks(tmp_path, transport):
+    """Two launches with --nnodes 2 and one rendezvous on localhost, 2 ranks each. The other node's
+    telemetry reaches node 0 through the rendezvous' c10d store (no shared directory: each node
+    keeps its files in its own temporary directory) or through a directory both name."""
     script = EXAMPLES / BUGGY["DDP001"]
-    common = ["--nnodes", "2", "--rdzv-endpoint", f"127.0.0.1:{_free_port()}", "--telemetry-dir", str(tmp_path),
+    common = ["--nnodes", "2", "--rdzv-endpoint", f"127.0.0.1:{_free_port()}",
               "--max-steps", "6", "--epoch-steps", "3", "--timeout", "120"]
+    if transport == "shared-dir":
+        common += ["--telemetry-dir", str(tmp_path)]
     node1 = subprocess.Popen(verify_command(script, *common, "--node-rank", "1"), cwd=REPO, env=_env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     node0 = subprocess.Popen(verify_command(script, *common, "--node-rank", "0"), cwd=REPO, env=_env(),
@@ -258,6 +264,7 @@ def test_simulated_two_node_run_reports_all_four_ranks(tmp_path):
     assert node0.returncode == 1, (out0, err0)
     assert node1.returncode == 0, (out1, err1)
     assert "node 0 prints the report" in out1
+    assert ("through the c10d store" in out1) == (transport == "c10d-store")
     report = json.loads(out0)
     jsonschema.validate(report, REPORT_SCHEMA)
     assert report["world_size"] == 4

@@ -173,6 +173,14 @@ def test_ddp001_inconclusive_on_a_single_rank_and_without_iteration():
     assert judge_ddp001(context(*never_iterated), row=10).status == INCONCLUSIVE
 
 
+def test_ddp001_needs_a_process_group_not_just_several_copies():
+    copies = [RankLog(r).loader("RandomSampler", 512, 512).epoch(None, batches(0, 3)).end() for r in (0, 1)]
+    for log in copies:  # torchrun started a single-process script twice: it never joined a group
+        log.records = [rec for rec in log.records if rec["kind"] != "init"]
+    judgement = judge_ddp001(context(*copies))
+    assert judgement.status == INCONCLUSIVE and "no process group" in judgement.evidence
+
+
 def test_ddp001_runtime_only_for_training_loaders_not_evaluation_passes():
     evaluating = [RankLog(r).loader("SequentialSampler", 512, 512, shuffle=False)
                   .epoch(None, batches(0, 3), train=False).end() for r in (0, 1)]
@@ -336,7 +344,6 @@ def test_no_evidence_report_shows_the_problem_and_the_error_tail():
 @pytest.mark.parametrize("argv, message", [
     (["missing.py"], "ddplint verify: missing.py: no such file"),
     (["."], "ddplint verify: .: not a file"),
-    (["{script}", "--nnodes", "2"], "ddplint verify: --nnodes > 1 needs --telemetry-dir DIR"),
     (["{script}", "--nnodes", "2", "--telemetry-dir", "/tmp"], "ddplint verify: --nnodes > 1 needs --rdzv-endpoint"),
     (["{script}", "--node-rank", "1"], "ddplint verify: --node-rank 1 is out of range for --nnodes 1"),
     (["{bad}"], "ddplint verify: {bad}:2:12: syntax error"),
@@ -442,7 +449,9 @@ def test_no_evidence_reasons():
     problem, _ = command._no_evidence([hung.summary()], _launch(timed_out=True), [], timeout=30)
     assert problem.startswith("stopped at the timeout (30 s) before any batch: rank 0 blocked in all_reduce for")
     problem, detail = command._no_evidence([], _launch(), [], timeout=30)
-    assert problem.startswith("no rank started") and detail == "torchrun: worker failed"
+    assert problem.startswith("no rank started (torchrun failed") and detail == "torchrun: worker failed"
+    problem, _ = command._no_evidence([], _launch(timed_out=True), [], timeout=30)
+    assert problem.startswith("no rank started within the timeout (30 s): torchrun was still waiting")
 
 
 def test_progress_line_rewrites_one_line(monkeypatch):

@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     multi.add_argument("--rdzv-backend", help="torchrun rendezvous backend (default: torchrun's, static)")
     multi.add_argument("--rdzv-id", help="job id, also the subdirectory of --telemetry-dir for this run")
     multi.add_argument("--telemetry-dir", metavar="DIR",
-                       help="directory every node can write (shared file system); node 0 reads all ranks' "
-                            "telemetry from it and prints the report. Kept after the run.")
+                       help="keep the telemetry in DIR; on several nodes, a directory every node can write "
+                            "(shared file system) from which node 0 reads all ranks' telemetry. Without it, "
+                            "the other nodes' telemetry travels through the rendezvous' c10d store.")
     return parser
 
 
@@ -131,8 +132,6 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise UsageError(f"{args.script}: not a file")
     if importlib.util.find_spec("torch") is None:
         raise UsageError(f"torch is not installed for {sys.executable}: verify runs the script with it")
-    if args.nnodes > 1 and not args.telemetry_dir:
-        raise UsageError("--nnodes > 1 needs --telemetry-dir DIR, a directory every node can write")
     if args.nnodes > 1 and not args.rdzv_endpoint:
         raise UsageError("--nnodes > 1 needs --rdzv-endpoint HOST:PORT (node 0's address)")
     if args.node_rank >= args.nnodes:
@@ -176,29 +175,16 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         script=args.script, script_args=tuple(args.script_args), run_dir=run_dir, nproc=args.nproc,
         max_steps=args.max_steps, epoch_steps=args.epoch_steps, timeout_s=args.timeout, nnodes=args.nnodes,
         node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
-        rdzv_id=args.rdzv_id, show_output=args.show_output,
+        rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir),
     )
-    sampler = nvml.start_sampler()
-    progress = ProgressLine(args.max_steps) if sys.stderr.isatty() and not args.show_output else None
-    try:
-        result = launch(config, progress)
-    finally:
-        if progress is not None:
-            progress.done()
-        gpus = sampler.stop() if sampler is not None else None
-    world_size = args.nproc * args.nnodes
+    result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
     if config.node_rank != 0:
         return _report_from_other_node(config, result)
-    if config.multi_node:
-        _wait_for_remote_ranks(run_dir, world_size, result.started_at, deadline=result.started_at + args.timeout
-                               + REMOTE_GRACE_S)
-    ranks = [summarise(rank, records, rank_log(run_dir, rank))
-             for rank, records in load_run(run_dir, since=result.started_at).items()]
-    stopped_at = time.time() if config.multi_node else result.stopped_at
+    ranks, stopped_at = _collect_ranks(config, result)
     context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus)
     verdicts = judge_run(static, context)
     problem, detail = _no_evidence(ranks, result, verdicts, args.timeout)
-    report = Report(script=args.script, world_size=world_size, verdicts=verdicts, ranks=ranks,
+    report = Report(script=args.script, world_size=config.nproc * config.nnodes, verdicts=verdicts, ranks=ranks,
                     timed_out=result.timed_out, elapsed_s=result.elapsed_s, stopped_at=stopped_at,
                     problem=problem, problem_detail=detail, gpus=gpus)
     sys.stdout.write(format_json(report) if args.output_format == "json" else format_text(report))
@@ -209,10 +195,41 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
     return EXIT_NO_EVIDENCE if problem else EXIT_CLEAN
 
 
+def _run(config: LaunchConfig, progress: bool) -> tuple[LaunchResult, Optional[dict]]:
+    """Launch, with NVML sampling (when there is a GPU) and live progress (on a terminal)."""
+    sampler = nvml.start_sampler()
+    line = ProgressLine(config.max_steps) if progress else None
+    try:
+        result = launch(config, line)
+    finally:
+        if line is not None:
+            line.done()
+        gpus = sampler.stop() if sampler is not None else None
+    return result, gpus
+
+
+def _collect_ranks(config: LaunchConfig, result: LaunchResult) -> tuple[list, float]:
+    """Every rank's summary (all nodes' when the directory is shared), and the time the run counts
+    as stopped (open collectives are counted up to it)."""
+    if not config.multi_node:
+        stopped_at = result.stopped_at
+    else:
+        world_size = config.nproc * config.nnodes
+        _wait_for_remote_ranks(config.run_dir, world_size, result.started_at,
+                               deadline=result.started_at + config.timeout_s + REMOTE_GRACE_S)
+        stopped_at = time.time()
+    ranks = [summarise(rank, records, rank_log(config.run_dir, rank))
+             for rank, records in load_run(config.run_dir, since=result.started_at).items()]
+    return ranks, stopped_at
+
+
 def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float) -> tuple[Optional[str], str]:
     """Why the run could not produce evidence, and the output that shows it; (None, "") when it did."""
     if any(r.steps for r in ranks) or any(v.status == CONFIRMED for v in verdicts):
         return None, ""
+    if not ranks and result.timed_out:
+        return (f"no rank started within the timeout ({timeout:g} s): torchrun was still waiting for the "
+                f"rendezvous (on several nodes: is verify running on every node?)"), result.launcher_output
     if not ranks:
         return "no rank started (torchrun failed before running the probe)", result.launcher_output
     crashed = [r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))]
@@ -254,8 +271,8 @@ def _report_from_other_node(config: LaunchConfig, result: LaunchResult) -> int:
     local = [summarise(rank, records) for rank, records in load_run(config.run_dir, since=result.started_at).items()
              if records and records[0].get("node_rank") == config.node_rank]
     steps = ", ".join(f"rank {r.rank}: {r.steps} steps" for r in local) or "no rank started"
-    print(f"{PROG}: node {config.node_rank} done ({steps}); its telemetry is in {config.run_dir}, "
-          f"node 0 prints the report")
+    where = f"is in {config.run_dir}" if config.shared_dir else "went to node 0 through the c10d store"
+    print(f"{PROG}: node {config.node_rank} done ({steps}); its telemetry {where}, node 0 prints the report")
     return EXIT_CLEAN if any(r.steps for r in local) else EXIT_NO_EVIDENCE
 
 
@@ -264,6 +281,8 @@ def _wait_for_remote_ranks(run_dir: Path, world_size: int, since: float, deadlin
     shared file system)."""
     while time.time() < deadline:
         runs = load_run(run_dir, since=since)
+        if not runs:
+            return  # not even this node's ranks started: the rendezvous never completed
         if len(runs) >= world_size and all(any(r["kind"] == "end" for r in recs) for recs in runs.values()):
             return
         time.sleep(0.5)

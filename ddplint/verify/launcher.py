@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from ddplint.verify.ranks import read_tail
 from ddplint.verify.telemetry import (
+    ENV_COLLECT_UNTIL,
     ENV_DIR,
     ENV_EPOCH_STEPS,
     ENV_MAX_STEPS,
@@ -35,7 +37,9 @@ POLL_S = 0.25
 TERM_GRACE_S = 3.0
 # Every local rank has written its last record but torchrun is still up: give it this long.
 EXIT_GRACE_S = 15.0
-OUTPUT_TAIL_CHARS = 3000
+OUTPUT_TAIL_LINES = 20
+# Node 0's collector stops waiting for other nodes this long before the launcher's timeout.
+COLLECT_MARGIN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class LaunchConfig:
     rdzv_backend: Optional[str] = None
     rdzv_id: Optional[str] = None
     show_output: bool = False
+    # Multi-node only: True when --telemetry-dir names a directory all nodes share; otherwise the
+    # telemetry of the other nodes comes through the rendezvous' c10d store.
+    shared_dir: bool = False
 
     @property
     def multi_node(self) -> bool:
@@ -88,8 +95,11 @@ def torchrun_command(config: LaunchConfig) -> list[str]:
     return command + ["-m", "ddplint.verify.probe", config.script, *config.script_args]
 
 
-def rank_environment(config: LaunchConfig) -> dict[str, str]:
+def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
     env = dict(os.environ)
+    if config.multi_node and not config.shared_dir:
+        # Node 0's collector must be done (and exit) before the launcher's timeout kills it.
+        env[ENV_COLLECT_UNTIL] = str(started + max(config.timeout_s - COLLECT_MARGIN_S, 1.0))
     env.update({
         ENV_DIR: str(config.run_dir),
         ENV_MAX_STEPS: str(config.max_steps),
@@ -114,7 +124,7 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
         # --show-output sends the ranks' output to our stderr: stdout carries the report (JSON).
         output = sys.stderr if config.show_output else log
         process = subprocess.Popen(
-            torchrun_command(config), env=rank_environment(config), stdin=subprocess.DEVNULL,
+            torchrun_command(config), env=rank_environment(config, started), stdin=subprocess.DEVNULL,
             stdout=output, stderr=output, start_new_session=True,
         )
         try:
@@ -123,7 +133,7 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
             killed = stop_process_tree(process, config.run_dir, config.node_rank, since=started)
     return LaunchResult(
         returncode=process.returncode, timed_out=timed_out, started_at=started, stopped_at=time.time(),
-        launcher_output=_tail(log_path), killed_groups=killed,
+        launcher_output=read_tail(log_path, OUTPUT_TAIL_LINES), killed_groups=killed,
     )
 
 
@@ -204,11 +214,3 @@ def _descendant_groups(root_pid: int) -> set[int]:
             except ProcessLookupError:
                 pass
     return groups
-
-
-def _tail(path: Path, limit: int = OUTPUT_TAIL_CHARS) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return text if len(text) <= limit else "..." + text[-limit:]

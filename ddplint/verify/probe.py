@@ -34,6 +34,8 @@ from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken fi
     ENV_MAX_STEPS,
     ENV_NODE_RANK,
     ENV_PASSTHROUGH,
+    ENV_COLLECT_UNTIL,
+    STORE_PREFIX,
     TelemetryWriter,
     rank_file,
     rank_log,
@@ -64,6 +66,8 @@ class Probe:
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
         self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, bw=self.backward_calls,
                           **details)
+        if os.environ.get(ENV_COLLECT_UNTIL):
+            _safely(lambda: exchange_through_store(self.writer.path))
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -267,6 +271,37 @@ class Probe:
             _safely(lambda: probe.writer.write("device", device=str(device)))
 
         torch.cuda.set_device = set_device
+
+
+def exchange_through_store(own_file) -> None:
+    """Multi-node without a shared directory: the telemetry travels through the c10d store that
+    torchrun's rendezvous set up for the workers (MASTER_ADDR:MASTER_PORT). Ranks off node 0 push
+    their whole file; local rank 0 of node 0 waits (until the launcher's deadline) for every
+    remote rank's file and writes it next to its own, where node 0's verify reads them."""
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    deadline = float(os.environ[ENV_COLLECT_UNTIL])
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                          timeout=timedelta(seconds=max(deadline - time.time(), 1.0)))
+    node_rank, rank = _int_env(ENV_NODE_RANK, 0), _int_env("RANK", 0)
+    if node_rank != 0:
+        with open(own_file, "rb") as handle:
+            store.set(f"{STORE_PREFIX}rank/{rank}", handle.read())
+        store.add(f"{STORE_PREFIX}pushed", 1)
+        return
+    if _int_env("LOCAL_RANK", 0) != 0:
+        return
+    remote = _int_env("WORLD_SIZE", 1) - _int_env("LOCAL_WORLD_SIZE", 1)
+    while store.add(f"{STORE_PREFIX}pushed", 0) < remote and time.time() < deadline:
+        time.sleep(0.2)
+    directory = os.path.dirname(own_file)
+    for other in range(_int_env("WORLD_SIZE", 1)):
+        key = f"{STORE_PREFIX}rank/{other}"
+        if store.check([key]):
+            with open(rank_file(directory, other), "wb") as handle:
+                handle.write(store.get(key))
 
 
 def _safely(record) -> None:

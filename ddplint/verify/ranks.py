@@ -210,11 +210,15 @@ def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> No
     summary.batches.append(record)
 
 
+# torch 2.13 without numpy warns on import, in every process: not what a user looks for in a tail.
+KNOWN_NOISE = ("UserWarning: Failed to initialize NumPy", "cpu = _conversion_method_template(")
+
+
 def read_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last lines of a rank's output, without torch's import-time numpy warning noise."""
+    """The last lines of a process's output, without blank lines and known import-time noise."""
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
         return ""
-    kept = [line for line in text.splitlines() if line.strip()]
+    kept = [line for line in text.splitlines() if line.strip() and not any(n in line for n in KNOWN_NOISE)]
     return "\n".join(kept[-lines:])

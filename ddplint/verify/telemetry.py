@@ -38,6 +38,10 @@ ENV_MAX_STEPS = "DDPLINT_VERIFY_MAX_STEPS"
 ENV_EPOCH_STEPS = "DDPLINT_VERIFY_EPOCH_STEPS"
 ENV_NODE_RANK = "DDPLINT_VERIFY_NODE_RANK"
 ENV_PASSTHROUGH = "DDPLINT_VERIFY_SHOW_OUTPUT"
+# Multi-node without a shared directory: ranks off node 0 push their file through the
+# rendezvous' c10d store, and local rank 0 of node 0 collects them until this wall-clock deadline.
+ENV_COLLECT_UNTIL = "DDPLINT_VERIFY_COLLECT_UNTIL"
+STORE_PREFIX = "ddplint_verify/"
 
 
 def rank_file(directory: Path, rank: int) -> Path:
@@ -53,6 +57,7 @@ class TelemetryWriter:
     """Appends records to one rank's file; never raises into the training script."""
 
     def __init__(self, path: Path):
+        self.path = Path(path)
         # Truncated first: a shared directory may hold this rank's file from an earlier run.
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 

@@ -57,8 +57,10 @@ class RunContext:
 
     @property
     def world_size(self) -> int:
-        sizes = [r.world_size for r in self.ranks]
-        return max(sizes) if sizes else 0
+        """The process group's size; 1 when no rank joined one (torchrun started N independent
+        copies of a single-process script: each reading everything is then no bug of the script)."""
+        sizes = [r.world_size for r in self.ranks if r.init_at is not None]
+        return max(sizes) if sizes else 1
 
 
 def _pct(part: float, whole: float) -> str:
@@ -114,7 +116,8 @@ def _iterated_loader_sites(ctx: RunContext, row: Optional[int], training_only: b
 
 def _judge_loader_sharding(ctx: RunContext, site_row, per_rank: dict) -> Judgement:
     if ctx.world_size < 2:
-        return Judgement(INCONCLUSIVE, "the run had a world size of 1: sharding cannot be observed", site_row)
+        return Judgement(INCONCLUSIVE, "no process group of more than one rank was formed (no "
+                         "init_process_group, or world size 1): sharding cannot be observed", site_row)
     loaders = [loader for loader, _ in per_rank.values()]
     if any(loader.get("iterable") for loader in loaders):
         return Judgement(INCONCLUSIVE, "the loader reads an IterableDataset: it shards (or not) inside the "
@@ -229,7 +232,8 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         gpu = _gpu_skew_sentence(ctx.nvml)
         return Judgement(CONFIRMED, (
             f"nn.DataParallel built on {_ranks_text([r.rank for r in built])} of {len(ctx.ranks)} with "
-            f"{device_text}, parameters on {record.get('param_devices')}{sync_text}{gpu}"),
+            f"{device_text}, parameters on {', '.join(record.get('param_devices') or []) or 'no device'}"
+            f"{sync_text}{gpu}"),
             (record.get("site") or {}).get("line"))
     trained = [r for r in ctx.ranks if r.steps]
     if trained and len(trained) == len(ctx.ranks):
