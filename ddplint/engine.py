@@ -43,7 +43,8 @@ MAX_ANALYSED_BYTES = 2 * 10**6
 # named on the command line, they are still checked.
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# `# noqa`, `#noqa:DDP001`, `# noqa: DDP001, DDP002` (the LSP's noqa editing reads the same grammar).
+NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
@@ -155,7 +156,7 @@ def _header(node: cst.CSTNode) -> cst.CSTNode:
 def _suppressed(lines: list[str], row: int, code: str) -> bool:
     if not 0 < row <= len(lines):
         return False
-    match = _NOQA.search(lines[row - 1])
+    match = NOQA.search(lines[row - 1])
     if match is None:
         return False
     codes = match.group("codes")

@@ -13,12 +13,9 @@ import tokenize
 from dataclasses import dataclass
 from typing import Optional
 
+from ddplint.engine import NOQA
 from ddplint.lsp.documents import split_lines
 
-# The same grammar as the engine's reader: `# noqa`, `#noqa:DDP001`, `# noqa: DDP001, DDP002`.
-NOQA = re.compile(
-    r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 

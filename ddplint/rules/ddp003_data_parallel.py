@@ -55,7 +55,7 @@ RULE = Rule(
     blind_spots="""
         - A DataParallel class reached through a factory function or `getattr` is not seen.
     """,
-    triggers=(b"*DataParallel*", b"*data_parallel*"),
+    triggers=(b"DataParallel", b"data_parallel"),
     distributed_only=False,
     check=check,
     invalid=(
