@@ -64,6 +64,7 @@ class ResultCache:
         digest = hashlib.blake2b(f"{__version__}\0{settings_key}".encode(), digest_size=8).hexdigest()
         self.path = directory / __version__ / f"{digest}.json"
         self._entries: dict[str, dict] = self._load()
+        self._stamp_memo: dict[str, list[int]] = {}
         self._dirty = False
 
     def _load(self) -> dict[str, dict]:
@@ -82,7 +83,7 @@ class ResultCache:
             return None
         if entry.get("size") != stamp.size or entry.get("mtime_ns") != stamp.mtime_ns:
             return None
-        if not _imports_unchanged(entry, display_name, project):
+        if not _imports_unchanged(entry, display_name, project, self._stamp_memo):
             return None
         return _decode(entry.get("diagnostics"), display_name)
 
@@ -91,7 +92,7 @@ class ResultCache:
     ) -> Optional[str]:
         """The content hash of a still-valid entry: a worker that finds the same hash skips the file."""
         entry = self._entries.get(os.path.abspath(display_name))
-        if entry is None or entry.get("rules") != rules_key or not _imports_unchanged(entry, display_name, project):
+        if entry is None or entry.get("rules") != rules_key or not _imports_unchanged(entry, display_name, project, self._stamp_memo):
             return None
         return entry.get("hash")
 
@@ -106,7 +107,7 @@ class ResultCache:
         entry = self._entries.get(os.path.abspath(display_name))
         if entry is None or entry.get("hash") != digest or entry.get("rules") != rules_key:
             return None
-        if not _imports_unchanged(entry, display_name, project):
+        if not _imports_unchanged(entry, display_name, project, self._stamp_memo):
             return None
         found = _decode(entry.get("diagnostics"), display_name)
         if found is not None and stamp is not None:  # remember the new stamp
@@ -163,7 +164,7 @@ class ResultCache:
             tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# ddplint cache\n", encoding="utf-8")
 
 
-def _imports_unchanged(entry: dict, display_name: str, project: Optional["ProjectIndex"]) -> bool:
+def _imports_unchanged(entry: dict, display_name: str, project: Optional["ProjectIndex"], memo: dict) -> bool:
     """With cross-module flow a result also depends on the project files the file imports: the
     same files (none added under an imported name) with the same stamps."""
     if entry.get("project") != (project is not None):
@@ -172,15 +173,18 @@ def _imports_unchanged(entry: dict, display_name: str, project: Optional["Projec
         return True
     recorded = entry.get("imports")
     current = project.files_named(entry.get("import_words") or (), exclude=display_name)
-    return isinstance(recorded, dict) and sorted(recorded) == current and _stamps(current) == recorded
+    return isinstance(recorded, dict) and sorted(recorded) == current and _stamps(current, memo) == recorded
 
 
-def _stamps(paths: Sequence[str]) -> dict[str, list[int]]:
-    stamps = {}
+def _stamps(paths: Sequence[str], memo: Optional[dict] = None) -> dict[str, list[int]]:
+    """Size and mtime of each path. `memo` (one per cache, i.e. per run): in a large project most
+    files import the same few modules."""
+    memo = {} if memo is None else memo
     for path in paths:
-        stamp = FileStamp.of(path)
-        stamps[path] = [stamp.size, stamp.mtime_ns] if stamp else [-1, -1]
-    return stamps
+        if path not in memo:
+            stamp = FileStamp.of(path)
+            memo[path] = [stamp.size, stamp.mtime_ns] if stamp else [-1, -1]
+    return {path: memo[path] for path in paths}
 
 
 def _encode(d: Diagnostic) -> dict:

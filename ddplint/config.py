@@ -21,6 +21,7 @@ import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -92,14 +93,17 @@ class Settings:
         """Whether a file or directory is excluded: any pattern matching the path relative to the
         configuration's directory, or (for bare names like `build`) any of its components."""
         relative = self._relative(path)
-        return any(_matches(pattern, relative) for pattern in (*self.exclude, *self.extend_exclude))
+        names, others = _split_patterns((*self.exclude, *self.extend_exclude))
+        if names and not names.isdisjoint(relative.split("/")):
+            return True
+        return any(_matches(pattern, relative) for pattern in others)
 
     def _relative(self, path: Path | str) -> str:
-        absolute = Path(os.path.abspath(path))
-        try:
-            return absolute.relative_to(self.root).as_posix()
-        except ValueError:
-            return absolute.as_posix()
+        # String work, not pathlib: this runs for every file and directory of a walk.
+        absolute = os.path.abspath(path)
+        root = os.path.join(os.path.abspath(self.root), "")
+        relative = absolute[len(root):] if absolute.startswith(root) else absolute
+        return relative.replace(os.sep, "/")
 
     def with_overrides(self, overrides: "Overrides") -> "Settings":
         """The command line's choices on top, layered as ruff does: `--select` replaces the file's
@@ -153,11 +157,30 @@ class Resolver:
         return settings
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
-        return self.settings_for(path).rules_for(path)
+        return self._settings_in(os.path.dirname(os.path.abspath(path))).rules_for(path)
 
     def is_excluded(self, path: Path) -> bool:
         """Judged by the settings of the directory holding `path`."""
-        return self.settings_for(Path(path).parent).is_excluded(path)
+        return self._settings_in(os.path.dirname(os.path.abspath(path))).is_excluded(path)
+
+    def _settings_in(self, directory: str) -> Settings:
+        settings = self._by_directory.get(directory)
+        return settings if settings is not None else self.settings_for(directory)
+
+
+@lru_cache(maxsize=64)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Plain names (`build`, `.venv`: most patterns, and all the defaults) as a set, matched
+    against path components at once; the globs and paths for `_matches`."""
+    names, others = set(), []
+    for pattern in patterns:
+        text = pattern.strip()
+        bare = text.rstrip("/")
+        if bare and not text.startswith("./") and "/" not in bare and not any(c in bare for c in "*?["):
+            names.add(bare)
+        else:
+            others.append(pattern)
+    return frozenset(names), tuple(others)
 
 
 def _matches(pattern: str, relative: str) -> bool:
