@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.fix import locate_fix
+from ddplint.positions import positions_of
 from ddplint.rules import ERROR_CODE, RULES_BY_CODE, Finding, Rule, select_rules
 from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 
@@ -121,8 +121,8 @@ def lint_source(
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:
-    # Positions cost a full extra pass, so they are resolved only for files that have findings.
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # Positions are resolved only for files that have findings, and only for the nodes named.
+    positions = positions_of(module, _anchors(findings))
     lines = _LINE_BREAK.split(text)  # Python's line breaks only: str.splitlines also splits at \f
     out = []
     for finding in findings:
@@ -142,6 +142,16 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
             )
         )
     return sorted(set(out), key=lambda d: d.sort_key)
+
+
+def _anchors(findings: list[Finding]) -> Iterator[cst.CSTNode]:
+    for finding in findings:
+        yield finding.node
+        yield _header(finding.node)
+        for edit in finding.fix.edits if finding.fix is not None else ():
+            yield edit.node
+            if edit.end is not None:
+                yield edit.end
 
 
 def _header(node: cst.CSTNode) -> cst.CSTNode:
