@@ -1,5 +1,5 @@
-"""A proposal for the engine, measured here: PositionProvider's ranges for just the nodes that
-findings and fixes name, at the cost of one plain codegen pass.
+"""The engine's positions (ddplint/positions.py: PositionProvider's ranges for just the nodes that
+findings and fixes name, at the cost of one plain codegen pass), checked and measured here.
 
 `engine._locate` resolves libcst's `PositionProvider`, which records a CodeRange for every node
 of the module while tracking line and column on every token: about 40 % of an analysis of a
@@ -15,85 +15,14 @@ checks that, for every node of every corpus file, the result equals PositionProv
 
 from __future__ import annotations
 
-import bisect
-import re
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
-_NEWLINE = re.compile(r"\r\n?|\n")  # libcst's own line breaks
-
-
-class _TargetedCodegenState(CodegenState):
-    """Plain codegen that notes token indices where wanted nodes start and end."""
-
-    def __init__(self, module: cst.Module, wanted: set):
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.wanted = wanted
-        self.inclusive: dict = {}
-        self.syntactic: dict = {}
-        self._open: list = []
-
-    def before_codegen(self, node) -> None:
-        if node in self.wanted:
-            self._open.append((node, len(self.tokens)))
-
-    def after_codegen(self, node) -> None:
-        if self._open and self._open[-1][0] is node:
-            _, start = self._open.pop()
-            self.inclusive[node] = (start, len(self.tokens))
-
-    @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None) -> Iterator[None]:
-        if node not in self.wanted:
-            yield
-            return
-        for child in (start_node, end_node):
-            if child is not None:
-                self.wanted.add(child)  # hoisted from a child: locate the child too
-        start = len(self.tokens)
-        try:
-            yield
-        finally:
-            end = len(self.tokens)
-            if start_node is not None:
-                start = self._span(start_node)[0]
-            if end_node is not None:
-                end = self._span(end_node)[1]
-            self.syntactic[node] = (start, end)
-
-    def _span(self, node):
-        return self.syntactic.get(node) or self.inclusive[node]
-
-
-def targeted_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict:
-    state = _TargetedCodegenState(module, set(nodes))
-    module._codegen(state)
-    spans = {node: state.syntactic.get(node) or state.inclusive[node] for node in state.inclusive}
-    spans.update(state.syntactic)
-    # token index -> text offset -> (line, column)
-    indices = sorted({i for span in spans.values() for i in span})
-    offsets, total, previous = {}, 0, 0
-    tokens = state.tokens
-    for index in indices:
-        total += sum(len(t) for t in tokens[previous:index])
-        offsets[index] = total
-        previous = index
-    text = "".join(tokens)
-    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
-
-    def position(offset: int) -> CodePosition:
-        row = bisect.bisect_right(line_starts, offset) - 1
-        return CodePosition(row + 1, offset - line_starts[row])
-
-    return {node: CodeRange(position(offsets[s]), position(offsets[e])) for node, (s, e) in spans.items()}
-
+from ddplint.positions import targeted_positions
 
 # -- check and measure -------------------------------------------------------------------------
 class _AllNodes(cst.CSTVisitor):

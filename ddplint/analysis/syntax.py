@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 

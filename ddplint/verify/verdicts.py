@@ -138,7 +138,7 @@ def _judge_loader_sharding(ctx: RunContext, site_row, per_rank: dict) -> Judgeme
     if len(per_rank) < 2:
         return Judgement(INCONCLUSIVE, f"only {_ranks_text(sorted(per_rank))} iterated the loader", site_row)
     return Judgement(INCONCLUSIVE, (
-        f"sampler lengths vs dataset length do not settle it: "
+        "sampler lengths vs dataset length do not settle it: "
         + "; ".join(f"rank {r}: {l['sampler']} len {l['sampler_len']} of {l['dataset_len']}"
                     for r, (l, _) in sorted(per_rank.items()))), site_row)
 
