@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the example scripts need PyTorch")
+import torch  # the example scripts need PyTorch (part of the test extra)
 
 REPO = Path(__file__).resolve().parent.parent
 NPROC = 2

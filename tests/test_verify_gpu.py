@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="verify runs the scripts with PyTorch")
+import torch
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (this machine has none)")
 
 REPO = Path(__file__).resolve().parent.parent
