@@ -74,16 +74,19 @@ class ResultCache:
             return {}  # no cache yet, or a damaged one: start afresh
         return entries if isinstance(entries, dict) else {}
 
+    def _valid_entry(self, display_name: str, rules_key: str, project: Optional["ProjectIndex"]) -> Optional[dict]:
+        """The file's entry if it was made with these rules and its imported project files are
+        unchanged; whether the file itself is unchanged is the caller's question (stamp or hash)."""
+        entry = self._entries.get(os.path.abspath(display_name))
+        if entry is None or entry.get("rules") != rules_key:
+            return None
+        return entry if _imports_unchanged(entry, display_name, project, self._stamp_memo) else None
+
     def by_stamp(
         self, display_name: str, stamp: Optional[FileStamp], rules_key: str, project: Optional["ProjectIndex"] = None
     ) -> Optional[list[Diagnostic]]:
-        path = os.path.abspath(display_name)
-        entry = self._entries.get(path)
-        if entry is None or stamp is None or entry.get("rules") != rules_key:
-            return None
-        if entry.get("size") != stamp.size or entry.get("mtime_ns") != stamp.mtime_ns:
-            return None
-        if not _imports_unchanged(entry, display_name, project, self._stamp_memo):
+        entry = self._valid_entry(display_name, rules_key, project)
+        if entry is None or stamp is None or entry.get("size") != stamp.size or entry.get("mtime_ns") != stamp.mtime_ns:
             return None
         return _decode(entry.get("diagnostics"), display_name)
 
@@ -91,10 +94,8 @@ class ResultCache:
         self, display_name: str, rules_key: str, project: Optional["ProjectIndex"] = None
     ) -> Optional[str]:
         """The content hash of a still-valid entry: a worker that finds the same hash skips the file."""
-        entry = self._entries.get(os.path.abspath(display_name))
-        if entry is None or entry.get("rules") != rules_key or not _imports_unchanged(entry, display_name, project, self._stamp_memo):
-            return None
-        return entry.get("hash")
+        entry = self._valid_entry(display_name, rules_key, project)
+        return entry.get("hash") if entry is not None else None
 
     def by_content(
         self,
@@ -104,10 +105,8 @@ class ResultCache:
         rules_key: str,
         project: Optional["ProjectIndex"] = None,
     ) -> Optional[list[Diagnostic]]:
-        entry = self._entries.get(os.path.abspath(display_name))
-        if entry is None or entry.get("hash") != digest or entry.get("rules") != rules_key:
-            return None
-        if not _imports_unchanged(entry, display_name, project, self._stamp_memo):
+        entry = self._valid_entry(display_name, rules_key, project)
+        if entry is None or entry.get("hash") != digest:
             return None
         found = _decode(entry.get("diagnostics"), display_name)
         if found is not None and stamp is not None:  # remember the new stamp

@@ -298,7 +298,7 @@ def lint_paths(
             if diagnostics is None:  # the entry went stale meanwhile (a project file changed): check it here
                 diagnostics = lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
         elif cache is not None and outcome.digest and not outcome.errors:
-            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.imports, project)
+            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
         if errors is not None:
             errors.extend(outcome.errors)
         yield from diagnostics
@@ -323,7 +323,7 @@ class _Outcome:
     errors: list[InternalError]
     digest: str = ""
     unchanged: bool = False
-    imports: tuple[str, ...] = ()  # module names its imports mention: what its result may depend on
+    import_words: tuple[str, ...] = ()  # module names its imports mention: what its result may depend on
 
 
 # The project index of the run, for worker processes (set before they start, so fork shares it).
@@ -344,8 +344,8 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
     diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors, _PROJECT)
-    imports = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
-    return job.index, _Outcome(diagnostics, errors, digest, imports=imports)
+    import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
 
 
 def _run(

@@ -10,36 +10,26 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ddplint.analysis.syntax import walk
 from ddplint.positions import positions_of, targeted_positions
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "tests" / "corpus").rglob("*.py"))[::6] + sorted((ROOT / "examples").glob("*.py"))
 
 
-class _Everything(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.nodes: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.nodes.append(node)
-        return True
-
-
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_same_ranges_as_position_provider_for_every_node(path):
     module = cst.parse_module(path.read_bytes())
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    collector = _Everything()
-    module.visit(collector)
-    mine = targeted_positions(module, collector.nodes)
-    assert [node for node in collector.nodes if mine[node] != reference[node]] == []
+    nodes = walk(module)
+    mine = targeted_positions(module, nodes)
+    assert [node for node in nodes if mine[node] != reference[node]] == []
 
 
 def test_crlf_tabs_and_continuations():
     source = "import torch.nn as nn\r\nif x:\r\n\tm = nn.DataParallel(\\\r\n\t\tm)  # é\r\n"
     module = cst.parse_module(source)
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    collector = _Everything()
-    module.visit(collector)
-    found = positions_of(module, collector.nodes)
-    assert all(found[node] == reference[node] for node in collector.nodes)
+    nodes = walk(module)
+    found = positions_of(module, nodes)
+    assert all(found[node] == reference[node] for node in nodes)

@@ -223,11 +223,6 @@ class ProjectIndex:
                         return resolved, attribute
         return None
 
-    def imported_files(self, path: str, data: bytes) -> list[str]:
-        """The project files a file may import, read off its import lines by module name alone (a
-        superset: two `utils.py` both count). No parsing: this runs on every file checked."""
-        return self.files_named(self.import_words(data), exclude=path)
-
     def import_words(self, data: bytes) -> list[str]:
         """The module names (and other words) of a file's import lines, without parsing it."""
         if len(self.files) < 2 or b"import" not in data:

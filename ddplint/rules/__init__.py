@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-from ddplint.rules import (
-    ddp001_missing_distributed_sampler,
-    ddp002_missing_set_epoch,
-    ddp003_data_parallel,
-    ddp004_rank_zero_only_preprocessing,
-    ddp005_all_ranks_one_device,
-    ddp006_shuffle_with_sampler,
-    ddp007_collective_in_rank_branch,
-    ddp008_load_without_map_location,
-    ddp009_unsharded_iterable_dataset,
-    ddp010_rank_zero_only_evaluation,
-    ddp011_per_rank_sampler_seed,
-    ddp012_loader_starves_gpu,
-)
+import importlib
+
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
-ALL_RULES: tuple[Rule, ...] = tuple(
-    module.RULE
-    for module in (
-        ddp001_missing_distributed_sampler,
-        ddp002_missing_set_epoch,
-        ddp003_data_parallel,
-        ddp004_rank_zero_only_preprocessing,
-        ddp005_all_ranks_one_device,
-        ddp006_shuffle_with_sampler,
-        ddp007_collective_in_rank_branch,
-        ddp008_load_without_map_location,
-        ddp009_unsharded_iterable_dataset,
-        ddp010_rank_zero_only_evaluation,
-        ddp011_per_rank_sampler_seed,
-        ddp012_loader_starves_gpu,
-    )
+# One module per rule, each defining `RULE`; the order here is the order rules are listed in.
+RULE_MODULES = (
+    "ddp001_missing_distributed_sampler",
+    "ddp002_missing_set_epoch",
+    "ddp003_data_parallel",
+    "ddp004_rank_zero_only_preprocessing",
+    "ddp005_all_ranks_one_device",
+    "ddp006_shuffle_with_sampler",
+    "ddp007_collective_in_rank_branch",
+    "ddp008_load_without_map_location",
+    "ddp009_unsharded_iterable_dataset",
+    "ddp010_rank_zero_only_evaluation",
+    "ddp011_per_rank_sampler_seed",
+    "ddp012_loader_starves_gpu",
 )
+ALL_RULES: tuple[Rule, ...] = tuple(importlib.import_module(f"{__name__}.{name}").RULE for name in RULE_MODULES)
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
 
 # Not a rule: the code under which unreadable / unparsable files and internal errors are reported.
