@@ -60,7 +60,8 @@ def load_repos(path: Path) -> list[Repo]:
 @dataclass
 class Finding:
     repo: str
-    path: str  # relative to the repository root (subfolder included), with forward slashes
+    path: str  # relative to the repository root (subfolder included), with forward slashes;
+    # a notebook's finding adds its code cell: "nb.ipynb[cell 3]" (line is then the line in the cell)
     code: str
     line: int
     text: str  # the reported line, stripped
@@ -108,6 +109,18 @@ def source_line(file: Path, row: int) -> str:
     if row < 1 or row > len(lines):
         return ""
     return lines[row - 1].strip()
+
+
+def notebook_cell_line(file: Path, cell: int, row: int) -> str:
+    """Line `row` of the `cell`-th code cell (both 1-based, as ddplint reports them)."""
+    try:
+        document = json.loads(file.read_text(encoding="utf-8", errors="replace"))
+        code_cells = [c for c in document.get("cells", []) if c.get("cell_type") == "code"]
+        source = code_cells[cell - 1].get("source", "")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return ""
+    lines = ("".join(source) if isinstance(source, list) else str(source)).splitlines()
+    return lines[row - 1].strip() if 1 <= row <= len(lines) else ""
 
 
 def number_occurrences(findings: list[Finding]) -> list[Finding]:
@@ -175,7 +188,11 @@ def run_ddplint(repo: Repo, checkouts: Path, jobs: int | None, timeout: float) -
         except ValueError:
             path = item["filename"]
         row = item["location"]["row"]
-        findings.append(Finding(repo.name, path, item["code"], row, source_line(file, row), item["message"]))
+        if item.get("cell") is not None:  # a notebook: the cell is part of where the finding is
+            path, text = f"{path}[cell {item['cell']}]", notebook_cell_line(file, item["cell"], row)
+        else:
+            text = source_line(file, row)
+        findings.append(Finding(repo.name, path, item["code"], row, text, item["message"]))
     return RepoRun(repo, "ok", python_files, seconds, number_occurrences(findings))
 
 
