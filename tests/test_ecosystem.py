@@ -164,3 +164,15 @@ def test_an_unknown_verdict_is_one_clear_line(eco, tmp_path):
     path.write_text('[[finding]]\nrepo = "o/r"\npath = "a.py"\ncode = "DDP001"\ntext = "x"\nverdict = "maybe"\n')
     with pytest.raises(SystemExit, match="verdicts.toml: verdict 'maybe' for a.py is not one of"):
         eco.load_verdicts(path)
+
+
+def test_a_notebook_finding_is_keyed_by_its_code_cell_line(eco, tmp_path):
+    notebook = tmp_path / "nb.ipynb"
+    cells = [
+        {"cell_type": "markdown", "source": ["# title"]},
+        {"cell_type": "code", "source": ["import torch\n"]},
+        {"cell_type": "code", "source": ["x = 1\n", "  net = nn.DataParallel(net)\n"]},
+    ]
+    notebook.write_text(json.dumps({"cells": cells}))
+    assert eco.notebook_cell_line(notebook, 2, 2) == "net = nn.DataParallel(net)"
+    assert eco.notebook_cell_line(notebook, 3, 1) == ""  # no third code cell
