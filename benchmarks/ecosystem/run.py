@@ -448,6 +448,21 @@ def findings_json(findings: list[Finding], comparison: Comparison) -> list[dict]
     return rows
 
 
+def runs_from_json(repos: list[Repo], checkouts: Path, findings_file: Path) -> list[RepoRun]:
+    """The runs an earlier --json file recorded (findings only; file counts from the checkouts)."""
+    recorded = defaultdict(list)
+    for row in json.loads(findings_file.read_text()):
+        recorded[row["repo"]].append(
+            Finding(row["repo"], row["path"], row["code"], row["line"], row["text"], row["message"], row["occurrence"])
+        )
+    runs = []
+    for repo in repos:
+        workdir = checkouts / repo.checkout_name / repo.subfolder
+        files = sum(1 for _ in workdir.rglob("*.py")) if workdir.is_dir() else 0
+        runs.append(RepoRun(repo, "ok", files, 0.0, recorded.get(repo.name, [])))
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkouts", type=Path, help="directory of owner__name checkouts")
@@ -460,6 +475,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="run these repositories only (owner/name)")
     parser.add_argument("--jobs", type=int, default=None, help="passed to ddplint --jobs")
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds per repository")
+    parser.add_argument("--findings", type=Path,
+                        help="compare the findings of an earlier --json file instead of running ddplint "
+                             "(after editing verdicts)")
     args = parser.parse_args(argv)
 
     import ddplint
@@ -470,12 +488,15 @@ def main(argv: list[str] | None = None) -> int:
     repos = load_repos(args.repos)
     if args.only:
         repos = [repo for repo in repos if repo.name in args.only]
-    runs = []
-    for repo in repos:
-        run = run_ddplint(repo, args.checkouts, args.jobs, args.timeout)
-        print(f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, "
-              f"{run.seconds:.1f} s", file=sys.stderr)
-        runs.append(run)
+    if args.findings:
+        runs = runs_from_json(repos, args.checkouts, args.findings)
+    else:
+        runs = []
+        for repo in repos:
+            run = run_ddplint(repo, args.checkouts, args.jobs, args.timeout)
+            print(f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, "
+                  f"{run.seconds:.1f} s", file=sys.stderr)
+            runs.append(run)
     findings = [finding for run in runs for finding in run.findings]
     verdicts = load_verdicts(args.verdicts)
     comparison = compare(findings, verdicts, {run.repo.name for run in runs if run.status == "ok"})
