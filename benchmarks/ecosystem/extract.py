@@ -17,12 +17,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import Repo, load_repos  # noqa: E402
+from run import Repo, load_repos
 
 
 def git_dir(mirrors: Path, repo: Repo) -> Path | None:
     stem = repo.name.replace("/", "+")
-    for candidate in (mirrors / stem / "repo" / ".git", mirrors / stem / "repo", mirrors / f"{stem}.git"):
+    for candidate in (
+        mirrors / stem / "repo" / ".git",
+        mirrors / stem / "repo",
+        mirrors / f"{stem}.git",
+    ):
         if (candidate / "HEAD").is_file():
             return candidate
     return None
@@ -48,7 +52,9 @@ def write_blobs(source: Path, blobs: list[tuple[str, str]], target: Path) -> int
     of snapshots, so `git archive` would fail on them)."""
     missing = 0
     batch = subprocess.Popen(
-        ["git", "--git-dir", str(source), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        ["git", "--git-dir", str(source), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     assert batch.stdin and batch.stdout
     for sha, path in blobs:
@@ -87,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirrors", type=Path)
     parser.add_argument("checkouts", type=Path)
-    parser.add_argument("--repos", type=Path, default=Path(__file__).resolve().parent / "repos.toml")
+    parser.add_argument(
+        "--repos", type=Path, default=Path(__file__).resolve().parent / "repos.toml"
+    )
     args = parser.parse_args(argv)
     failures = 0
     for repo in load_repos(args.repos):

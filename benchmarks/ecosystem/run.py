@@ -25,10 +25,14 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: the backport ddplint already depends on
+    import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "arguable")
@@ -49,7 +53,12 @@ class Repo:
 def load_repos(path: Path) -> list[Repo]:
     table = tomllib.loads(Path(path).read_text())
     return [
-        Repo(entry["name"], entry["commit"], entry.get("subfolder", ""), entry.get("kind", ""))
+        Repo(
+            entry["name"],
+            entry["commit"],
+            entry.get("subfolder", ""),
+            entry.get("kind", ""),
+        )
         for entry in table.get("repo", [])
     ]
 
@@ -115,7 +124,9 @@ def notebook_cell_line(file: Path, cell: int, row: int) -> str:
     """Line `row` of the `cell`-th code cell (both 1-based, as ddplint reports them)."""
     try:
         document = json.loads(file.read_text(encoding="utf-8", errors="replace"))
-        code_cells = [c for c in document.get("cells", []) if c.get("cell_type") == "code"]
+        code_cells = [
+            c for c in document.get("cells", []) if c.get("cell_type") == "code"
+        ]
         source = code_cells[cell - 1].get("source", "")
     except (OSError, ValueError, IndexError, AttributeError):
         return ""
@@ -140,9 +151,13 @@ def ddplint_environment() -> dict[str, str]:
 
     package_root = str(Path(ddplint.__file__).resolve().parent.parent)
     entries = [package_root] + [
-        str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
+        str(Path(entry).resolve())
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry
     ]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(entries)), NO_COLOR="1")
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(entries)), NO_COLOR="1"
+    )
     env.pop("FORCE_COLOR", None)
     return env
 
@@ -156,7 +171,9 @@ class RepoRun:
     findings: list[Finding] = field(default_factory=list)
 
 
-def run_ddplint(repo: Repo, checkouts: Path, jobs: int | None, timeout: float) -> RepoRun:
+def run_ddplint(
+    repo: Repo, checkouts: Path, jobs: int | None, timeout: float
+) -> RepoRun:
     root = checkouts / repo.checkout_name
     workdir = root / repo.subfolder if repo.subfolder else root
     if not workdir.is_dir():
@@ -164,22 +181,45 @@ def run_ddplint(repo: Repo, checkouts: Path, jobs: int | None, timeout: float) -
     python_files = sum(1 for _ in workdir.rglob("*.py"))
     # -P: the checkout's own modules must not shadow the standard library (a user's `ddplint`
     # console script does not put the working directory on sys.path either).
-    command = [sys.executable, "-P", "-m", "ddplint", "check", "--output-format", "json", "--no-cache", "--exit-zero", "."]
+    command = [
+        sys.executable,
+        "-P",
+        "-m",
+        "ddplint",
+        "check",
+        "--output-format",
+        "json",
+        "--no-cache",
+        "--exit-zero",
+        ".",
+    ]
     if jobs:
         command[-1:-1] = ["--jobs", str(jobs)]
     started = time.monotonic()
     try:
-        done = subprocess.run(
-            command, cwd=workdir, env=ddplint_environment(), capture_output=True, text=True, timeout=timeout
+        done = subprocess.run(  # noqa: PLW1510 (a non-zero exit is read below, not raised)
+            command,
+            cwd=workdir,
+            env=ddplint_environment(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return RepoRun(repo, f"timed out after {timeout:.0f} s", python_files, time.monotonic() - started)
+        return RepoRun(
+            repo,
+            f"timed out after {timeout:.0f} s",
+            python_files,
+            time.monotonic() - started,
+        )
     seconds = time.monotonic() - started
     try:
         raw = json.loads(done.stdout or "[]")
     except json.JSONDecodeError:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return RepoRun(repo, f"ddplint exited {done.returncode}: {tail[0]}", python_files, seconds)
+        return RepoRun(
+            repo, f"ddplint exited {done.returncode}: {tail[0]}", python_files, seconds
+        )
     findings = []
     for item in raw:
         file = (workdir / item["filename"]).resolve()
@@ -188,11 +228,18 @@ def run_ddplint(repo: Repo, checkouts: Path, jobs: int | None, timeout: float) -
         except ValueError:
             path = item["filename"]
         row = item["location"]["row"]
-        if item.get("cell") is not None:  # a notebook: the cell is part of where the finding is
-            path, text = f"{path}[cell {item['cell']}]", notebook_cell_line(file, item["cell"], row)
+        if (
+            item.get("cell") is not None
+        ):  # a notebook: the cell is part of where the finding is
+            path, text = (
+                f"{path}[cell {item['cell']}]",
+                notebook_cell_line(file, item["cell"], row),
+            )
         else:
             text = source_line(file, row)
-        findings.append(Finding(repo.name, path, item["code"], row, text, item["message"]))
+        findings.append(
+            Finding(repo.name, path, item["code"], row, text, item["message"])
+        )
     return RepoRun(repo, "ok", python_files, seconds, number_occurrences(findings))
 
 
@@ -207,11 +254,20 @@ def load_verdicts(path: Path | None) -> list[Verdict]:
     for entry in table.get("finding", []):
         verdict = entry.get("verdict", "")
         if verdict not in VERDICTS + ("",):
-            raise SystemExit(f"{path}: verdict {verdict!r} for {entry.get('path')} is not one of {VERDICTS}")
+            raise SystemExit(
+                f"{path}: verdict {verdict!r} for {entry.get('path')} is not one of {VERDICTS}"
+            )
         verdicts.append(
             Verdict(
-                entry["repo"], entry["path"], entry["code"], entry["text"], int(entry.get("occurrence", 0)),
-                int(entry.get("line", 0)), verdict, entry.get("reason", ""), entry.get("message", ""),
+                entry["repo"],
+                entry["path"],
+                entry["code"],
+                entry["text"],
+                int(entry.get("occurrence", 0)),
+                int(entry.get("line", 0)),
+                verdict,
+                entry.get("reason", ""),
+                entry.get("message", ""),
             )
         )
     return verdicts
@@ -229,7 +285,9 @@ def dump_verdicts(verdicts: list[Verdict]) -> str:
         '# `message` are for the reader. verdict = "true" | "false" | "arguable"; "" = not judged yet.',
         "",
     ]
-    for v in sorted(verdicts, key=lambda v: (v.repo.lower(), v.path, v.line, v.code, v.occurrence)):
+    for v in sorted(
+        verdicts, key=lambda v: (v.repo.lower(), v.path, v.line, v.code, v.occurrence)
+    ):
         lines += [
             "[[finding]]",
             f"repo = {toml_string(v.repo)}",
@@ -240,7 +298,10 @@ def dump_verdicts(verdicts: list[Verdict]) -> str:
         ]
         if v.occurrence:
             lines.append(f"occurrence = {v.occurrence}")
-        lines += [f"verdict = {toml_string(v.verdict)}", f"reason = {toml_string(v.reason)}"]
+        lines += [
+            f"verdict = {toml_string(v.verdict)}",
+            f"reason = {toml_string(v.reason)}",
+        ]
         if v.message:
             lines.append(f"message = {toml_string(v.message)}")
         lines.append("")
@@ -258,7 +319,9 @@ class Comparison:
         return self.judged + self.moved
 
 
-def compare(findings: list[Finding], verdicts: list[Verdict], repos_run: set[str] | None = None) -> Comparison:
+def compare(
+    findings: list[Finding], verdicts: list[Verdict], repos_run: set[str] | None = None
+) -> Comparison:
     """Match findings to verdicts: by key first, then (for re-anchored findings whose line text
     changed) by repo, path, code and line among what is left. Verdicts of repositories that were
     not run are neither matched nor gone."""
@@ -274,11 +337,15 @@ def compare(findings: list[Finding], verdicts: list[Verdict], repos_run: set[str
             unmatched.append(finding)
             continue
         used.add(verdict.key)
-        (result.judged if verdict.line in (finding.line, 0) else result.moved).append((finding, verdict))
+        (result.judged if verdict.line in (finding.line, 0) else result.moved).append(
+            (finding, verdict)
+        )
     left = defaultdict(list)
     for verdict in verdicts:
         if verdict.key not in used:
-            left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(verdict)
+            left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(
+                verdict
+            )
     for finding in unmatched:
         candidates = left.get((finding.repo, finding.path, finding.code, finding.line))
         if candidates:
@@ -299,13 +366,31 @@ def updated_verdicts(comparison: Comparison, verdicts: list[Verdict]) -> list[Ve
     result = [v for v in verdicts if id(v) not in matched]
     for finding, verdict in comparison.verdict_of():
         result.append(
-            Verdict(finding.repo, finding.path, finding.code, finding.text, finding.occurrence, finding.line,
-                    verdict.verdict, verdict.reason, finding.message)
+            Verdict(
+                finding.repo,
+                finding.path,
+                finding.code,
+                finding.text,
+                finding.occurrence,
+                finding.line,
+                verdict.verdict,
+                verdict.reason,
+                finding.message,
+            )
         )
     for finding in comparison.new:
         result.append(
-            Verdict(finding.repo, finding.path, finding.code, finding.text, finding.occurrence, finding.line,
-                    "", "", finding.message)
+            Verdict(
+                finding.repo,
+                finding.path,
+                finding.code,
+                finding.text,
+                finding.occurrence,
+                finding.line,
+                "",
+                "",
+                finding.message,
+            )
         )
     return result
 
@@ -336,17 +421,30 @@ def precision_rows(comparison: Comparison, findings: list[Finding]) -> list[dict
 
 
 def fmt(value) -> str:
-    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+    return (
+        "-"
+        if value is None
+        else f"{value:.2f}"
+        if isinstance(value, float)
+        else str(value)
+    )
 
 
-def markdown_report(runs: list[RepoRun], findings: list[Finding], comparison: Comparison, ddplint_at: str) -> str:
+def markdown_report(
+    runs: list[RepoRun],
+    findings: list[Finding],
+    comparison: Comparison,
+    ddplint_at: str,
+) -> str:
     files = sum(run.python_files for run in runs if run.status == "ok")
     ran = [run for run in runs if run.status == "ok"]
     out = [
         "# ddplint ecosystem check",
         "",
-        f"ddplint from `{ddplint_at}`; {len(ran)} of {len(runs)} repositories run, {files} .py files, "
-        f"{len(findings)} findings.",
+        (
+            f"ddplint from `{ddplint_at}`; {len(ran)} of {len(runs)} repositories run, {files} .py files, "
+            f"{len(findings)} findings."
+        ),
         "",
         "## Per-rule precision (true / (true + false); arguable apart)",
         "",
@@ -363,13 +461,18 @@ def markdown_report(runs: list[RepoRun], findings: list[Finding], comparison: Co
         "",
         "## Against the verdicts",
         "",
-        f"{len(comparison.judged)} judged, {len(comparison.moved)} moved, {len(comparison.new)} new "
-        f"(need a verdict), {len(comparison.gone)} gone.",
+        (
+            f"{len(comparison.judged)} judged, {len(comparison.moved)} moved, {len(comparison.new)} new "
+            f"(need a verdict), {len(comparison.gone)} gone."
+        ),
         "",
     ]
     if comparison.new:
         out += ["### New (no verdict yet)", ""]
-        out += [f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}` ({f.message[:160]})" for f in comparison.new]
+        out += [
+            f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}` ({f.message[:160]})"
+            for f in comparison.new
+        ]
         out.append("")
     if comparison.gone:
         out += ["### Gone (verdict, no finding now)", ""]
@@ -388,7 +491,9 @@ def markdown_report(runs: list[RepoRun], findings: list[Finding], comparison: Co
     unjudged = [(f, v) for f, v in comparison.verdict_of() if not v.verdict]
     if unjudged:
         out += ["### In the verdicts file but not judged yet", ""]
-        out += [f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}`" for f, _ in unjudged]
+        out += [
+            f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}`" for f, _ in unjudged
+        ]
         out.append("")
     out += [
         "## Per repository",
@@ -406,7 +511,9 @@ def markdown_report(runs: list[RepoRun], findings: list[Finding], comparison: Co
     return "\n".join(out) + "\n"
 
 
-def summary(runs: list[RepoRun], findings: list[Finding], comparison: Comparison) -> str:
+def summary(
+    runs: list[RepoRun], findings: list[Finding], comparison: Comparison
+) -> str:
     rows = precision_rows(comparison, findings)
     per_rule = "; ".join(
         f"{r['code']} {r.get('findings', 0)} (p={fmt(r['precision'])}, arguable {r.get('arguable', 0)})"
@@ -416,13 +523,19 @@ def summary(runs: list[RepoRun], findings: list[Finding], comparison: Comparison
     total = rows[-1]
     problems = [f"{run.repo.name}: {run.status}" for run in runs if run.status != "ok"]
     lines = [
-        f"{sum(r.status == 'ok' for r in runs)} repositories, "
-        f"{sum(r.python_files for r in runs if r.status == 'ok')} .py files, {len(findings)} findings",
-        f"precision {fmt(total['precision'])} (true {total.get('true', 0)}, false {total.get('false', 0)}, "
-        f"arguable {total.get('arguable', 0)}, unjudged {total.get('unjudged', 0)})",
+        (
+            f"{sum(r.status == 'ok' for r in runs)} repositories, "
+            f"{sum(r.python_files for r in runs if r.status == 'ok')} .py files, {len(findings)} findings"
+        ),
+        (
+            f"precision {fmt(total['precision'])} (true {total.get('true', 0)}, false {total.get('false', 0)}, "
+            f"arguable {total.get('arguable', 0)}, unjudged {total.get('unjudged', 0)})"
+        ),
         f"per rule: {per_rule or '-'}",
-        f"against verdicts: {len(comparison.judged)} judged, {len(comparison.moved)} moved, "
-        f"{len(comparison.new)} new, {len(comparison.gone)} gone",
+        (
+            f"against verdicts: {len(comparison.judged)} judged, {len(comparison.moved)} moved, "
+            f"{len(comparison.new)} new, {len(comparison.gone)} gone"
+        ),
     ]
     lines += [f"not run: {p}" for p in problems]
     return "\n".join(lines)
@@ -438,22 +551,39 @@ def findings_json(findings: list[Finding], comparison: Comparison) -> list[dict]
     for finding in findings:
         state, verdict = status.get(id(finding), ("new", None))
         rows.append(
-            dict(
-                repo=finding.repo, path=finding.path, code=finding.code, line=finding.line, text=finding.text,
-                occurrence=finding.occurrence, message=finding.message, status=state,
-                verdict=verdict.verdict if verdict else "", reason=verdict.reason if verdict else "",
-                test_code=is_test_code(finding.path),
-            )
+            {
+                "repo": finding.repo,
+                "path": finding.path,
+                "code": finding.code,
+                "line": finding.line,
+                "text": finding.text,
+                "occurrence": finding.occurrence,
+                "message": finding.message,
+                "status": state,
+                "verdict": verdict.verdict if verdict else "",
+                "reason": verdict.reason if verdict else "",
+                "test_code": is_test_code(finding.path),
+            }
         )
     return rows
 
 
-def runs_from_json(repos: list[Repo], checkouts: Path, findings_file: Path) -> list[RepoRun]:
+def runs_from_json(
+    repos: list[Repo], checkouts: Path, findings_file: Path
+) -> list[RepoRun]:
     """The runs an earlier --json file recorded (findings only; file counts from the checkouts)."""
     recorded = defaultdict(list)
     for row in json.loads(findings_file.read_text()):
         recorded[row["repo"]].append(
-            Finding(row["repo"], row["path"], row["code"], row["line"], row["text"], row["message"], row["occurrence"])
+            Finding(
+                row["repo"],
+                row["path"],
+                row["code"],
+                row["line"],
+                row["text"],
+                row["message"],
+                row["occurrence"],
+            )
         )
     runs = []
     for repo in repos:
@@ -465,19 +595,42 @@ def runs_from_json(repos: list[Repo], checkouts: Path, findings_file: Path) -> l
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkouts", type=Path, help="directory of owner__name checkouts")
+    parser.add_argument(
+        "checkouts", type=Path, help="directory of owner__name checkouts"
+    )
     parser.add_argument("--repos", type=Path, default=HERE / "repos.toml")
     parser.add_argument("--verdicts", type=Path, default=HERE / "verdicts.toml")
-    parser.add_argument("--out", type=Path, help="write the markdown report here (default: print summary only)")
-    parser.add_argument("--json", type=Path, help="write every finding with its status and verdict here")
-    parser.add_argument("--update-verdicts", action="store_true",
-                        help="rewrite the verdicts file: follow moved findings, add new ones with an empty verdict")
-    parser.add_argument("--only", nargs="*", default=None, help="run these repositories only (owner/name)")
-    parser.add_argument("--jobs", type=int, default=None, help="passed to ddplint --jobs")
-    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds per repository")
-    parser.add_argument("--findings", type=Path,
-                        help="compare the findings of an earlier --json file instead of running ddplint "
-                             "(after editing verdicts)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write the markdown report here (default: print summary only)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="write every finding with its status and verdict here"
+    )
+    parser.add_argument(
+        "--update-verdicts",
+        action="store_true",
+        help="rewrite the verdicts file: follow moved findings, add new ones with an empty verdict",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        help="run these repositories only (owner/name)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="passed to ddplint --jobs"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1200.0, help="seconds per repository"
+    )
+    parser.add_argument(
+        "--findings",
+        type=Path,
+        help="compare the findings of an earlier --json file instead of running ddplint "
+        "(after editing verdicts)",
+    )
     args = parser.parse_args(argv)
 
     import ddplint
@@ -494,17 +647,27 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for repo in repos:
             run = run_ddplint(repo, args.checkouts, args.jobs, args.timeout)
-            print(f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, "
-                  f"{run.seconds:.1f} s", file=sys.stderr)
+            print(
+                f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, "
+                f"{run.seconds:.1f} s",
+                file=sys.stderr,
+            )
             runs.append(run)
     findings = [finding for run in runs for finding in run.findings]
     verdicts = load_verdicts(args.verdicts)
-    comparison = compare(findings, verdicts, {run.repo.name for run in runs if run.status == "ok"})
+    comparison = compare(
+        findings, verdicts, {run.repo.name for run in runs if run.status == "ok"}
+    )
     ddplint_at = str(Path(ddplint.__file__).resolve().parent)
     if args.out:
         args.out.write_text(markdown_report(runs, findings, comparison, ddplint_at))
     if args.json:
-        args.json.write_text(json.dumps(findings_json(findings, comparison), indent=1, ensure_ascii=False) + "\n")
+        args.json.write_text(
+            json.dumps(
+                findings_json(findings, comparison), indent=1, ensure_ascii=False
+            )
+            + "\n"
+        )
     if args.update_verdicts:
         args.verdicts.write_text(dump_verdicts(updated_verdicts(comparison, verdicts)))
     print(summary(runs, findings, comparison))
