@@ -140,6 +140,7 @@ def test_new_gone_and_moved_against_the_verdicts(eco, tmp_path):
     }
     report = (tmp_path / "second.md").read_text()
     assert "0 judged, 2 moved, 1 new (need a verdict), 1 gone." in report
+    assert "Gone: 1 arguable." in report
     assert (
         "[arguable] `someone/fake` src/resume.py:5 DDP008" in report
     )  # the gone one, with its verdict
@@ -218,6 +219,7 @@ def test_other_rules_and_repositories_not_run_do_not_match(eco):
     ]
     result = eco.compare(findings, verdicts, repos_run={"o/r"})
     assert [f.code for f in result.new] == ["DDP003"]
+    assert eco.gone_breakdown(result) == "1 LOST (were true)"
     assert [v.code for v in result.gone] == [
         "DDP005"
     ]  # the other repository was not run: not gone

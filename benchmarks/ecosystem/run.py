@@ -420,6 +420,22 @@ def precision_rows(comparison: Comparison, findings: list[Finding]) -> list[dict
     return rows
 
 
+def gone_breakdown(comparison: Comparison) -> str:
+    """Gone false findings are fixes; gone true ones are lost bugs: say which."""
+    counts = Counter(v.verdict or "unjudged" for v in comparison.gone)
+    if not counts:
+        return "none gone"
+    named = {
+        "false": "fixed (were false)",
+        "true": "LOST (were true)",
+        "arguable": "arguable",
+    }
+    parts = [f"{counts[k]} {word}" for k, word in named.items() if counts[k]]
+    if counts["unjudged"]:
+        parts.append(f"{counts['unjudged']} unjudged")
+    return ", ".join(parts)
+
+
 def fmt(value) -> str:
     return (
         "-"
@@ -466,6 +482,8 @@ def markdown_report(
             f"(need a verdict), {len(comparison.gone)} gone."
         ),
         "",
+        f"Gone: {gone_breakdown(comparison)}.",
+        "",
     ]
     if comparison.new:
         out += ["### New (no verdict yet)", ""]
@@ -475,10 +493,14 @@ def markdown_report(
         ]
         out.append("")
     if comparison.gone:
-        out += ["### Gone (verdict, no finding now)", ""]
+        out += [
+            "### Gone (verdict, no finding now; true ones first: bugs no longer reported)",
+            "",
+        ]
+        order = {"true": 0, "arguable": 1, "": 2, "false": 3}
         out += [
             f"- [{v.verdict or 'unjudged'}] `{v.repo}` {v.path}:{v.line} {v.code}: `{v.text}` ({v.reason})"
-            for v in comparison.gone
+            for v in sorted(comparison.gone, key=lambda v: order.get(v.verdict, 2))
         ]
         out.append("")
     if comparison.moved:
@@ -536,6 +558,7 @@ def summary(
             f"against verdicts: {len(comparison.judged)} judged, {len(comparison.moved)} moved, "
             f"{len(comparison.new)} new, {len(comparison.gone)} gone"
         ),
+        f"gone: {gone_breakdown(comparison)}",
     ]
     lines += [f"not run: {p}" for p in problems]
     return "\n".join(lines)
