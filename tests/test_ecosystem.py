@@ -185,11 +185,21 @@ def test_identical_lines_are_told_apart_by_occurrence(eco):
         verdict(eco, 30, "x = torch.load(p)", "false", 1),
     ]
     result = eco.compare(findings, verdicts)
-    assert [(f.line, v.verdict) for f, v in result.judged] == [
-        (30, "false"),
+    assert sorted((f.line, v.verdict) for f, v in result.judged) == [
         (10, "true"),
+        (30, "false"),
     ]
     assert [f.line for f in result.new] == [20]
+    assert result.moved == [] and result.gone == []
+
+
+def test_a_new_identical_line_above_does_not_take_the_old_verdict(eco):
+    findings = eco.number_occurrences(
+        [finding(eco, 794, "if not skip:"), finding(eco, 1028, "if not skip:")]
+    )
+    result = eco.compare(findings, [verdict(eco, 1028, "if not skip:", "false")])
+    assert [(f.line, v.line) for f, v in result.judged] == [(1028, 1028)]
+    assert [f.line for f in result.new] == [794]
     assert result.moved == [] and result.gone == []
 
 

@@ -9,9 +9,9 @@ runs it, ``python -m ddplint check --output-format json .`` from the repository 
 entry's subfolder, with default rules and configuration; the ddplint that runs is the one this
 interpreter imports (put a worktree on PYTHONPATH to measure it).
 
-Each finding is keyed by repository, path, code, the stripped text of the reported line and an
-occurrence index (the n-th identical key in the file), so a finding whose line only moved keeps its
-verdict. Against the verdicts file every finding is *judged* (same key, same line), *moved* (same
+Each finding is keyed by repository, path, code and the stripped text of the reported line (and
+an occurrence index, written to the file, among identical lines of one file), so a finding whose
+line only moved keeps its verdict; identical lines are paired by line number. Against the verdicts file every finding is *judged* (same key, same line), *moved* (same
 key, other line; or same line and code with changed text), or *new* (no verdict yet); a verdict
 with no finding left is *gone*. Precision per rule counts true / (true + false) over judged and
 moved findings; arguable ones are reported apart.
@@ -322,27 +322,41 @@ class Comparison:
 def compare(
     findings: list[Finding], verdicts: list[Verdict], repos_run: set[str] | None = None
 ) -> Comparison:
-    """Match findings to verdicts: by key first, then (for re-anchored findings whose line text
-    changed) by repo, path, code and line among what is left. Verdicts of repositories that were
-    not run are neither matched nor gone."""
+    """Match findings to verdicts of the same repo, path, code and line text: the same line first
+    (judged), then the rest in line order (moved); then, for findings re-anchored on another
+    text, the same repo, path, code and line (moved). Verdicts of repositories that were not run
+    are neither matched nor gone. Identical lines in one file are told apart by their line, so a
+    new identical finding above an old one does not take its verdict."""
     if repos_run is not None:
         verdicts = [v for v in verdicts if v.repo in repos_run]
-    by_key = {v.key: v for v in verdicts}
     result = Comparison()
-    unmatched: list[Finding] = []
-    used: set = set()
+    findings_by_text, verdicts_by_text = defaultdict(list), defaultdict(list)
     for finding in findings:
-        verdict = by_key.get(finding.key)
-        if verdict is None:
-            unmatched.append(finding)
-            continue
-        used.add(verdict.key)
-        (result.judged if verdict.line in (finding.line, 0) else result.moved).append(
-            (finding, verdict)
-        )
+        findings_by_text[finding.key[:4]].append(finding)
+    for verdict in verdicts:
+        verdicts_by_text[verdict.key[:4]].append(verdict)
+    unmatched: list[Finding] = []
+    used: set[int] = set()
+    for text_key, group in findings_by_text.items():
+        candidates = sorted(verdicts_by_text.get(text_key, []), key=lambda v: v.line)
+        rest = []
+        for finding in sorted(group, key=lambda f: f.line):
+            same_line = next(
+                (v for v in candidates if v.line in (finding.line, 0)), None
+            )
+            if same_line is None:
+                rest.append(finding)
+                continue
+            candidates.remove(same_line)
+            used.add(id(same_line))
+            result.judged.append((finding, same_line))
+        for finding, verdict in zip(rest, candidates):
+            used.add(id(verdict))
+            result.moved.append((finding, verdict))
+        unmatched += rest[len(candidates) :]
     left = defaultdict(list)
     for verdict in verdicts:
-        if verdict.key not in used:
+        if id(verdict) not in used:
             left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(
                 verdict
             )
@@ -350,11 +364,11 @@ def compare(
         candidates = left.get((finding.repo, finding.path, finding.code, finding.line))
         if candidates:
             verdict = candidates.pop(0)
-            used.add(verdict.key)
+            used.add(id(verdict))
             result.moved.append((finding, verdict))
         else:
             result.new.append(finding)
-    result.gone = [v for v in verdicts if v.key not in used]
+    result.gone = [v for v in verdicts if id(v) not in used]
     return result
 
 
