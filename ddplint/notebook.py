@@ -23,6 +23,8 @@ MAGIC_PREFIX = "#ddplint-ipython: "
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # `obj?`, `obj??`, `?obj`: IPython's help syntax (only a bare dotted name, so `x = a  # why?` is code)
 _HELP_LINE = re.compile(r"^\s*(?:\?{1,2}\s*[\w.]+|[\w.]+\?{1,2})\s*$")
+# `files = !ls`, `out = %timeit -o f()`: IPython assigns a shell escape's or magic's output.
+_ASSIGNED_ESCAPE = re.compile(r"^\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[!%]")
 
 
 class NotebookError(ValueError):
@@ -83,13 +85,23 @@ def _ipython_lines(lines: list[str]) -> set[int]:
     triple-quoted string or after a backslash (`x = (a\n     % b)` is Python)."""
     found: set[int] = set()
     depth, quote, continued = 0, None, False
+    escape_continues = False  # a shell escape or magic whose line ends with a backslash goes on
     for index, line in enumerate(lines):
-        at_statement_start = depth == 0 and quote is None and not continued
-        if at_statement_start and (line.lstrip().startswith(("%", "!")) or _HELP_LINE.match(line)):
+        if escape_continues:
             found.add(index)
+            escape_continues = line.rstrip().endswith("\\")
+            continue
+        at_statement_start = depth == 0 and quote is None and not continued
+        if at_statement_start and _is_ipython_line(line):
+            found.add(index)
+            escape_continues = line.rstrip().endswith("\\")
             continue
         depth, quote, continued = _scan(line, depth, quote)
     return found
+
+
+def _is_ipython_line(line: str) -> bool:
+    return line.lstrip().startswith(("%", "!")) or bool(_HELP_LINE.match(line) or _ASSIGNED_ESCAPE.match(line))
 
 
 def _scan(line: str, depth: int, quote: Optional[str]) -> tuple[int, Optional[str], bool]:
