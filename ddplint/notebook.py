@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnostic
 
 CELL_MARKER = "#%% ddplint cell boundary"
 MAGIC_PREFIX = "#ddplint-ipython: "
@@ -159,9 +159,7 @@ def lint_notebook(
     try:
         notebook = read_notebook(data)
     except NotebookError as exc:
-        from ddplint.engine import _error
-
-        return [_error(filename, str(exc))]
+        return [error_diagnostic(filename, str(exc))]
     return [to_cells(d, notebook) for d in lint(notebook.program)]
 
 

@@ -17,6 +17,7 @@ from typing import Callable, Optional, Sequence
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
+from ddplint.source import line_at
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -32,11 +33,7 @@ def _read_line(diagnostic: Diagnostic) -> Optional[str]:
             text = Path(diagnostic.filename).read_text(encoding="utf-8", errors="replace")
     except (OSError, ValueError):
         return None
-    if text is None:
-        return None
-    lines = text.splitlines()
-    row = diagnostic.location.row
-    return lines[row - 1] if 0 < row <= len(lines) else None
+    return None if text is None else line_at(text, diagnostic.location.row)
 
 
 @dataclass

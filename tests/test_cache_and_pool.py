@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ddplint import engine
+from ddplint import api, engine
+from ddplint.api import lint_paths
 from ddplint.cache import ResultCache, default_cache_dir
 from ddplint.cli import main
-from ddplint.engine import lint_paths
 from ddplint.rules import select_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,14 +140,14 @@ def test_pool_reports_unreadable_and_vanished_files_in_order(tmp_path, monkeypat
     (tmp_path / "a.py").write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
     (tmp_path / "b.py").symlink_to(tmp_path / "b.py")  # a symlink loop
     (tmp_path / "c.py").write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
-    real_discover = engine.discover
+    real_discover = api.discover
 
     def discover_then_delete(*args):
         for path, problem in real_discover(*args):
             yield path, problem
         (tmp_path / "c.py").unlink()  # deleted after discovery, before it is read
 
-    monkeypatch.setattr(engine, "discover", discover_then_delete)
+    monkeypatch.setattr(api, "discover", discover_then_delete)
     results = [(Path(f).name, code, message.split(":")[0]) for f, _, code, message in run([str(tmp_path)], None, jobs=2)]
     assert results == [
         ("a.py", "DDP003", results[0][2]),
