@@ -13,7 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
@@ -124,7 +124,7 @@ def lint_paths(
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
     project = ProjectIndex(readable, parses_safely) if len(readable) > 1 else None
-    slots: list[object] = []  # per file, in order: its diagnostics, or a _Job still to run
+    slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
             slots.append([error_diagnostic(path, problem)])
@@ -142,11 +142,12 @@ def lint_paths(
         if isinstance(slot, list):
             yield from slot
             continue
+        assert outcome is not None  # _run gives every job its outcome
         diagnostics = outcome.diagnostics
         if outcome.unchanged and cache is not None:
-            diagnostics = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
-            if diagnostics is None:  # the entry went stale meanwhile (a project file changed): check it here
-                diagnostics = lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
+            cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
+            # None: the entry went stale meanwhile (a project file changed): check the file here
+            diagnostics = cached if cached is not None else lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
         elif cache is not None and outcome.digest and not outcome.errors:
             cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
         if errors is not None:
@@ -176,6 +177,9 @@ class _Outcome:
     import_words: tuple[str, ...] = ()  # module names its imports mention: what its result may depend on
 
 
+# A file's place in the run's output: its diagnostics already known, or the job that finds them.
+_Slot = Union[list[Diagnostic], _Job]
+
 # The project index of the run, for worker processes (set before they start, so fork shares it).
 _PROJECT: Optional[ProjectIndex] = None
 
@@ -199,8 +203,8 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
 
 
 def _run(
-    slots: list[object], jobs: Optional[int], project: Optional[ProjectIndex]
-) -> Iterator[tuple[object, Optional[_Outcome]]]:
+    slots: list[_Slot], jobs: Optional[int], project: Optional[ProjectIndex]
+) -> Iterator[tuple[_Slot, Optional[_Outcome]]]:
     """Each slot with its outcome, in slot order. Jobs go to a process pool largest file first (a
     big file started last would leave one core busy alone at the end); results are held back
     until every earlier slot has been yielded, so output order never depends on timing."""

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
+from ddplint.api import discover, fix_document, lint_document, lint_paths
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
-from ddplint.api import discover, fix_document, lint_document, lint_paths
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
-from ddplint.rules import ALL_RULES, RULES_BY_CODE, UnknownSelector, select_rules
+from ddplint.rules import ALL_RULES, RULES_BY_CODE, Rule, UnknownSelector, select_rules
 from ddplint.source import line_at
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -333,9 +333,9 @@ def _rule_command(args: argparse.Namespace) -> int:
             print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
         return EXIT_CLEAN
     wanted = args.code.strip()
-    rule = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
-    if rule is None:
+    chosen: Optional[Rule] = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
+    if chosen is None:
         print(f"ddplint: error: unknown rule {wanted!r} (`ddplint rule` lists them)", file=sys.stderr)
         return EXIT_ERROR
-    print(rule.documentation(), end="")
+    print(chosen.documentation(), end="")
     return EXIT_CLEAN

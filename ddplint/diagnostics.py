@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
 # Not a rule: the code under which unreadable / unparsable files and internal errors are reported.
 ERROR_CODE = "DDP000"
@@ -67,7 +67,7 @@ class Fix:
 
     message: str
     edits: tuple[Edit, ...]
-    applicability: Applicability = Applicability.SAFE
+    applicability: Union[Applicability, Literal["safe", "unsafe"]] = Applicability.SAFE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "applicability", Applicability(self.applicability))
@@ -85,7 +85,7 @@ class Diagnostic:
     location: Location
     end_location: Location
     fix: Optional[Fix] = None
-    severity: Severity = Severity.ERROR
+    severity: Union[Severity, Literal["error", "warning"]] = Severity.ERROR
     # Notebooks: the 1-based code cell the finding is in; location and end_location (and the
     # fix's edits) are then lines of that cell. None for plain files.
     cell: Optional[int] = None
@@ -96,9 +96,6 @@ class Diagnostic:
     @property
     def sort_key(self):
         return (self.filename, self.cell or 0, self.location, self.code)
-
-
-SeverityName = Union[Severity, str]  # what callers may pass; checked and converted where stored
 
 
 @dataclass(frozen=True)

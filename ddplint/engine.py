@@ -15,7 +15,7 @@ import libcst as cst
 from ddplint.analysis import build_facts
 from ddplint.analysis.project import ProjectIndex
 from ddplint.diagnostics import Diagnostic, InternalError, Location
-from ddplint.diagnostics import error_diagnostic as _error  # short local names: the checks below read as before
+from ddplint.diagnostics import error_diagnostic as _error  # short local names: the checks read as before
 from ddplint.diagnostics import one_line as _one_line
 from ddplint.edits import locate_fix
 from ddplint.positions import positions_of

@@ -32,13 +32,7 @@ def apply_fixes_counted(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fi
     done: set[tuple[int, int, str]] = set()
     pending: list[tuple[int, int, str]] = []
     for fix in sorted(fixes, key=lambda f: min((e.location for e in f.edits), default=Location(0, 0))):
-        spans = []
-        for edit in fix.edits:
-            start, end = _offset(starts, source, edit.location), _offset(starts, source, edit.end_location)
-            if start is None or end is None or end < start:
-                spans = None
-                break
-            spans.append((start, end, edit.content))
+        spans = _spans(starts, source, fix)
         if not spans:
             continue
         fresh = [span for span in spans if span not in done]
@@ -54,6 +48,17 @@ def apply_fixes_counted(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fi
     for start, end, content in sorted(pending, key=lambda s: (s[0], s[1]), reverse=True):
         text = text[:start] + content + text[end:]
     return text, applied
+
+
+def _spans(starts: list[int], source: str, fix: Fix) -> Optional[list[tuple[int, int, str]]]:
+    """Each edit of `fix` as (start offset, end offset, content); None if one falls outside `source`."""
+    spans = []
+    for edit in fix.edits:
+        start, end = _offset(starts, source, edit.location), _offset(starts, source, edit.end_location)
+        if start is None or end is None or end < start:
+            return None
+        spans.append((start, end, edit.content))
+    return spans
 
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int]) -> bool:

@@ -28,7 +28,7 @@ try:
 
     _TARGETED = True
 except ImportError:  # pragma: no cover - a libcst without it: always the public provider
-    CodegenState = object
+    CodegenState = object  # type: ignore[misc,assignment]
     _TARGETED = False
 
 
@@ -40,7 +40,7 @@ def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Mapping[cs
             found = targeted_positions(module, wanted)
             if all(node in found for node in wanted):
                 return found
-        except Exception:  # noqa: BLE001 - any trouble in the private path: use the public one
+        except Exception:  # any trouble in the private path: use the public one
             pass
     return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 

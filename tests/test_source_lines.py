@@ -11,7 +11,13 @@ import pytest
 
 from ddplint.cli import main
 from ddplint.fix import unified_diff
-from ddplint.source import first_newline, line_at, line_starts, lines_with_ends, split_lines
+from ddplint.source import (
+    first_newline,
+    line_at,
+    line_starts,
+    lines_with_ends,
+    split_lines,
+)
 
 # A form feed (an Emacs page break) on the line before the finding.
 PAGED = "import torch.nn as nn\n\x0c\nm = nn.DataParallel(m)\n"
