@@ -7,6 +7,10 @@ import pytest
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
 
+# The corpus is test data (realistic user scripts, some named like tests: `*_test.py`), linted by
+# tests/test_corpus.py, never collected or imported by pytest itself.
+collect_ignore = ["corpus"]
+
 
 def findings(source: str, select=None) -> list[tuple[int, str]]:
     """(line, code) of every diagnostic ddplint reports on a snippet."""
@@ -25,3 +29,4 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     """Every test gets its own results cache, so no test reads another's results or writes a
     `.ddplint_cache/` into the checkout."""
     monkeypatch.setenv("DDPLINT_CACHE_DIR", str(tmp_path_factory.mktemp("ddplint_cache")))
+
