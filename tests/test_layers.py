@@ -7,6 +7,7 @@ inside functions and under TYPE_CHECKING: a deferred import is still a dependenc
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,11 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 def imports_of(name: str) -> list[tuple[str, str, int]]:
     """(imported module, imported name or "", line) for every import of a ddplint module."""
-    path = MODULES[name]
+    return _imports_in(MODULES[name], name)
+
+
+@lru_cache(maxsize=None)
+def _imports_in(path: Path, name: str) -> list[tuple[str, str, int]]:
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
