@@ -1,4 +1,5 @@
-"""Files in, findings out: the entry points the CLI, the language server and verify share.
+"""Files in, findings out: the entry points of the CLI and verify (the language server lints its
+open documents with `engine.lint_source` directly).
 
 `lint_document()` checks one file's contents, Python or notebook by its name; `lint_file()` reads
 it first; `lint_paths()` adds discovery, worker processes and the results cache and keeps going
