@@ -14,6 +14,7 @@ from typing import Collection, Literal, Mapping, Optional, Union
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from ddplint.analysis.syntax import keyword_arg
 from ddplint.diagnostics import Applicability, Edit, Fix, Location, TextEnum
 from ddplint.source import first_newline, split_lines
 
@@ -70,9 +71,9 @@ def set_keyword_argument(call: cst.Call, name: str, value_code: str) -> Optional
     """`call` with `name=value_code`: the value replaced where the keyword is passed, else the
     keyword appended after the last argument. None for a call without arguments (no node to
     anchor the insertion on)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return NodeEdit(value_code, arg.value)
+    given = keyword_arg(call, name)
+    if given is not None:
+        return NodeEdit(value_code, given.value)
     if not call.args:
         return None
     return NodeEdit(f", {name}={value_code}", call.args[-1].value, Placement.AFTER)
