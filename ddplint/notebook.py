@@ -13,9 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnostic
 
 CELL_MARKER = "#%% ddplint cell boundary"
 MAGIC_PREFIX = "#ddplint-ipython: "
@@ -54,7 +54,9 @@ def read_notebook(data: bytes | str) -> Notebook:
     language = metadata.get("language_info") if isinstance(metadata, dict) else None
     if isinstance(language, dict) and language.get("name") not in (None, "python"):
         raise NotebookError(f"not a Python notebook (language {language.get('name')!r})")
-    cells, pieces, line_map = [], [], []
+    cells: list[int] = []
+    pieces: list[str] = []
+    line_map: list[Optional[tuple[int, int]]] = []
     number = 0
     for index, cell in enumerate(document["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -151,12 +153,12 @@ def _is_foreign_cell_magic(lines: list[str]) -> bool:
     return name not in PYTHON_CELL_MAGICS
 
 
-def _detect_format(text: str, document: dict) -> dict:
+def _detect_format(text: str, document: dict) -> dict[str, Any]:
     """The json.dumps settings that reproduce the file exactly (nbformat's first), else {}."""
     for indent in (1, 2, 4, None):
         for sort_keys in (True, False):
             for ensure_ascii in (False, True):
-                settings = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                settings: dict[str, Any] = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
                 dumped = json.dumps(document, **settings)
                 if dumped == text or dumped + "\n" == text:
                     return {**settings, "newline": dumped + "\n" == text}
@@ -171,9 +173,7 @@ def lint_notebook(
     try:
         notebook = read_notebook(data)
     except NotebookError as exc:
-        from ddplint.engine import _error
-
-        return [_error(filename, str(exc))]
+        return [error_diagnostic(filename, str(exc))]
     return [to_cells(d, notebook) for d in lint(notebook.program)]
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ddplint.api import lint_document
 from ddplint.cli import main
-from ddplint.engine import lint_document
 from ddplint.notebook import NotebookError, read_notebook
 from ddplint.rules import select_rules
 
