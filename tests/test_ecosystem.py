@@ -17,9 +17,7 @@ RUN_PY = Path(__file__).resolve().parent.parent / "benchmarks" / "ecosystem" / "
 def eco():
     spec = importlib.util.spec_from_file_location("ecosystem_run", RUN_PY)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = (
-        module  # dataclasses look their module up while the class is built
-    )
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     yield module
     sys.modules.pop(spec.name, None)
@@ -51,17 +49,11 @@ def make_checkouts(tmp_path: Path) -> tuple[Path, Path]:
     (project / "train.py").write_text(TRAIN)
     (project / "resume.py").write_text(RESUME)
     repos = tmp_path / "repos.toml"
-    repos.write_text(
-        '[[repo]]\nname = "someone/fake"\ncommit = "'
-        + "0" * 40
-        + '"\nsubfolder = "src"\nkind = "tutorial"\n'
-    )
+    repos.write_text('[[repo]]\nname = "someone/fake"\ncommit = "' + "0" * 40 + '"\nsubfolder = "src"\nkind = "tutorial"\n')
     return checkouts, repos
 
 
-def run(
-    eco, checkouts: Path, repos: Path, verdicts: Path, out: Path, *extra: str
-) -> list[dict]:
+def run(eco, checkouts: Path, repos: Path, verdicts: Path, out: Path, *extra: str) -> list[dict]:
     findings = out.with_suffix(".json")
     args = [
         str(checkouts),
@@ -85,9 +77,7 @@ def judge(verdicts: Path, decisions: dict[tuple[str, str], str]) -> None:
     for entry in entries[1:]:
         for (path, code), verdict in decisions.items():
             if f'path = "{path}"' in entry and f'code = "{code}"' in entry:
-                entry = entry.replace('verdict = ""', f'verdict = "{verdict}"').replace(
-                    'reason = ""', 'reason = "ours"'
-                )
+                entry = entry.replace('verdict = ""', f'verdict = "{verdict}"').replace('reason = ""', 'reason = "ours"')
         judged.append(entry)
     verdicts.write_text("[[finding]]".join(judged))
 
@@ -96,9 +86,7 @@ def test_new_gone_and_moved_against_the_verdicts(eco, tmp_path):
     checkouts, repos = make_checkouts(tmp_path)
     verdicts = tmp_path / "verdicts.toml"
 
-    first = run(
-        eco, checkouts, repos, verdicts, tmp_path / "first.md", "--update-verdicts"
-    )
+    first = run(eco, checkouts, repos, verdicts, tmp_path / "first.md", "--update-verdicts")
     seen = {(f["path"], f["code"], f["line"]) for f in first}
     assert seen == {
         ("src/train.py", "DDP003", 6),
@@ -120,19 +108,11 @@ def test_new_gone_and_moved_against_the_verdicts(eco, tmp_path):
     # Two lines above every finding of train.py: both move. resume.py maps its load: gone.
     # A new file with DataParallel: new.
     (project / "train.py").write_text('"""Trains."""\n\n' + TRAIN)
-    (project / "resume.py").write_text(
-        RESUME.replace(
-            'torch.load("last.pt")', 'torch.load("last.pt", map_location="cpu")'
-        )
-    )
-    (project / "wrap.py").write_text(
-        TRAIN.replace('net.load_state_dict(torch.load("resume.pt"))\n', "")
-    )
+    (project / "resume.py").write_text(RESUME.replace('torch.load("last.pt")', 'torch.load("last.pt", map_location="cpu")'))
+    (project / "wrap.py").write_text(TRAIN.replace('net.load_state_dict(torch.load("resume.pt"))\n', ""))
 
     second = run(eco, checkouts, repos, verdicts, tmp_path / "second.md")
-    status = {
-        (f["path"], f["code"]): (f["status"], f["verdict"], f["line"]) for f in second
-    }
+    status = {(f["path"], f["code"]): (f["status"], f["verdict"], f["line"]) for f in second}
     assert status == {
         ("src/train.py", "DDP003"): ("moved", "true", 8),
         ("src/train.py", "DDP008"): ("moved", "false", 9),
@@ -141,9 +121,7 @@ def test_new_gone_and_moved_against_the_verdicts(eco, tmp_path):
     report = (tmp_path / "second.md").read_text()
     assert "0 judged, 2 moved, 1 new (need a verdict), 1 gone." in report
     assert "Gone: 1 arguable." in report
-    assert (
-        "[arguable] `someone/fake` src/resume.py:5 DDP008" in report
-    )  # the gone one, with its verdict
+    assert "[arguable] `someone/fake` src/resume.py:5 DDP008" in report  # the gone one, with its verdict
     assert "| DDP003 | 2 | 1 | 0 | 0 | 1 | 1.00 |" in report
     assert "| DDP008 | 1 | 0 | 1 | 0 | 0 | 0.00 |" in report
 
@@ -194,9 +172,7 @@ def test_identical_lines_are_told_apart_by_occurrence(eco):
 
 
 def test_a_new_identical_line_above_does_not_take_the_old_verdict(eco):
-    findings = eco.number_occurrences(
-        [finding(eco, 794, "if not skip:"), finding(eco, 1028, "if not skip:")]
-    )
+    findings = eco.number_occurrences([finding(eco, 794, "if not skip:"), finding(eco, 1028, "if not skip:")])
     result = eco.compare(findings, [verdict(eco, 1028, "if not skip:", "false")])
     assert [(f.line, v.line) for f, v in result.judged] == [(1028, 1028)]
     assert [f.line for f in result.new] == [794]
@@ -208,9 +184,7 @@ def test_a_reanchored_finding_on_the_same_line_keeps_its_verdict(eco):
         [finding(eco, 12, "state = torch.load(path)")],
         [verdict(eco, 12, "torch.load(path)", "true")],
     )
-    assert [(f.text, v.verdict) for f, v in result.moved] == [
-        ("state = torch.load(path)", "true")
-    ]
+    assert [(f.text, v.verdict) for f, v in result.moved] == [("state = torch.load(path)", "true")]
     assert result.new == [] and result.gone == []
 
 
@@ -230,25 +204,18 @@ def test_other_rules_and_repositories_not_run_do_not_match(eco):
     result = eco.compare(findings, verdicts, repos_run={"o/r"})
     assert [f.code for f in result.new] == ["DDP003"]
     assert eco.gone_breakdown(result) == "1 LOST (were true)"
-    assert [v.code for v in result.gone] == [
-        "DDP005"
-    ]  # the other repository was not run: not gone
+    assert [v.code for v in result.gone] == ["DDP005"]  # the other repository was not run: not gone
 
 
 def test_precision_leaves_arguable_and_unjudged_apart(eco):
-    findings = eco.number_occurrences(
-        [finding(eco, n, f"line {n}") for n in range(1, 6)]
-    )
+    findings = eco.number_occurrences([finding(eco, n, f"line {n}") for n in range(1, 6)])
     verdicts = [
         verdict(eco, 1, "line 1", "true"),
         verdict(eco, 2, "line 2", "true"),
         verdict(eco, 3, "line 3", "false"),
         verdict(eco, 4, "line 4", "arguable"),
     ]
-    rows = {
-        row["code"]: row
-        for row in eco.precision_rows(eco.compare(findings, verdicts), findings)
-    }
+    rows = {row["code"]: row for row in eco.precision_rows(eco.compare(findings, verdicts), findings)}
     ddp008 = rows["DDP008"]
     assert (
         ddp008["true"],
@@ -260,9 +227,7 @@ def test_precision_leaves_arguable_and_unjudged_apart(eco):
 
 
 def test_verdicts_survive_a_round_trip_through_the_file(eco, tmp_path):
-    original = [
-        verdict(eco, 3, 'say("quote \\" and backslash \\\\")', "arguable", occurrence=2)
-    ]
+    original = [verdict(eco, 3, 'say("quote \\" and backslash \\\\")', "arguable", occurrence=2)]
     path = tmp_path / "verdicts.toml"
     path.write_text(eco.dump_verdicts(original))
     assert eco.load_verdicts(path) == original
@@ -270,12 +235,8 @@ def test_verdicts_survive_a_round_trip_through_the_file(eco, tmp_path):
 
 def test_an_unknown_verdict_is_one_clear_line(eco, tmp_path):
     path = tmp_path / "verdicts.toml"
-    path.write_text(
-        '[[finding]]\nrepo = "o/r"\npath = "a.py"\ncode = "DDP001"\ntext = "x"\nverdict = "maybe"\n'
-    )
-    with pytest.raises(
-        SystemExit, match="verdicts.toml: verdict 'maybe' for a.py is not one of"
-    ):
+    path.write_text('[[finding]]\nrepo = "o/r"\npath = "a.py"\ncode = "DDP001"\ntext = "x"\nverdict = "maybe"\n')
+    with pytest.raises(SystemExit, match="verdicts.toml: verdict 'maybe' for a.py is not one of"):
         eco.load_verdicts(path)
 
 

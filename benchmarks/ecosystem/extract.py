@@ -93,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirrors", type=Path)
     parser.add_argument("checkouts", type=Path)
-    parser.add_argument(
-        "--repos", type=Path, default=Path(__file__).resolve().parent / "repos.toml"
-    )
+    parser.add_argument("--repos", type=Path, default=Path(__file__).resolve().parent / "repos.toml")
     args = parser.parse_args(argv)
     failures = 0
     for repo in load_repos(args.repos):

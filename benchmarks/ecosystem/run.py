@@ -124,9 +124,7 @@ def notebook_cell_line(file: Path, cell: int, row: int) -> str:
     """Line `row` of the `cell`-th code cell (both 1-based, as ddplint reports them)."""
     try:
         document = json.loads(file.read_text(encoding="utf-8", errors="replace"))
-        code_cells = [
-            c for c in document.get("cells", []) if c.get("cell_type") == "code"
-        ]
+        code_cells = [c for c in document.get("cells", []) if c.get("cell_type") == "code"]
         source = code_cells[cell - 1].get("source", "")
     except (OSError, ValueError, IndexError, AttributeError):
         return ""
@@ -150,14 +148,8 @@ def ddplint_environment() -> dict[str, str]:
     import ddplint
 
     package_root = str(Path(ddplint.__file__).resolve().parent.parent)
-    entries = [package_root] + [
-        str(Path(entry).resolve())
-        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        if entry
-    ]
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(entries)), NO_COLOR="1"
-    )
+    entries = [package_root] + [str(Path(entry).resolve()) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(entries)), NO_COLOR="1")
     env.pop("FORCE_COLOR", None)
     return env
 
@@ -171,9 +163,7 @@ class RepoRun:
     findings: list[Finding] = field(default_factory=list)
 
 
-def run_ddplint(
-    repo: Repo, checkouts: Path, jobs: int | None, timeout: float
-) -> RepoRun:
+def run_ddplint(repo: Repo, checkouts: Path, jobs: int | None, timeout: float) -> RepoRun:
     root = checkouts / repo.checkout_name
     workdir = root / repo.subfolder if repo.subfolder else root
     if not workdir.is_dir():
@@ -197,8 +187,9 @@ def run_ddplint(
         command[-1:-1] = ["--jobs", str(jobs)]
     started = time.monotonic()
     try:
-        done = subprocess.run(  # noqa: PLW1510 (a non-zero exit is read below, not raised)
+        done = subprocess.run(
             command,
+            check=False,  # a failed run is reported from its output below
             cwd=workdir,
             env=ddplint_environment(),
             capture_output=True,
@@ -217,9 +208,7 @@ def run_ddplint(
         raw = json.loads(done.stdout or "[]")
     except json.JSONDecodeError:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return RepoRun(
-            repo, f"ddplint exited {done.returncode}: {tail[0]}", python_files, seconds
-        )
+        return RepoRun(repo, f"ddplint exited {done.returncode}: {tail[0]}", python_files, seconds)
     findings = []
     for item in raw:
         file = (workdir / item["filename"]).resolve()
@@ -228,18 +217,14 @@ def run_ddplint(
         except ValueError:
             path = item["filename"]
         row = item["location"]["row"]
-        if (
-            item.get("cell") is not None
-        ):  # a notebook: the cell is part of where the finding is
+        if item.get("cell") is not None:  # a notebook: the cell is part of where the finding is
             path, text = (
                 f"{path}[cell {item['cell']}]",
                 notebook_cell_line(file, item["cell"], row),
             )
         else:
             text = source_line(file, row)
-        findings.append(
-            Finding(repo.name, path, item["code"], row, text, item["message"])
-        )
+        findings.append(Finding(repo.name, path, item["code"], row, text, item["message"]))
     return RepoRun(repo, "ok", python_files, seconds, number_occurrences(findings))
 
 
@@ -254,9 +239,7 @@ def load_verdicts(path: Path | None) -> list[Verdict]:
     for entry in table.get("finding", []):
         verdict = entry.get("verdict", "")
         if verdict not in VERDICTS + ("",):
-            raise SystemExit(
-                f"{path}: verdict {verdict!r} for {entry.get('path')} is not one of {VERDICTS}"
-            )
+            raise SystemExit(f"{path}: verdict {verdict!r} for {entry.get('path')} is not one of {VERDICTS}")
         verdicts.append(
             Verdict(
                 entry["repo"],
@@ -285,9 +268,7 @@ def dump_verdicts(verdicts: list[Verdict]) -> str:
         '# `message` are for the reader. verdict = "true" | "false" | "arguable"; "" = not judged yet.',
         "",
     ]
-    for v in sorted(
-        verdicts, key=lambda v: (v.repo.lower(), v.path, v.line, v.code, v.occurrence)
-    ):
+    for v in sorted(verdicts, key=lambda v: (v.repo.lower(), v.path, v.line, v.code, v.occurrence)):
         lines += [
             "[[finding]]",
             f"repo = {toml_string(v.repo)}",
@@ -319,9 +300,7 @@ class Comparison:
         return self.judged + self.moved
 
 
-def compare(
-    findings: list[Finding], verdicts: list[Verdict], repos_run: set[str] | None = None
-) -> Comparison:
+def compare(findings: list[Finding], verdicts: list[Verdict], repos_run: set[str] | None = None) -> Comparison:
     """Match findings to verdicts of the same repo, path, code and line text: the same line first
     (judged), then the rest in line order (moved); then, for findings re-anchored on another
     text, the same repo, path, code and line (moved). Verdicts of repositories that were not run
@@ -341,9 +320,7 @@ def compare(
         candidates = sorted(verdicts_by_text.get(text_key, []), key=lambda v: v.line)
         rest = []
         for finding in sorted(group, key=lambda f: f.line):
-            same_line = next(
-                (v for v in candidates if v.line in (finding.line, 0)), None
-            )
+            same_line = next((v for v in candidates if v.line in (finding.line, 0)), None)
             if same_line is None:
                 rest.append(finding)
                 continue
@@ -357,9 +334,7 @@ def compare(
     left = defaultdict(list)
     for verdict in verdicts:
         if id(verdict) not in used:
-            left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(
-                verdict
-            )
+            left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(verdict)
     for finding in unmatched:
         candidates = left.get((finding.repo, finding.path, finding.code, finding.line))
         if candidates:
@@ -451,13 +426,7 @@ def gone_breakdown(comparison: Comparison) -> str:
 
 
 def fmt(value) -> str:
-    return (
-        "-"
-        if value is None
-        else f"{value:.2f}"
-        if isinstance(value, float)
-        else str(value)
-    )
+    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def markdown_report(
@@ -471,10 +440,7 @@ def markdown_report(
     out = [
         "# ddplint ecosystem check",
         "",
-        (
-            f"ddplint from `{ddplint_at}`; {len(ran)} of {len(runs)} repositories run, {files} .py files, "
-            f"{len(findings)} findings."
-        ),
+        (f"ddplint from `{ddplint_at}`; {len(ran)} of {len(runs)} repositories run, {files} .py files, {len(findings)} findings."),
         "",
         "## Per-rule precision (true / (true + false); arguable apart)",
         "",
@@ -501,10 +467,7 @@ def markdown_report(
     ]
     if comparison.new:
         out += ["### New (no verdict yet)", ""]
-        out += [
-            f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}` ({f.message[:160]})"
-            for f in comparison.new
-        ]
+        out += [f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}` ({f.message[:160]})" for f in comparison.new]
         out.append("")
     if comparison.gone:
         out += [
@@ -519,17 +482,12 @@ def markdown_report(
         out.append("")
     if comparison.moved:
         out += ["### Moved (verdict kept)", ""]
-        out += [
-            f"- [{v.verdict or 'unjudged'}] `{f.repo}` {f.path}:{v.line} -> {f.line} {f.code}: `{f.text}`"
-            for f, v in comparison.moved
-        ]
+        out += [f"- [{v.verdict or 'unjudged'}] `{f.repo}` {f.path}:{v.line} -> {f.line} {f.code}: `{f.text}`" for f, v in comparison.moved]
         out.append("")
     unjudged = [(f, v) for f, v in comparison.verdict_of() if not v.verdict]
     if unjudged:
         out += ["### In the verdicts file but not judged yet", ""]
-        out += [
-            f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}`" for f, _ in unjudged
-        ]
+        out += [f"- `{f.repo}` {f.path}:{f.line} {f.code}: `{f.text}`" for f, _ in unjudged]
         out.append("")
     out += [
         "## Per repository",
@@ -547,14 +505,10 @@ def markdown_report(
     return "\n".join(out) + "\n"
 
 
-def summary(
-    runs: list[RepoRun], findings: list[Finding], comparison: Comparison
-) -> str:
+def summary(runs: list[RepoRun], findings: list[Finding], comparison: Comparison) -> str:
     rows = precision_rows(comparison, findings)
     per_rule = "; ".join(
-        f"{r['code']} {r.get('findings', 0)} (p={fmt(r['precision'])}, arguable {r.get('arguable', 0)})"
-        for r in rows
-        if r["code"] != "all"
+        f"{r['code']} {r.get('findings', 0)} (p={fmt(r['precision'])}, arguable {r.get('arguable', 0)})" for r in rows if r["code"] != "all"
     )
     total = rows[-1]
     problems = [f"{run.repo.name}: {run.status}" for run in runs if run.status != "ok"]
@@ -605,9 +559,7 @@ def findings_json(findings: list[Finding], comparison: Comparison) -> list[dict]
     return rows
 
 
-def runs_from_json(
-    repos: list[Repo], checkouts: Path, findings_file: Path
-) -> list[RepoRun]:
+def runs_from_json(repos: list[Repo], checkouts: Path, findings_file: Path) -> list[RepoRun]:
     """The runs an earlier --json file recorded (findings only; file counts from the checkouts)."""
     recorded = defaultdict(list)
     for row in json.loads(findings_file.read_text()):
@@ -632,9 +584,7 @@ def runs_from_json(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "checkouts", type=Path, help="directory of owner__name checkouts"
-    )
+    parser.add_argument("checkouts", type=Path, help="directory of owner__name checkouts")
     parser.add_argument("--repos", type=Path, default=HERE / "repos.toml")
     parser.add_argument("--verdicts", type=Path, default=HERE / "verdicts.toml")
     parser.add_argument(
@@ -642,9 +592,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="write the markdown report here (default: print summary only)",
     )
-    parser.add_argument(
-        "--json", type=Path, help="write every finding with its status and verdict here"
-    )
+    parser.add_argument("--json", type=Path, help="write every finding with its status and verdict here")
     parser.add_argument(
         "--update-verdicts",
         action="store_true",
@@ -656,17 +604,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="run these repositories only (owner/name)",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="passed to ddplint --jobs"
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=1200.0, help="seconds per repository"
-    )
+    parser.add_argument("--jobs", type=int, default=None, help="passed to ddplint --jobs")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds per repository")
     parser.add_argument(
         "--findings",
         type=Path,
-        help="compare the findings of an earlier --json file instead of running ddplint "
-        "(after editing verdicts)",
+        help="compare the findings of an earlier --json file instead of running ddplint (after editing verdicts)",
     )
     args = parser.parse_args(argv)
 
@@ -685,26 +628,18 @@ def main(argv: list[str] | None = None) -> int:
         for repo in repos:
             run = run_ddplint(repo, args.checkouts, args.jobs, args.timeout)
             print(
-                f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, "
-                f"{run.seconds:.1f} s",
+                f"{repo.name}: {run.status}, {run.python_files} files, {len(run.findings)} findings, {run.seconds:.1f} s",
                 file=sys.stderr,
             )
             runs.append(run)
     findings = [finding for run in runs for finding in run.findings]
     verdicts = load_verdicts(args.verdicts)
-    comparison = compare(
-        findings, verdicts, {run.repo.name for run in runs if run.status == "ok"}
-    )
+    comparison = compare(findings, verdicts, {run.repo.name for run in runs if run.status == "ok"})
     ddplint_at = str(Path(ddplint.__file__).resolve().parent)
     if args.out:
         args.out.write_text(markdown_report(runs, findings, comparison, ddplint_at))
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                findings_json(findings, comparison), indent=1, ensure_ascii=False
-            )
-            + "\n"
-        )
+        args.json.write_text(json.dumps(findings_json(findings, comparison), indent=1, ensure_ascii=False) + "\n")
     if args.update_verdicts:
         args.verdicts.write_text(dump_verdicts(updated_verdicts(comparison, verdicts)))
     print(summary(runs, findings, comparison))
