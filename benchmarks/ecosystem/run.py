@@ -29,9 +29,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python < 3.11: the backport ddplint already depends on
+else:  # Python < 3.11: the backport ddplint already depends on
     import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
@@ -336,9 +336,9 @@ def compare(findings: list[Finding], verdicts: list[Verdict], repos_run: set[str
         if id(verdict) not in used:
             left[(verdict.repo, verdict.path, verdict.code, verdict.line)].append(verdict)
     for finding in unmatched:
-        candidates = left.get((finding.repo, finding.path, finding.code, finding.line))
-        if candidates:
-            verdict = candidates.pop(0)
+        same_place = left.get((finding.repo, finding.path, finding.code, finding.line))
+        if same_place:
+            verdict = same_place.pop(0)
             used.add(id(verdict))
             result.moved.append((finding, verdict))
         else:
@@ -397,14 +397,14 @@ def precision_rows(comparison: Comparison, findings: list[Finding]) -> list[dict
             counts[finding.code][f"test_{verdict.verdict}"] += 1
     for finding in comparison.new:
         counts[finding.code]["unjudged"] += 1
-    rows = []
+    rows: list[dict] = []
     total: Counter = Counter()
     for code in sorted(counts):
         rows.append(dict(code=code, **counts[code]))
         total.update(counts[code])
     rows.append(dict(code="all", **total))
     for row in rows:
-        decided = row.get("true", 0) + row.get("false", 0)
+        decided = int(row.get("true", 0)) + int(row.get("false", 0))
         row["precision"] = round(row.get("true", 0) / decided, 3) if decided else None
     return rows
 
@@ -533,14 +533,14 @@ def summary(runs: list[RepoRun], findings: list[Finding], comparison: Comparison
 
 
 def findings_json(findings: list[Finding], comparison: Comparison) -> list[dict]:
-    status = {}
+    status: dict[int, tuple[str, Verdict | None]] = {}
     for finding, verdict in comparison.judged:
         status[id(finding)] = ("judged", verdict)
     for finding, verdict in comparison.moved:
         status[id(finding)] = ("moved", verdict)
     rows = []
     for finding in findings:
-        state, verdict = status.get(id(finding), ("new", None))
+        state, judged_by = status.get(id(finding), ("new", None))
         rows.append(
             {
                 "repo": finding.repo,
@@ -551,8 +551,8 @@ def findings_json(findings: list[Finding], comparison: Comparison) -> list[dict]
                 "occurrence": finding.occurrence,
                 "message": finding.message,
                 "status": state,
-                "verdict": verdict.verdict if verdict else "",
-                "reason": verdict.reason if verdict else "",
+                "verdict": judged_by.verdict if judged_by else "",
+                "reason": judged_by.reason if judged_by else "",
                 "test_code": is_test_code(finding.path),
             }
         )
