@@ -29,6 +29,7 @@ class Report:
     problem: Optional[str] = None  # set when the run produced no evidence
     problem_detail: str = ""  # e.g. the tail of the crashed rank's output
     gpus: Optional[dict] = None
+    emulated_gpus: Optional[int] = None  # verify --cpu: logical GPUs per node presented to the ranks
 
     @property
     def has_evidence(self) -> bool:
@@ -100,6 +101,7 @@ def format_json(report: Report) -> str:
         "problem": report.problem,
         "problem_detail": report.problem_detail or None,
         "timed_out": report.timed_out,
+        "emulated_gpus": report.emulated_gpus,
         "elapsed_s": _round(report.elapsed_s, 2),
         "findings": [
             {"code": v.finding.code, "status": v.status, "message": v.finding.message, "evidence": v.evidence,
@@ -163,8 +165,11 @@ def _table(rows: list) -> list:
 def _summary(report: Report) -> str:
     counts = {s: sum(1 for v in report.verdicts if v.status == s) for s in ("confirmed", "refuted", "inconclusive")}
     stop = "stopped at the timeout" if report.timed_out else "done"
+    rehearsal = (f"; CPU rehearsal with {report.emulated_gpus} logical GPUs per node" if report.emulated_gpus
+                 else "")
     return (f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, {counts['inconclusive']} inconclusive "
-            f"({len(report.ranks)} of {report.world_size} ranks reported, {stop} after {report.elapsed_s:.1f} s)")
+            f"({len(report.ranks)} of {report.world_size} ranks reported, {stop} after {report.elapsed_s:.1f} s"
+            f"{rehearsal})")
 
 
 # -- Chrome trace ----------------------------------------------------------------------------------
