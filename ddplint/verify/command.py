@@ -269,7 +269,8 @@ def _missing_data(rank) -> Optional[str]:
         return None
     site = rank.end.get("site") or {}
     where = f" (read at {site['file']}:{site['line']})" if site.get("line") else ""
-    return (f"the script's data is missing: {path} does not exist{where}; verify runs the script for real, "
+    what = f"{path} does not exist" if rank.end.get("error", "").startswith("FileNotFoundError: [Errno") else path
+    return (f"the script's data is missing: {what}{where}; verify runs the script for real, "
             f"so the files it reads must be on this machine (or pass the script a path to them after --)")
 
 

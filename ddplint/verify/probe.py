@@ -600,7 +600,7 @@ def _user_traceback(exc: BaseException) -> str:
 def _missing_path(exc: BaseException):
     """The path a FileNotFoundError names (a dataset that is not on this machine), if any."""
     if isinstance(exc, FileNotFoundError):
-        return exc.filename or str(exc)
+        return exc.filename or str(exc)  # a reader's own message (torchvision: "Couldn't find ... in DIR")
     return None
 
 

@@ -103,6 +103,8 @@ class RankSummary:
         if reason == "finished":
             code = self.end.get("exit_code", 0)
             return "script finished" if code == 0 else f"script exited with code {code}"
+        if reason == "not-emulatable":
+            return "stopped at a GPU-only call (verify --cpu)"
         error = str(self.end.get("error", "unknown error"))
         return f"crashed: {error if len(error) <= 60 else error[:57] + '...'}"
 

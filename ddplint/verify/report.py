@@ -62,6 +62,7 @@ def rank_row(rank: RankSummary, report: Report) -> dict:
         "data_parallel": bool(rank.data_parallel),
         "distributed_data_parallel": bool(rank.ddp),
         "blocked_in": None if open_coll is None else open_coll.op,
+        "collectives": len(rank.collectives),
         "loaders": [_loader_row(record, rank) for record in rank.loaders.values()],
         "error": (rank.end or {}).get("error"),
     }

@@ -375,10 +375,10 @@ def judge_ddp007(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         f"from line {row} ({_ranks_text(reached)} reached it)"))
 
 
-def _describe_collective(coll) -> str:
-    size = f" {coll.size}" if coll.size is not None else ""
+def _describe_collective(coll, state: bool = True) -> str:
+    size = f" {coll.size}" if coll.size else ""
     line = f" at line {coll.line}" if coll.line else ""
-    state = " (still waiting at the stop)" if coll.duration is None else ""
+    state = " (still waiting at the stop)" if state and coll.duration is None else ""
     return f"{coll.op}{size}{line}{state}"
 
 
@@ -447,7 +447,7 @@ def _hang_sentence(ctx: RunContext, ranks: list) -> str:
         stack = _stack_place(rank.stack, ctx.script)
         if coll is not None:
             waited = max(ctx.stopped_at - coll.began, 0.0)
-            where.append(f"rank {rank.rank} blocked {waited:.1f} s in {_describe_collective(coll)}"
+            where.append(f"rank {rank.rank} blocked {waited:.1f} s in {_describe_collective(coll, state=False)}"
                          + (f" [stack: {stack}]" if stack else ""))
         else:
             where.append(f"rank {rank.rank} not in any collective" + (f", at {stack}" if stack else ""))
