@@ -49,6 +49,7 @@ COLLECTIVES = (
     "monitored_barrier", "broadcast_object_list", "all_gather_object", "gather_object",
     "scatter_object_list",
 )
+EVALUATION_CUT_FACTOR = 8
 MAX_INDICES_PER_EPOCH = 4096  # enough to measure overlap between ranks, small enough to write
 TRACEBACK_CHARS = 4000
 
@@ -64,6 +65,27 @@ class Probe:
         self._loaders = 0
         self._local = threading.local()  # collectives nest (broadcast_object_list -> broadcast)
         self.logical = None  # the emulation's logical GPUs (verify --cpu), else None
+        # The step budget counts training batches only: a batch is credited when the next request
+        # to its loader finds that a backward pass ran since (or when the rank has not trained at
+        # all). An evaluation pass that rank 0 runs alone thus does not move its budget, and all
+        # ranks still stop at the same training batch.
+        self.budget_used = 0
+        self.last_bw: dict = {}  # loader id -> backward passes when its last batch was handed out
+        self.evaluation_loaders: set = set()
+
+    def credit_previous_batch(self, loader_id: int) -> None:
+        previous = self.last_bw.pop(loader_id, None)
+        if previous is None:
+            return
+        if self.backward_calls > previous or self.backward_calls == 0:
+            self.budget_used += 1
+        else:
+            self.evaluation_loaders.add(loader_id)
+
+    def epoch_cut(self, loader_id: int) -> int:
+        """Training passes end after epoch_steps batches (to reach epoch boundaries); an
+        evaluation pass runs longer, so that the time others wait for it shows."""
+        return self.epoch_steps * (EVALUATION_CUT_FACTOR if loader_id in self.evaluation_loaders else 1)
 
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
@@ -162,19 +184,21 @@ class Probe:
 
         @functools.wraps(original_next)
         def __next__(iterator):
-            if probe.steps >= probe.max_steps:
+            loader_id = getattr(iterator, "_ddplint_loader", 0)
+            probe.credit_previous_batch(loader_id)
+            if probe.budget_used >= probe.max_steps:
                 probe.stop("max-steps")
-            if probe.epoch_steps and getattr(iterator, "_ddplint_count", 0) >= probe.epoch_steps:
+            if probe.epoch_steps and getattr(iterator, "_ddplint_count", 0) >= probe.epoch_cut(loader_id):
                 raise StopIteration  # end this epoch early: the next epoch boundary is what we need
             began, clock = time.time(), time.perf_counter()
             batch = original_next(iterator)
             waited = time.perf_counter() - clock
             probe.steps += 1
+            probe.last_bw[loader_id] = probe.backward_calls
             iterator._ddplint_count = getattr(iterator, "_ddplint_count", 0) + 1
             drawn = getattr(iterator, "_ddplint_indices", None)
             if drawn:
                 iterator._ddplint_indices = []
-            loader_id = getattr(iterator, "_ddplint_loader", 0)
             if getattr(iterator, "_ddplint_digest", False) and iterator._ddplint_drawn < MAX_INDICES_PER_EPOCH:
                 digests = _safe_digests(torch, batch)  # no indices to compare: compare the contents
                 iterator._ddplint_drawn += len(digests)

@@ -12,6 +12,7 @@ Thresholds are ratios plus absolute floors so that a slow, loaded machine does n
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -354,9 +355,12 @@ def judge_ddp006(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
 def judge_ddp007(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
     """The ranks' sequences of Python-level collectives (op, size, line) are compared; at the
     timeout, each rank's stack says where it stood."""
-    ranks = [r for r in ctx.ranks if r.init_at is not None]
+    # A rank that failed on its own (an exception of the script, not a broken collective) stopped
+    # issuing collectives for that reason: its shorter sequence says nothing about DDP007.
+    ranks = [r for r in ctx.ranks if r.init_at is not None and not _failed_on_its_own(r)]
     if ctx.world_size < 2 or len(ranks) < 2:
-        return None if row is None else Judgement(INCONCLUSIVE, "needs at least two ranks in one process group")
+        return None if row is None else Judgement(INCONCLUSIVE, "needs at least two ranks in one process group "
+                                                  "that did not fail on their own")
     hang = _hang_sentence(ctx, ranks)
     divergence = _divergence_sentence(ranks)
     if divergence or hang:
@@ -373,6 +377,15 @@ def judge_ddp007(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     return Judgement(REFUTED, (
         f"every rank issued the same sequence of {count} collectives (op and size, one for one), including the one "
         f"from line {row} ({_ranks_text(reached)} reached it)"))
+
+
+_COMMUNICATION_ERRORS = re.compile(r"gloo|nccl|connection|timed out|collective|peer", re.IGNORECASE)
+
+
+def _failed_on_its_own(rank: RankSummary) -> bool:
+    if not rank.crashed:
+        return False
+    return not _COMMUNICATION_ERRORS.search(str(rank.end.get("error", "")))
 
 
 def _describe_collective(coll, state: bool = True) -> str:
