@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="rehearse a script written for GPUs on CPU ranks: each rank sees one logical GPU per "
                              "rank of the node, device requests run on the CPU and are recorded, nccl becomes gloo "
                              "(see docs/verify.md for what is emulated)")
+    parser.add_argument("--extend-select", metavar="CODES", type=_codes, default=[],
+                        help="also check these rules, comma-separated (e.g. the opt-in DDP012)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome trace (open in Perfetto)")
     parser.add_argument("--show-output", action="store_true",
@@ -70,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "(shared file system) from which node 0 reads all ranks' telemetry. Without it, "
                             "the other nodes' telemetry travels through the rendezvous' c10d store.")
     return parser
+
+
+def _codes(text: str) -> list:
+    codes = [code.strip().upper() for code in text.split(",") if code.strip()]
+    if not codes or not select_rules(select=codes):
+        raise argparse.ArgumentTypeError(f"no rule matches {text!r}")
+    return codes
 
 
 def _positive_int(text: str) -> int:
@@ -113,7 +122,7 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_NO_EVIDENCE if exc.code else EXIT_CLEAN
     try:
         _check_inputs(args)
-        static = _static_findings(args.script)
+        static = _static_findings(args.script, args.extend_select)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_NO_EVIDENCE
@@ -142,9 +151,13 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise UsageError(f"--node-rank {args.node_rank} is out of range for --nnodes {args.nnodes}")
 
 
-def _static_findings(script: str) -> list:
+def _static_findings(script: str, extend_select: Sequence[str] = ()) -> list:
     _check_syntax(script)
-    findings = lint_file(script, select_rules())
+    rules = select_rules()
+    if extend_select:
+        chosen = {rule.code for rule in rules} | {rule.code for rule in select_rules(select=extend_select)}
+        rules = select_rules(select=sorted(chosen))
+    findings = lint_file(script, rules)
     for finding in findings:
         if finding.code == ERROR_CODE:  # unreadable or a syntax error: it could not run either
             raise UsageError(f"{finding.filename}:{finding.location.row}:{finding.location.column}: {finding.message}")
