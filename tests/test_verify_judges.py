@@ -1,0 +1,242 @@
+"""The runtime verdicts for DDP005-DDP012 on synthetic telemetry: each confirmed on the buggy
+shape, refuted (or not confirmed) on the fixed one, inconclusive where the run cannot tell."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ddplint.diagnostics import Diagnostic, Location
+from ddplint.verify.verdicts import (
+    CONFIRMED,
+    INCONCLUSIVE,
+    REFUTED,
+    judge_ddp005,
+    judge_ddp006,
+    judge_ddp007,
+    judge_ddp008,
+    judge_ddp009,
+    judge_ddp010,
+    judge_ddp011,
+    judge_ddp012,
+    judge_run,
+)
+from tests.test_verify_units import SCRIPT, RankLog, batches, context
+
+
+def emulated(rank: int) -> RankLog:
+    log = RankLog(rank)
+    log.records[0]["emulated_gpus"] = 2
+    return log
+
+
+def request(log: RankLog, what: str, device: str, line: int = 12) -> RankLog:
+    return log.add("cuda_request", what=what, device=device, site={"file": SCRIPT, "line": line})
+
+
+# -- DDP005: logical devices of the CPU rehearsal ---------------------------------------------------------
+def test_ddp005_two_ranks_asking_for_the_same_logical_gpu_is_confirmed():
+    logs = [request(emulated(r), "model", "cuda:0", line=30) for r in (0, 1)]
+    judgement = judge_ddp005(context(*logs), 30)
+    assert judgement.status == CONFIRMED
+    assert "asked for cuda:0 (ranks 0, 1), first as the model device on line 30" in judgement.evidence
+    assert "logical GPUs of the CPU rehearsal" in judgement.evidence
+
+
+def test_ddp005_own_logical_gpus_are_refuted_and_the_model_outranks_a_stray_tensor():
+    # rank 1 also moved one tensor to cuda:0 (a constant), but its model is on cuda:1
+    logs = [request(request(emulated(r), "tensor", "cuda:0"), "model", f"cuda:{r}") for r in (0, 1)]
+    assert [s.devices()[0] for s in (log.summary() for log in logs)] == ["cuda:0", "cuda:1"]
+    assert judge_ddp005(context(*logs), 12).status == REFUTED
+
+
+# -- DDP006 -------------------------------------------------------------------------------------------------
+def test_ddp006_confirmed_by_the_loaders_start_up_error_and_refuted_when_it_was_built():
+    error = "ValueError: sampler option is mutually exclusive with shuffle"
+    failing = [RankLog(r).add("loader_error", site={"file": SCRIPT, "line": 10}, error=error).end("exception")
+               for r in (0, 1)]
+    judgement = judge_ddp006(context(*failing), 10)
+    assert judgement.status == CONFIRMED and judgement.row == 10
+    assert "raised ValueError: sampler option is mutually exclusive with shuffle on ranks 0, 1" in judgement.evidence
+    built = [RankLog(r).loader(line=10) for r in (0, 1)]
+    assert judge_ddp006(context(*built), 10).status == REFUTED
+    assert judge_ddp006(context(RankLog(0).loader(line=10), RankLog(1)), 10).status == INCONCLUSIVE
+
+
+# -- DDP007 -------------------------------------------------------------------------------------------------
+def collectives(log: RankLog, *calls) -> RankLog:
+    for op, line, duration in calls:
+        log.add("coll_begin", op=op, site={"file": SCRIPT, "line": line, "lines": [line, 90]}, size=[1])
+        if duration is not None:
+            log.add("coll_end", dt=duration, op=op, dur=duration)
+    return log
+
+
+def test_ddp007_extra_collective_on_one_rank_is_confirmed_even_when_the_run_finished():
+    rank0 = collectives(RankLog(0), ("all_reduce", 40, 0.01), ("all_reduce", 55, 0.01)).end("finished")
+    rank1 = collectives(RankLog(1), ("all_reduce", 40, 0.01)).end("finished")
+    judgement = judge_ddp007(context(rank0, rank1), 55)
+    assert judgement.status == CONFIRMED
+    assert "diverge at collective #2: rank 0 all_reduce [1] at line 55, rank 1 none (it issued 1 in all)" \
+        in judgement.evidence
+    assert "all_reduce at line 55 issued 1x by rank 0, 0x by rank 1" in judgement.evidence
+
+
+def test_ddp007_the_same_call_on_opposite_branches_matches_and_is_refuted():
+    # rank 0 broadcasts from line 40, the others from line 42 (the `else:` arm): one for one
+    rank0 = collectives(RankLog(0), ("broadcast", 40, 0.01)).end("finished")
+    rank1 = collectives(RankLog(1), ("broadcast", 42, 0.01)).end("finished")
+    judgement = judge_ddp007(context(rank0, rank1), 40)
+    assert judgement.status == REFUTED and "same sequence of 1 collectives" in judgement.evidence
+    # a line that issued nothing within the budget is no evidence either way
+    assert judge_ddp007(context(rank0, rank1), 77).status == INCONCLUSIVE
+    # without a static finding, matching sequences are no runtime finding
+    assert judge_ddp007(context(rank0, rank1)) is None
+
+
+def test_ddp007_hang_is_confirmed_at_the_timeout_with_each_ranks_stack(tmp_path):
+    rank0 = collectives(RankLog(0), ("barrier", 8, None))
+    rank1 = RankLog(1)
+    ctx = context(rank0, rank1)
+    stacks = {
+        0: f'Thread 0x01 (most recent call first):\n  File "/x/torch/distributed/c10d.py", line 9 in barrier\n'
+           f'  File "{SCRIPT}", line 8 in <module>\n',
+        1: f'Current thread 0x02 (most recent call first):\n  File "{SCRIPT}", line 10 in wait\n'
+           f'  File "{SCRIPT}", line 12 in <module>\n',
+    }
+    ranks = [replace(summary, stack=stacks[summary.rank]) for summary in ctx.ranks]
+    judgement = judge_ddp007(replace(ctx, ranks=ranks, timed_out=True), 8)
+    assert judgement.status == CONFIRMED
+    assert "rank 0 blocked" in judgement.evidence and "in barrier [1] at line 8 [stack: line 8 in <module>]" \
+        in judgement.evidence
+    assert "rank 1 not in any collective, at line 10 in wait <- line 12 in <module>" in judgement.evidence
+
+
+def test_ddp007_a_rank_that_failed_on_its_own_is_left_out():
+    rank0 = collectives(RankLog(0), ("barrier", 8, 0.5))
+    rank1 = RankLog(1).end("exception", exit_code=1, error="RuntimeError: corrupt shard on rank 1")
+    assert judge_ddp007(context(rank0, rank1)) is None
+    broken = RankLog(1).end("exception", exit_code=1, error="RuntimeError: [gloo] Connection closed by peer")
+    assert judge_ddp007(context(rank0, broken)).status == CONFIRMED
+
+
+# -- DDP008 -------------------------------------------------------------------------------------------------
+def load(log: RankLog, devices, own, line=58) -> RankLog:
+    return log.add("load", devices=devices, own=own, map_location=None, site={"file": SCRIPT, "line": line})
+
+
+def test_ddp008_tensors_restored_onto_another_ranks_gpu_is_confirmed():
+    logs = [load(emulated(r), ["cuda:0"], f"cuda:{r}") for r in (0, 1)]
+    judgement = judge_ddp008(context(*logs), 58)
+    assert judgement.status == CONFIRMED
+    assert "restored the tensors onto cuda:0 on rank 1, whose own GPU is cuda:1" in judgement.evidence
+
+
+def test_ddp008_own_device_or_cpu_is_refuted_and_a_plain_cpu_run_says_nothing():
+    own = [load(emulated(r), [f"cuda:{r}"], f"cuda:{r}") for r in (0, 1)]
+    assert judge_ddp008(context(*own), 58).status == REFUTED
+    cpu_copies = [load(emulated(r), ["cpu"], f"cuda:{r}") for r in (0, 1)]
+    assert judge_ddp008(context(*cpu_copies), 58).status == REFUTED
+    plain = [load(RankLog(r), ["cpu"], "cpu") for r in (0, 1)]
+    judgement = judge_ddp008(context(*plain), 58)
+    assert judgement.status == INCONCLUSIVE and "verify --cpu" in judgement.evidence
+    assert judge_ddp008(context(*own), 99).status == INCONCLUSIVE  # that line never ran
+
+
+# -- DDP009 -------------------------------------------------------------------------------------------------
+def iterable(log: RankLog, digests, line=62) -> RankLog:
+    log.add("loader", loader=1, site={"file": SCRIPT, "line": line}, dataset="Stream", dataset_len=None,
+            iterable=True, sampler=None, sampler_len=None, shuffle=False, num_replicas=None, batch_size=4,
+            num_workers=0)
+    log.add("epoch", loader=1, n=0, sampler_epoch=None)
+    for step, start in enumerate(range(0, len(digests), 4), 1):
+        log.add("batch", loader=1, step=step, wait=0.001, indices=[], digests=digests[start:start + 4], bw=step)
+    return log
+
+
+def test_ddp009_same_items_on_every_rank_is_confirmed_and_split_streams_are_refuted():
+    same = [iterable(RankLog(r), [f"d{i}" for i in range(16)]) for r in (0, 1)]
+    judgement = judge_ddp009(context(*same), 62)
+    assert judgement.status == CONFIRMED and "16 (100 %) of them identical in content" in judgement.evidence
+    split = [iterable(RankLog(r), [f"d{i}" for i in range(r, 32, 2)]) for r in (0, 1)]
+    assert judge_ddp009(context(*split), 62).status == REFUTED
+    few = [iterable(RankLog(r), ["d0", "d1"]) for r in (0, 1)]
+    assert judge_ddp009(context(*few), 62).status == INCONCLUSIVE
+
+
+# -- DDP010 -------------------------------------------------------------------------------------------------
+def evaluation(log: RankLog, passes: int, seconds: float) -> RankLog:
+    """A training batch, then (on this rank) an evaluation pass of `seconds`, then the barrier."""
+    log.loader(line=20)
+    log.add("loader", loader=2, site={"file": SCRIPT, "line": 70}, dataset="TensorDataset", dataset_len=64,
+            iterable=False, sampler="SequentialSampler", sampler_len=64, shuffle=False, num_replicas=None,
+            batch_size=16, num_workers=0)
+    for number in range(passes):
+        log.add("epoch", loader=1, n=number, sampler_epoch=number)
+        log.add("batch", loader=1, step=log.step + 1, wait=0.001, indices=[number], bw=log.backward_calls)
+        log.step += 1
+        log.backward_calls += 1
+        log.t += 0.01
+        if seconds:
+            log.add("epoch", loader=2, n=number, sampler_epoch=None)
+            for _ in range(2):
+                log.add("batch", loader=2, step=log.step + 1, wait=0.001, indices=[0], bw=log.backward_calls)
+                log.step += 1
+                log.t += seconds / 2
+        collectives(log, ("barrier", 85, 0.001 if seconds else 0.5))
+    return log.end()
+
+
+def test_ddp010_rank_zero_evaluating_alone_while_others_wait_is_confirmed():
+    rank0 = evaluation(RankLog(0), passes=2, seconds=0.5)
+    rank1 = evaluation(RankLog(1), passes=2, seconds=0.0)
+    judgement = judge_ddp010(context(rank0, rank1), 81)
+    assert judgement.status == CONFIRMED, judgement
+    assert "rank 0 spent 1.00 s in 2 evaluation pass(es) alone while rank 1 waited" in judgement.evidence
+
+
+def test_ddp010_sharded_evaluation_is_refuted_and_no_evaluation_is_inconclusive():
+    both = [evaluation(RankLog(r), passes=2, seconds=0.2) for r in (0, 1)]
+    judgement = judge_ddp010(context(*both), 81)
+    assert judgement.status == REFUTED and "every rank ran the evaluation pass" in judgement.evidence
+    training_only = [RankLog(r).loader().epoch(0, batches(0, 3)) for r in (0, 1)]
+    assert judge_ddp010(context(*training_only), 81).status == INCONCLUSIVE
+
+
+# -- DDP011 -------------------------------------------------------------------------------------------------
+def seeded(rank: int, seed: int, indices) -> RankLog:
+    log = RankLog(rank).loader(line=50)
+    log.records[-1]["seed"] = seed
+    return log.epoch(0, [indices])
+
+
+def test_ddp011_different_seeds_with_overlapping_shards_is_confirmed_and_one_seed_is_refuted():
+    judgement = judge_ddp011(context(seeded(0, 17, [1, 5, 9, 12]), seeded(1, 18, [5, 9, 30, 31])), 50)
+    assert judgement.status == CONFIRMED
+    assert "seed 17 on rank 0, seed 18 on rank 1" in judgement.evidence and "2 (50 %)" in judgement.evidence
+    judgement = judge_ddp011(context(seeded(0, 17, [1, 5, 9, 12]), seeded(1, 17, [2, 6, 10, 13])), 50)
+    assert judgement.status == REFUTED and "0 (0 %)" in judgement.evidence
+
+
+# -- DDP012 -------------------------------------------------------------------------------------------------
+def test_ddp012_data_bound_steps_confirmed_and_a_cpu_run_never_refutes():
+    starving = [RankLog(r).loader().epoch(0, batches(0, 8), wait=0.030, compute=0.005) for r in (0, 1)]
+    judgement = judge_ddp012(context(*starving), 10)
+    assert judgement.status == CONFIRMED and "rank 0: 30.0 of 35.0 ms (86 %)" in judgement.evidence
+    fed = [RankLog(r).loader().epoch(0, batches(0, 8), wait=0.0005, compute=0.02) for r in (0, 1)]
+    judgement = judge_ddp012(context(*fed), 10)
+    assert judgement.status == INCONCLUSIVE and "only a GPU run can refute" in judgement.evidence
+    on_gpu = [RankLog(r).add("ddp", param_devices=[f"cuda:{r}"]).loader().epoch(0, batches(0, 8), wait=0.0005,
+                                                                                  compute=0.02) for r in (0, 1)]
+    assert judge_ddp012(context(*on_gpu), 10).status == REFUTED
+
+
+def test_runtime_only_findings_for_the_new_rules_but_never_for_opt_in_ddp012():
+    rank0 = collectives(RankLog(0), ("all_reduce", 40, 0.01), ("all_reduce", 55, 0.01)).end("finished")
+    rank1 = collectives(RankLog(1), ("all_reduce", 40, 0.01)).end("finished")
+    verdicts = judge_run([], context(rank0, rank1))
+    assert [(v.finding.code, v.status, v.source, v.finding.location.row) for v in verdicts] == [
+        ("DDP007", CONFIRMED, "runtime", 55)]
+    starving = [RankLog(r).loader().epoch(0, batches(0, 8), wait=0.030, compute=0.005) for r in (0, 1)]
+    assert [v.finding.code for v in judge_run([], context(*starving))] == []
+    static = Diagnostic("DDP012", "no workers", SCRIPT, Location(10, 1), Location(10, 9))
+    assert [(v.finding.code, v.status) for v in judge_run([static], context(*starving))] == [("DDP012", CONFIRMED)]
