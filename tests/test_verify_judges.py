@@ -240,3 +240,101 @@ def test_runtime_only_findings_for_the_new_rules_but_never_for_opt_in_ddp012():
     assert [v.finding.code for v in judge_run([], context(*starving))] == []
     static = Diagnostic("DDP012", "no workers", SCRIPT, Location(10, 1), Location(10, 9))
     assert [(v.finding.code, v.status) for v in judge_run([static], context(*starving))] == [("DDP012", CONFIRMED)]
+
+
+# -- the emulation in one plain process (no torchrun) -----------------------------------------------------
+EMULATED_SCRIPT = '''
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+torch.cuda.set_device(1)
+assert torch.cuda.current_device() == 1
+model = nn.Linear(4, 1).to(torch.device("cuda", 1))
+scaler = torch.amp.GradScaler("cuda")
+legacy = torch.cuda.amp.GradScaler()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+stream = torch.cuda.Stream()
+loader = DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8, pin_memory=True)
+for x, y in loader:
+    start.record()
+    with torch.cuda.stream(stream), torch.autocast("cuda", dtype=torch.float16):
+        x, y = x.cuda(non_blocking=True), y.to(1)
+        loss = nn.functional.mse_loss(model(x), y)
+    assert loss.dtype == torch.float32  # autocast for cuda is off on the CPU
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    end.record()
+    torch.cuda.synchronize()
+    assert end.elapsed_time(start) is not None and torch.cuda.memory_allocated() == 0
+with torch.cuda.device(0):
+    assert torch.cuda.current_device() == 0
+    extra = torch.zeros(3, device="cuda")
+assert torch.cuda.current_device() == 1
+print("properties", torch.cuda.get_device_properties(0).name, flush=True)
+torch.save(model.state_dict(), "weights.pt")
+restored = torch.load("weights.pt")
+remapped = torch.load("weights.pt", map_location={"cuda:1": "cuda:0"})
+try:
+    torch.zeros(1, device="cuda:5")
+except RuntimeError as exc:
+    print("ordinal", exc, flush=True)
+import triton
+
+@triton.jit
+def add_kernel(x, y):
+    pass
+
+print("grid", triton.cdiv(10, 4), flush=True)
+add_kernel[(4,)](x, y)
+print("not reached", flush=True)
+'''
+
+
+def _emulated_probe(tmp_path, source: str):
+    import os
+    import subprocess
+    import sys
+
+    from ddplint.verify.telemetry import rank_file, read_records
+
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    env = dict(os.environ, DDPLINT_VERIFY_DIR=str(tmp_path), DDPLINT_VERIFY_MAX_STEPS="100",
+               DDPLINT_VERIFY_EPOCH_STEPS="0", DDPLINT_VERIFY_CPU_GPUS="2", RANK="0", LOCAL_RANK="0",
+               WORLD_SIZE="1", OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run([sys.executable, "-m", "ddplint.verify.probe", str(script)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    return script, proc, (tmp_path / "rank-0.log").read_text(), read_records(rank_file(tmp_path, 0))
+
+
+def test_emulation_refuses_a_custom_cuda_kernel_before_compiling_it(tmp_path):
+    script, proc, log, records = _emulated_probe(tmp_path, (
+        "from torch.utils.cpp_extension import load_inline\n"
+        "ops = load_inline('scale', cpp_sources='', cuda_sources='__global__ void k() {}')\n"))
+    assert proc.returncode == 2 and records[-1]["reason"] == "not-emulatable"
+    assert records[-1]["error"] == (
+        f"cannot rehearse on CPU: torch.utils.cpp_extension.load_inline(...) at {script}:2 runs a custom CUDA "
+        f"kernel, which needs a GPU (run `ddplint verify` without --cpu on a GPU machine)")
+    assert "Traceback" not in log
+
+
+def test_emulation_in_one_process_records_logical_devices_and_stops_at_a_triton_launch(tmp_path):
+    script, proc, log, records = _emulated_probe(tmp_path, EMULATED_SCRIPT)
+    end = records[-1]
+    assert end["kind"] == "end" and end["reason"] == "not-emulatable", (end, log)
+    assert proc.returncode == 2
+    assert end["error"].startswith(f"cannot rehearse on CPU: Triton kernel add_kernel[grid](...) at {script}:")
+    assert "not reached" not in log and "grid 3" in log
+    assert "properties ddplint logical GPU 0 (CPU rehearsal)" in log
+    assert "ordinal CUDA error: invalid device ordinal (cuda:5" in log
+    requests = {(r["what"], r["device"]) for r in records if r["kind"] == "cuda_request"}
+    assert requests == {("set_device", "cuda:1"), ("model", "cuda:1"), ("tensor", "cuda:1"), ("set_device", "cuda:0"),
+                        ("tensor", "cuda:0")}, requests
+    loads = [(r["devices"], r["own"], r["map_location"]) for r in records if r["kind"] == "load"]
+    assert loads == [(["cuda:1"], "cuda:1", None), (["cuda:0"], "cuda:1", "dict")], loads
+    assert sum(1 for r in records if r["kind"] == "batch") == 4
