@@ -338,3 +338,11 @@ def test_emulation_in_one_process_records_logical_devices_and_stops_at_a_triton_
     loads = [(r["devices"], r["own"], r["map_location"]) for r in records if r["kind"] == "load"]
     assert loads == [(["cuda:1"], "cuda:1", None), (["cuda:0"], "cuda:1", "dict")], loads
     assert sum(1 for r in records if r["kind"] == "batch") == 4
+
+
+def test_the_probe_wraps_the_collectives_of_the_one_torch_table():
+    from ddplint.analysis import torch_api
+    from ddplint.verify import probe
+
+    assert probe.COLLECTIVES == torch_api.PROBED_COLLECTIVES
+    assert {"all_reduce", "barrier", "broadcast_object_list"} <= set(probe.COLLECTIVES)

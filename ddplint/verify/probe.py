@@ -43,12 +43,21 @@ from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken fi
 )
 from ddplint.verify.emulation import ENV_CPU_GPUS  # noqa: E402 (light: imports no torch at module level)
 
-COLLECTIVES = (
-    "broadcast", "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "gather", "scatter",
-    "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier",
-    "monitored_barrier", "broadcast_object_list", "all_gather_object", "gather_object",
-    "scatter_object_list",
-)
+
+def _load_torch_api():
+    """The one table of torch knowledge (analysis/torch_api.py) gives the collectives to wrap. It
+    imports nothing, but its package's __init__ imports libcst, which a rank has no use for: the
+    file is loaded on its own."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "analysis", "torch_api.py")
+    spec = importlib.util.spec_from_file_location("_ddplint_torch_api", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COLLECTIVES = _load_torch_api().PROBED_COLLECTIVES
 EVALUATION_CUT_FACTOR = 8
 MAX_INDICES_PER_EPOCH = 4096  # enough to measure overlap between ranks, small enough to write
 TRACEBACK_CHARS = 4000
