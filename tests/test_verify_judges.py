@@ -346,3 +346,22 @@ def test_the_probe_wraps_the_collectives_of_the_one_torch_table():
 
     assert probe.COLLECTIVES == torch_api.PROBED_COLLECTIVES
     assert {"all_reduce", "barrier", "broadcast_object_list"} <= set(probe.COLLECTIVES)
+
+
+def test_gpu_examples_are_flagged_exactly_at_their_markers():
+    """examples/gpu/ (GPU-written scripts that verify --cpu rehearses): the static check flags each
+    *_buggy.py on its `# <- DDPnnn` line and is silent on the others."""
+    import re
+    from pathlib import Path
+
+    from ddplint.engine import lint_file
+    from ddplint.rules import select_rules
+
+    scripts = sorted((Path(__file__).resolve().parent.parent / "examples" / "gpu").glob("*.py"))
+    assert len(scripts) >= 4
+    for path in scripts:
+        marks = [(number, match.group(1)) for number, line in enumerate(path.read_text().splitlines(), 1)
+                 if (match := re.search(r"# <- (DDP\d{3})", line))]
+        found = sorted((d.location.row, d.code) for d in lint_file(str(path), select_rules()))
+        assert found == marks, path.name
+        assert bool(marks) == path.stem.endswith("_buggy"), path.name
