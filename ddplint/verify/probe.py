@@ -430,6 +430,15 @@ def _tensor_devices(torch, obj, limit: int = 64) -> set:
 
 
 _DIGEST_WIDTH = 4096
+_WEIGHTS: list = []
+
+
+def _digest_weights(torch):
+    """Fixed weights, the same in every rank (seeded), made once per rank."""
+    if not _WEIGHTS:
+        generator = torch.Generator().manual_seed(1234)
+        _WEIGHTS.append(torch.rand(_DIGEST_WIDTH, 2, generator=generator, dtype=torch.float64))
+    return _WEIGHTS[0]
 
 
 def _safe_digests(torch, batch) -> list:
@@ -455,8 +464,7 @@ def _digests(torch, batch) -> list:
     if not leaves:
         return []
     rows = leaves[0].shape[0]
-    generator = torch.Generator().manual_seed(1234)
-    weights = torch.rand(_DIGEST_WIDTH, 2, generator=generator, dtype=torch.float64)
+    weights = _digest_weights(torch)
     total = torch.zeros(rows, 2, dtype=torch.float64)
     for leaf in leaves:
         if leaf.shape[0] != rows:
