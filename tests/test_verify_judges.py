@@ -365,3 +365,18 @@ def test_gpu_examples_are_flagged_exactly_at_their_markers():
         found = sorted((d.location.row, d.code) for d in lint_file(str(path), select_rules()))
         assert found == marks, path.name
         assert bool(marks) == path.stem.endswith("_buggy"), path.name
+
+
+def test_extend_select_adds_opt_in_rules_and_rejects_unknown_codes(tmp_path, capsys):
+    from ddplint.verify import command
+
+    args = command.parse_args(["train.py", "--cpu", "--extend-select", "ddp012, DDP003"])
+    assert args.cpu and args.extend_select == ["DDP012", "DDP003"]
+    assert command.main(["train.py", "--extend-select", "XYZ9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("argument --extend-select: no rule matches 'XYZ9'"), err
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "verify_scripts" / "gpu_slow_loader.py"
+    assert "DDP012" not in {f.code for f in command._static_findings(str(script))}
+    assert "DDP012" in {f.code for f in command._static_findings(str(script), ["DDP012"])}

@@ -76,7 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _codes(text: str) -> list:
     codes = [code.strip().upper() for code in text.split(",") if code.strip()]
-    if not codes or not select_rules(select=codes):
+    try:
+        matched = bool(codes) and bool(select_rules(select=codes))
+    except ValueError:  # a selector no rule code starts with
+        matched = False
+    if not matched:
         raise argparse.ArgumentTypeError(f"no rule matches {text!r}")
     return codes
 
