@@ -523,6 +523,17 @@ MIN_ITEMS = 8
 
 
 def judge_ddp009(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    per_rank = _first_digests(ctx, row)
+    if row is not None and len(per_rank) < 2:
+        per_rank = _first_digests(ctx, None)  # the finding may sit on the dataset, not the loader
+    if len(per_rank) < 2 or ctx.world_size < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, "no IterableDataset loader was iterated on two ranks")
+    return _judge_digests(per_rank)
+
+
+def _first_digests(ctx: RunContext, row: Optional[int]) -> dict:
+    """rank -> the item digests of its first epoch over an IterableDataset loader (the one built on
+    `row` when given)."""
     per_rank = {}
     for rank in ctx.ranks:
         for loader_id, loader in rank.loaders.items():
@@ -535,8 +546,10 @@ def judge_ddp009(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
             if first is not None:
                 per_rank[rank.rank] = first.digests
                 break
-    if len(per_rank) < 2 or ctx.world_size < 2:
-        return None if row is None else Judgement(INCONCLUSIVE, "no IterableDataset loader was iterated on two ranks")
+    return per_rank
+
+
+def _judge_digests(per_rank: dict) -> Judgement:
     ranks = sorted(per_rank)
     base = set(per_rank[ranks[0]])
     drawn = sum(len(per_rank[r]) for r in ranks[1:])
@@ -610,8 +623,9 @@ def judge_ddp011(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
             if loader.get("sampler") != "DistributedSampler" or loader.get("seed") is None:
                 continue
             first = next((e for e in rank.epochs if e.loader == loader_id and e.batches), None)
-            if first is not None and (row is None or loader_id in rank.training_loaders
-                                      or (loader.get("site") or {}).get("line") is not None):
+            # The finding sits on the DistributedSampler(...) line, not the loader's: any sampler of
+            # the kind will do for it; without one, only a training loader's counts.
+            if first is not None and (row is not None or loader_id in rank.training_loaders):
                 per_rank[rank.rank] = (loader, first)
                 break
     if len(per_rank) < 2 or ctx.world_size < 2:
