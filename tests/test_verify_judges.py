@@ -279,6 +279,8 @@ print("properties", torch.cuda.get_device_properties(0).name, flush=True)
 torch.save(model.state_dict(), "weights.pt")
 restored = torch.load("weights.pt")
 remapped = torch.load("weights.pt", map_location={"cuda:1": "cuda:0"})
+torch.save({name: value.cpu() for name, value in model.state_dict().items()}, "cpu_weights.pt")
+on_cpu = torch.load("cpu_weights.pt")
 try:
     torch.zeros(1, device="cuda:5")
 except RuntimeError as exc:
@@ -336,7 +338,7 @@ def test_emulation_in_one_process_records_logical_devices_and_stops_at_a_triton_
     assert requests == {("set_device", "cuda:1"), ("model", "cuda:1"), ("tensor", "cuda:1"), ("set_device", "cuda:0"),
                         ("tensor", "cuda:0")}, requests
     loads = [(r["devices"], r["own"], r["map_location"]) for r in records if r["kind"] == "load"]
-    assert loads == [(["cuda:1"], "cuda:1", None), (["cuda:0"], "cuda:1", "dict")], loads
+    assert loads == [(["cuda:1"], "cuda:1", None), (["cuda:0"], "cuda:1", "dict"), (["cpu"], "cuda:1", None)], loads
     assert sum(1 for r in records if r["kind"] == "batch") == 4
 
 

@@ -121,12 +121,16 @@ def _device_mode(cuda: LogicalCuda):
                 target = args[1] if len(args) > 1 else kwargs.get("device")
                 cuda.note("tensor", cuda.logical(target if target is not None else "cuda"))
                 return args[0].clone() if isinstance(args[0], torch.Tensor) else args[0]
+            if name == "cpu" and args and isinstance(args[0], torch.Tensor):
+                return _on_purpose_cpu(args[0].clone())  # a copy, as from a GPU
             if name == "to" and len(args) > 1:
                 device = cuda.logical(args[1])
                 if device is not None:
                     cuda.note("tensor", device)
                     args = (args[0], cpu, *args[2:])
                     kwargs["copy"] = True
+                elif _names_cpu(args[1]) and isinstance(args[0], torch.Tensor):
+                    return _on_purpose_cpu(func(*args, **dict(kwargs, copy=True)))
             if name == "_parse_to" and args and cuda.logical(args[0]) is not None:
                 args = (cpu, *args[1:])  # Module.to(device): the module's own wrapper noted it
             if name == "pin_memory" and args:
@@ -143,6 +147,39 @@ def _device_mode(cuda: LogicalCuda):
             return func(*args, **kwargs)
 
     return CpuForCuda()
+
+
+def _names_cpu(spec) -> bool:
+    return str(spec) == "cpu"
+
+
+def _on_purpose_cpu(tensor):
+    """Mark a tensor the script brought to the CPU itself (`.cpu()`, `.to("cpu")`): saved, it
+    comes back on the CPU, not on the saving rank's GPU."""
+    try:
+        tensor._ddplint_cpu = True
+    except (AttributeError, RuntimeError):
+        pass
+    return tensor
+
+
+def _all_on_purpose_cpu(obj, limit: int = 64) -> bool:
+    """True when every tensor found in a saved object (dicts, lists, tuples) was brought to the CPU
+    by the script; False when any was not, or none was found."""
+    import torch
+
+    todo, seen = [obj], 0
+    while todo and seen < limit:
+        item = todo.pop()
+        if isinstance(item, torch.Tensor):
+            if not getattr(item, "_ddplint_cpu", False):
+                return False
+            seen += 1
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return seen > 0
 
 
 # -- torch.cuda as on a machine with N GPUs ------------------------------------------------------------
@@ -451,7 +488,8 @@ def _install_serialization(torch, cuda: LogicalCuda, run_dir: str, record: Calla
     def save(obj, f, *args, **kwargs):
         result = original_save(obj, f, *args, **kwargs)
         if isinstance(f, (str, os.PathLike)):
-            device = cuda.model_device or "cpu"
+            # The tensors are where the rank's model is, unless the script moved them to the CPU.
+            device = "cpu" if _all_on_purpose_cpu(obj) else cuda.model_device or "cpu"
             line = json.dumps({"path": os.path.realpath(f), "device": device}) + "\n"
             try:
                 with open(saves, "a") as handle:
@@ -499,7 +537,7 @@ def _restored_device(cuda: LogicalCuda, source: str, map_location) -> Optional[s
     import torch
 
     if map_location is None:
-        return cuda.logical(source) or "cpu" if source.startswith("cuda") else "cpu"
+        return cuda.logical(source) if source.startswith("cuda") else "cpu"
     if isinstance(map_location, dict):
         target = map_location.get(source, source)
         return cuda.logical(target) or "cpu"
