@@ -109,6 +109,10 @@ def test_ddp007_hang_is_confirmed_at_the_timeout_with_each_ranks_stack(tmp_path)
     assert "rank 0 blocked" in judgement.evidence and "in barrier [1] at line 8 [stack: line 8 in <module>]" \
         in judgement.evidence
     assert "rank 1 not in any collective, at line 10 in wait <- line 12 in <module>" in judgement.evidence
+    # Blocked alone at the timeout elsewhere: perhaps only early (the others still working, DDP004)
+    hung = replace(ctx, ranks=ranks, timed_out=True)
+    assert judge_ddp007(hung, 30).status == INCONCLUSIVE
+    assert judge_ddp007(hung) is None
 
 
 def test_ddp007_a_rank_that_failed_on_its_own_is_left_out():

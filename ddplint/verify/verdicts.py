@@ -363,9 +363,17 @@ def judge_ddp007(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
                                                   "that did not fail on their own")
     hang = _hang_sentence(ctx, ranks)
     divergence = _divergence_sentence(ranks)
-    if divergence or hang:
+    if ctx.timed_out and (divergence or hang):
+        # At a timeout a rank blocked alone may only be early (the others still preprocessing, as in
+        # DDP004): it is this finding only when the collective it waits in is the finding's.
         text = "; ".join(part for part in (divergence, hang) if part)
-        return Judgement(CONFIRMED, text, _divergent_line(ranks, row))
+        if row is None:
+            return None
+        blocked_here = any(c is not None and (c.line == row or row in c.lines)
+                           for c in (r.open_collective() for r in ranks))
+        return Judgement(CONFIRMED if blocked_here else INCONCLUSIVE, text, row)
+    if divergence:
+        return Judgement(CONFIRMED, divergence, _divergent_line(ranks, row))
     if row is None:
         return None
     count = len(ranks[0].collectives)
