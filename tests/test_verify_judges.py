@@ -342,7 +342,8 @@ def test_emulation_in_one_process_records_logical_devices_and_stops_at_a_triton_
     assert requests == {("set_device", "cuda:1"), ("model", "cuda:1"), ("tensor", "cuda:1"), ("set_device", "cuda:0"),
                         ("tensor", "cuda:0")}, requests
     loads = [(r["devices"], r["own"], r["map_location"]) for r in records if r["kind"] == "load"]
-    assert loads == [(["cuda:1"], "cuda:1", None), (["cuda:0"], "cuda:1", "dict"), (["cpu"], "cuda:1", None)], loads
+    # own: cuda:LOCAL_RANK, the GPU a rank owns when it sees one per rank of the node
+    assert loads == [(["cuda:1"], "cuda:0", None), (["cuda:0"], "cuda:0", "dict"), (["cpu"], "cuda:0", None)], loads
     assert sum(1 for r in records if r["kind"] == "batch") == 4
 
 

@@ -54,6 +54,18 @@ def logical_device_count() -> int:
         return 0
 
 
+def own_gpu(device_count: int) -> str:
+    """The GPU a rank owns in the one-process-per-GPU layout: cuda:LOCAL_RANK when it sees several,
+    cuda:0 when it sees one (its own, isolated by CUDA_VISIBLE_DEVICES), the CPU when none."""
+    if device_count < 1:
+        return "cpu"
+    try:
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    except ValueError:
+        local_rank = 0
+    return f"cuda:{local_rank % device_count}" if device_count > 1 else "cuda:0"
+
+
 class LogicalCuda:
     """The rank's view of N logical GPUs: the current device and what was asked for, where."""
 
@@ -524,7 +536,7 @@ def _install_serialization(torch, cuda: LogicalCuda, run_dir: str, record: Calla
 
         result = original_load(f, to_cpu, *args, **kwargs)
         devices = sorted({d for d in restored if d})
-        record("load", devices=devices, own=cuda.model_device or f"cuda:{cuda.current}",
+        record("load", devices=devices, own=own_gpu(cuda.count),
                map_location=None if map_location is None else type(map_location).__name__, site=call_site())
         return result
 

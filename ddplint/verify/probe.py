@@ -41,7 +41,7 @@ from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken fi
     rank_log,
     stack_file,
 )
-from ddplint.verify.emulation import ENV_CPU_GPUS  # noqa: E402 (light: imports no torch at module level)
+from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
 
 
 def _load_torch_api():
@@ -337,7 +337,7 @@ class Probe:
         def load(*args, **kwargs):
             result = original(*args, **kwargs)
             _safely(lambda: probe.writer.write(
-                "load", devices=sorted(_tensor_devices(torch, result)), own=_current_cuda_device(torch) or "cpu",
+                "load", devices=sorted(_tensor_devices(torch, result)), own=own_gpu(_device_count(torch)),
                 map_location=None if _map_location(args, kwargs) is None else "given", site=probe.call_site()))
             return result
 
@@ -547,6 +547,13 @@ def _param_devices(module, limit: int = 8) -> list:
             if len(devices) >= limit:
                 break
     return devices
+
+
+def _device_count(torch) -> int:
+    try:
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        return 0
 
 
 def _current_cuda_device(torch):
