@@ -62,6 +62,9 @@ def run(args) -> None:
     sampler = DistributedSampler(train_set)
     loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler, shuffle=False,
                         pin_memory=True, num_workers=2)
+    first_inputs, _ = next(iter(loader))  # a peek at one batch, for the log line
+    if rank == 0:
+        print(f"{len(loader)} steps of {len(first_inputs)} samples per epoch on each rank", flush=True)
     for epoch in range(first_epoch, args.epochs):
         sampler.set_epoch(epoch)
         for inputs, targets in loader:
