@@ -387,3 +387,31 @@ def test_extend_select_adds_opt_in_rules_and_rejects_unknown_codes(tmp_path, cap
     script = Path(__file__).resolve().parent / "verify_scripts" / "gpu_slow_loader.py"
     assert "DDP012" not in {f.code for f in command._static_findings(str(script))}
     assert "DDP012" in {f.code for f in command._static_findings(str(script), ["DDP012"])}
+
+
+def test_cpu_sync_batchnorm_matches_batchnorm_over_the_whole_batch(tmp_path):
+    """The emulation's SyncBatchNorm arithmetic (sums all-reduced over the group) on a one-rank
+    group equals plain batch norm: outputs, gradients and running statistics."""
+    import torch
+    import torch.distributed as dist
+
+    from ddplint.verify.emulation import _synchronised_batch_norm
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        torch.manual_seed(0)
+        reference = torch.nn.BatchNorm2d(3)
+        synced = torch.nn.SyncBatchNorm(3)
+        synced.load_state_dict(reference.state_dict())
+        x = torch.randn(4, 3, 5, 5, requires_grad=True)
+        expected = reference(x)
+        (expected * torch.arange(expected.numel()).view_as(expected)).sum().backward()
+        grad_expected, x.grad = x.grad.clone(), None
+        got = _synchronised_batch_norm(torch, synced, x, dist.group.WORLD)
+        (got * torch.arange(got.numel()).view_as(got)).sum().backward()
+        assert torch.allclose(got, expected, atol=1e-5)
+        assert torch.allclose(x.grad, grad_expected, atol=1e-4)
+        assert torch.allclose(synced.running_mean, reference.running_mean, atol=1e-6)
+        assert torch.allclose(synced.running_var, reference.running_var, atol=1e-5)
+    finally:
+        dist.destroy_process_group()

@@ -451,6 +451,8 @@ def _install_distributed(torch, cuda: LogicalCuda) -> None:
         return original_ddp_init(model, module, None, None, *args, **kwargs)
 
     DistributedDataParallel.__init__ = ddp_init
+    # DDP refuses SyncBatchNorm in a CPU module; the emulation gives SyncBatchNorm a CPU forward.
+    DistributedDataParallel._passing_sync_batchnorm_handle = lambda self, module: None
 
     from torch.utils.data import dataloader as dl
 
@@ -486,6 +488,57 @@ def _install_modules(torch, cuda: LogicalCuda) -> None:
 
     module_class.to = to
     module_class.cuda = to_cuda
+
+
+# -- SyncBatchNorm: its kernels exist for GPUs only ------------------------------------------------------
+def _install_sync_batchnorm(torch) -> None:
+    """SyncBatchNorm refuses CPU tensors (its statistics kernels are GPU-only). On the CPU the same
+    arithmetic runs in Python: per-channel sums, sums of squares and counts are all-reduced over
+    the process group (a differentiable all_reduce, so gradients flow through the global
+    statistics as they do on GPUs), then the batch is normalised with the global mean and variance."""
+    module_class = torch.nn.SyncBatchNorm
+    original_forward = module_class.forward
+
+    @functools.wraps(original_forward)
+    def forward(module, input):
+        import torch.distributed as dist
+
+        if input.device.type != "cpu":
+            return original_forward(module, input)
+        group = module.process_group or (dist.group.WORLD if dist.is_available() and dist.is_initialized() else None)
+        synchronise = module.training and group is not None and dist.get_world_size(group) > 1
+        if not synchronise:
+            return torch.nn.functional.batch_norm(
+                input, module.running_mean, module.running_var, module.weight, module.bias,
+                module.training or not module.track_running_stats, module.momentum or 0.0, module.eps)
+        return _synchronised_batch_norm(torch, module, input, group)
+
+    module_class.forward = forward
+
+
+def _synchronised_batch_norm(torch, module, input, group):
+    from torch.distributed.nn.functional import all_reduce
+
+    channels = input.shape[1]
+    dims = [0, *range(2, input.dim())]
+    count = torch.tensor([input.numel() / channels], dtype=input.dtype)
+    local = torch.cat([input.sum(dims), (input * input).sum(dims), count])
+    total = all_reduce(local, group=group)
+    n = total[-1]
+    mean = total[:channels] / n
+    var = total[channels:2 * channels] / n - mean * mean
+    if module.track_running_stats and module.running_mean is not None:
+        with torch.no_grad():
+            momentum = module.momentum if module.momentum is not None else 0.1
+            module.running_mean.mul_(1 - momentum).add_(momentum * mean.detach())
+            unbiased = var.detach() * n / max(float(n) - 1.0, 1.0)
+            module.running_var.mul_(1 - momentum).add_(momentum * unbiased)
+            module.num_batches_tracked.add_(1)
+    shape = [1, channels] + [1] * (input.dim() - 2)
+    out = (input - mean.view(shape)) / torch.sqrt(var.view(shape) + module.eps)
+    if module.affine:
+        out = out * module.weight.view(shape) + module.bias.view(shape)
+    return out
 
 
 # -- torch.save / torch.load: on which logical device the tensors come back -----------------------------
@@ -697,6 +750,7 @@ def install(count: int, run_dir: str, record: Callable[..., None], call_site: Ca
     _install_torch_cuda(torch, cuda)
     _install_distributed(torch, cuda)
     _install_modules(torch, cuda)
+    _install_sync_batchnorm(torch)
     _install_serialization(torch, cuda, run_dir, record, call_site)
     _install_cpp_extension(torch, call_site)
     sys.meta_path.insert(0, _GpuOnlyFinder(is_user_frame, call_site))

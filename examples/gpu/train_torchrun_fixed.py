@@ -49,7 +49,8 @@ def run(args) -> None:
     gpu = join_process_group()
     rank = dist.get_rank()
     snapshot = args.snapshot
-    net = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 1)).to(gpu)
+    net = nn.Sequential(nn.Linear(20, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 1))
+    net = nn.SyncBatchNorm.convert_sync_batchnorm(net).to(gpu)  # batch statistics over all GPUs
     first_epoch = 0
     if snapshot and os.path.exists(snapshot):
         state = torch.load(snapshot, map_location=f"cuda:{gpu}")
