@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.verify.verdicts import (
     CONFIRMED,
@@ -275,6 +277,13 @@ for x, y in loader:
     end.record()
     torch.cuda.synchronize()
     assert end.elapsed_time(start) is not None and torch.cuda.memory_allocated() == 0
+states = torch.cuda.get_rng_state_all()
+torch.cuda.set_rng_state_all(states)
+assert len(states) == 2
+compiled = torch.compile(model)
+assert compiled is model and torch.compile(mode="max-autotune")(len) is len
+from torch.utils.checkpoint import checkpoint
+checkpoint(model, torch.randn(2, 4, device="cuda", requires_grad=True), use_reentrant=False).sum().backward()
 with torch.cuda.device(0):
     assert torch.cuda.current_device() == 0
     extra = torch.zeros(3, device="cuda")
@@ -318,14 +327,18 @@ def _emulated_probe(tmp_path, source: str):
     return script, proc, (tmp_path / "rank-0.log").read_text(), read_records(rank_file(tmp_path, 0))
 
 
-def test_emulation_refuses_a_custom_cuda_kernel_before_compiling_it(tmp_path):
-    script, proc, log, records = _emulated_probe(tmp_path, (
-        "from torch.utils.cpp_extension import load_inline\n"
-        "ops = load_inline('scale', cpp_sources='', cuda_sources='__global__ void k() {}')\n"))
+@pytest.mark.parametrize("source, call, what", [
+    ("from torch.utils.cpp_extension import load_inline\n"
+     "ops = load_inline('scale', cpp_sources='', cuda_sources='__global__ void k() {}')\n",
+     "torch.utils.cpp_extension.load_inline(...)", "a custom CUDA kernel"),
+    ("import torch\ngraph = torch.cuda.CUDAGraph()\n", "torch.cuda.CUDAGraph(...)", "a CUDA graph"),
+])
+def test_emulation_refuses_gpu_only_work_with_one_line_naming_the_call(tmp_path, source, call, what):
+    script, proc, log, records = _emulated_probe(tmp_path, source)
     assert proc.returncode == 2 and records[-1]["reason"] == "not-emulatable"
     assert records[-1]["error"] == (
-        f"cannot rehearse on CPU: torch.utils.cpp_extension.load_inline(...) at {script}:2 runs a custom CUDA "
-        f"kernel, which needs a GPU (run `ddplint verify` without --cpu on a GPU machine)")
+        f"cannot rehearse on CPU: {call} at {script}:2 runs {what}, which needs a GPU "
+        f"(run `ddplint verify` without --cpu on a GPU machine)")
     assert "Traceback" not in log
 
 

@@ -328,6 +328,11 @@ def _install_torch_cuda(torch, cuda: LogicalCuda) -> None:
         "stream": lambda s=None: _Stream(),
         "current_stream": lambda d=None: _Stream(),
         "default_stream": lambda d=None: _Stream(),
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(cuda.count)],
+        "set_rng_state": nothing,
+        "set_rng_state_all": nothing,
+        "initial_seed": lambda: torch.initial_seed(),
         "manual_seed": nothing,
         "manual_seed_all": nothing,
         "seed": nothing,
@@ -356,6 +361,19 @@ def _install_torch_cuda(torch, cuda: LogicalCuda) -> None:
 
         nvtx.range = _Range
     _install_amp(torch)
+    _install_compile(torch)
+
+
+def _install_compile(torch) -> None:
+    """torch.compile returns the model (or function) as it is: compiling only changes speed, which a
+    CPU rehearsal does not measure, and GPU kernels would not compile here anyway."""
+
+    def compile(model=None, *args, **kwargs):
+        if model is None:
+            return lambda fn: fn  # used as @torch.compile(mode=...)
+        return model
+
+    torch.compile = compile
 
 
 def _install_amp(torch) -> None:
@@ -713,6 +731,19 @@ class _GpuOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+def _install_cuda_graphs(torch, call_site: Callable[[], dict]) -> None:
+    """CUDA graphs capture and replay GPU work: nothing on the CPU can stand in for them."""
+
+    def refuse(name):
+        def stop(*args, **kwargs):
+            _stop("a CUDA graph", f"torch.cuda.{name}(...)", call_site())
+
+        return stop
+
+    for name in ("CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle"):
+        setattr(torch.cuda, name, refuse(name))
+
+
 def _install_cpp_extension(torch, call_site: Callable[[], dict]) -> None:
     try:
         from torch.utils import cpp_extension
@@ -753,6 +784,7 @@ def install(count: int, run_dir: str, record: Callable[..., None], call_site: Ca
     _install_sync_batchnorm(torch)
     _install_serialization(torch, cuda, run_dir, record, call_site)
     _install_cpp_extension(torch, call_site)
+    _install_cuda_graphs(torch, call_site)
     sys.meta_path.insert(0, _GpuOnlyFinder(is_user_frame, call_site))
     _device_mode(cuda).__enter__()  # for the rest of the process: pushed once, never popped
     return cuda
