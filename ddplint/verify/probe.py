@@ -601,6 +601,9 @@ def main(argv: list) -> None:
     rank = _int_env("RANK", 0)
     if not os.environ.get(ENV_PASSTHROUGH):
         _redirect_output(rank_log(directory, rank))
+    # Before the start record: the launcher signals the pids it reads there, and SIGUSR1 without a
+    # handler would end the rank.
+    _dump_stacks_on_signal(stack_file(directory, rank))
     writer = TelemetryWriter(rank_file(directory, rank))
     writer.write(
         "start", t=_STARTED, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
@@ -608,7 +611,6 @@ def main(argv: list) -> None:
         host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
         emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
     )
-    _dump_stacks_on_signal(stack_file(directory, rank))
     probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5))
     try:
         probe.install(_int_env(ENV_CPU_GPUS, 0))
