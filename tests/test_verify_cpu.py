@@ -47,8 +47,9 @@ def test_gpu_written_torchrun_script_runs_on_cpu_ranks_with_one_logical_gpu_each
     assert snapshot.exists()  # rank 0 saved it at its epoch ends, as the script does
 
 
-def test_the_same_script_without_cpu_dies_at_set_device():
-    # What the rehearsal is for: without --cpu, on a machine without GPUs, no rank gets anywhere.
+def test_the_same_script_without_cpu_dies_at_start_up():
+    # What the rehearsal is for: without --cpu, on a machine without GPUs, every rank dies at
+    # set_device (no CUDA) before its first batch.
     rc, report, _ = run_verify(GPU_EXAMPLES / "train_torchrun_fixed.py", "--max-steps", "4")
     assert rc == 2 and report["evidence"] is False
     assert "crashed before its first batch" in report["problem"]

@@ -445,7 +445,7 @@ def _divergent_line(ranks: list, row: Optional[int]) -> Optional[int]:
         for coll in rank.collectives:
             per_key.setdefault((coll.op, coll.line), {}).setdefault(rank.rank, 0)
             per_key[(coll.op, coll.line)][rank.rank] += 1
-    for (op, line), counts in per_key.items():
+    for (_op, line), counts in per_key.items():
         if len(counts) < len(ranks) or len(set(counts.values())) > 1:
             return line
     return None
