@@ -269,7 +269,7 @@ def _install_torch_cuda(torch, cuda: LogicalCuda) -> None:
     tc = torch.cuda
 
     def index_of(device=None) -> int:
-        name = cuda.logical(device if device is not None else "cuda")
+        name = cuda.logical(device if device is not None else "cuda") or "cuda:0"
         return int(name.split(":")[1])
 
     def set_device(device):

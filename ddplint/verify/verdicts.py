@@ -332,7 +332,7 @@ def _first_request_line(ctx: RunContext, device: str) -> str:
 
 # -- DDP006: shuffle=True with a sampler -------------------------------------------------------------
 def judge_ddp006(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
-    failed = {}
+    failed: dict = {}
     for rank in ctx.ranks:
         for error in rank.loader_errors:
             line = (error.get("site") or {}).get("line")
@@ -391,7 +391,7 @@ _COMMUNICATION_ERRORS = re.compile(r"gloo|nccl|connection|timed out|collective|p
 
 
 def _failed_on_its_own(rank: RankSummary) -> bool:
-    if not rank.crashed:
+    if not rank.crashed or rank.end is None:
         return False
     return not _COMMUNICATION_ERRORS.search(str(rank.end.get("error", "")))
 
@@ -399,8 +399,8 @@ def _failed_on_its_own(rank: RankSummary) -> bool:
 def _describe_collective(coll, state: bool = True) -> str:
     size = f" {coll.size}" if coll.size else ""
     line = f" at line {coll.line}" if coll.line else ""
-    state = " (still waiting at the stop)" if state and coll.duration is None else ""
-    return f"{coll.op}{size}{line}{state}"
+    waiting = " (still waiting at the stop)" if state and coll.duration is None else ""
+    return f"{coll.op}{size}{line}{waiting}"
 
 
 def _divergence_sentence(ranks: list) -> str:
