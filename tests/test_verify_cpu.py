@@ -87,6 +87,16 @@ def test_ddp008_checkpoint_restored_onto_another_ranks_gpu_is_confirmed_and_map_
     assert loads == [(["cuda:0"], "cuda:0"), (["cuda:1"], "cuda:1")], loads
 
 
+def test_ddp003_data_parallel_runs_on_cpu_ranks_and_is_confirmed_with_its_logical_gpus():
+    script = EXAMPLES / "ddp003_data_parallel_buggy.py"
+    rc, report, _ = rehearse(script, "--max-steps", "6")
+    finding = by_code(report, "DDP003")
+    assert finding["status"] == "confirmed" and finding["location"]["row"] == marker_row(script, "DDP003")
+    assert "device_ids ['cuda:0'], parameters on cuda:0 (logical)" in finding["evidence"], finding["evidence"]
+    assert rc == 1
+    assert [r["status"] for r in report["ranks"]] == ["stopped after 6 steps"] * 2  # DataParallel ran
+
+
 # -- DDP006, DDP007 on GPU-written scripts ------------------------------------------------------------
 def test_ddp006_start_up_error_is_confirmed_at_the_loader_line():
     script = GPU_EXAMPLES / "ddp006_shuffle_with_sampler_buggy.py"

@@ -469,6 +469,20 @@ def _install_distributed(torch, cuda: LogicalCuda) -> None:
         return original_ddp_init(model, module, None, None, *args, **kwargs)
 
     DistributedDataParallel.__init__ = ddp_init
+    data_parallel = torch.nn.DataParallel
+    original_dp_init = data_parallel.__init__
+
+    @functools.wraps(original_dp_init)
+    def dp_init(model, *args, **kwargs):
+        original_dp_init(model, *args, **kwargs)
+        # The logical GPUs it would scatter over are recorded; with no device ids left it calls the
+        # module directly (what DataParallel does without GPUs), on the CPU.
+        model._ddplint_logical_ids = [f"cuda:{i}" for i in model.device_ids or []]
+        for device in model._ddplint_logical_ids:
+            cuda.note("data_parallel", device)
+        model.device_ids = []
+
+    data_parallel.__init__ = dp_init
     # DDP refuses SyncBatchNorm in a CPU module; the emulation gives SyncBatchNorm a CPU forward.
     DistributedDataParallel._passing_sync_batchnorm_handle = lambda self, module: None
 

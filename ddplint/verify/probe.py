@@ -306,7 +306,8 @@ class Probe:
             original_dp_init(model, *args, **kwargs)
             # Without GPUs DataParallel sets neither device_ids nor output_device.
             _safely(lambda: probe.writer.write(
-                "dp", device_ids=[str(d) for d in (getattr(model, "device_ids", None) or [])],
+                "dp", device_ids=[str(d) for d in (getattr(model, "_ddplint_logical_ids", None)
+                                                   or getattr(model, "device_ids", None) or [])],
                 output_device=_optional_str(getattr(model, "output_device", None)),
                 param_devices=_param_devices(model.module), site=probe.call_site(),
             ))

@@ -157,7 +157,7 @@ class RankSummary:
     def logical_devices(self) -> list:
         """verify --cpu: the logical GPUs this rank asked for, the most telling first (where the
         model went, DDP's device_ids, set_device, the process group's device, then tensors)."""
-        order = ("model", "ddp", "set_device", "init_process_group", "tensor")
+        order = ("model", "ddp", "set_device", "init_process_group", "data_parallel", "tensor")
         requests = sorted(self.cuda_requests, key=lambda r: order.index(r.get("what")) if r.get("what") in order else 9)
         return list(dict.fromkeys(r["device"] for r in requests if r.get("device")))
 

@@ -239,7 +239,7 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         gpu = _gpu_skew_sentence(ctx.nvml)
         return Judgement(CONFIRMED, (
             f"nn.DataParallel built on {_ranks_text([r.rank for r in built])} of {len(ctx.ranks)} with "
-            f"{device_text}, parameters on {', '.join(record.get('param_devices') or []) or 'no device'}"
+            f"{device_text}, parameters on {_parameter_devices(ctx, built[0], record)}"
             f"{sync_text}{gpu}"),
             (record.get("site") or {}).get("line"))
     trained = [r for r in ctx.ranks if r.steps]
@@ -250,6 +250,12 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
             f"no nn.DataParallel was built before or during the {min(r.steps for r in trained)} steps run on each "
             f"of the {len(trained)} ranks{ddp_text}"))
     return Judgement(INCONCLUSIVE, "no nn.DataParallel was built, but not every rank reached a training step")
+
+
+def _parameter_devices(ctx: RunContext, rank: RankSummary, record: dict) -> str:
+    if ctx.emulated and rank.logical_devices():
+        return f"{rank.logical_devices()[0]} (logical)"  # really on the CPU, by the rehearsal
+    return ", ".join(record.get("param_devices") or []) or "no device"
 
 
 def _gpu_skew_sentence(nvml: Optional[dict]) -> str:
