@@ -133,7 +133,10 @@ class Probe:
         return site
 
     def is_user_file(self, filename: str) -> bool:
-        return os.path.realpath(filename) == self.script or not _is_library(filename) and "site-packages" not in filename
+        """The script and the user's own modules (not torch, not installed packages, not us)."""
+        if os.path.realpath(filename) == self.script:
+            return True
+        return not _is_library(filename) and "site-packages" not in filename
 
     # -- instrumentation --------------------------------------------------------------------------
     def install(self, emulated_gpus: int = 0) -> None:
@@ -286,7 +289,8 @@ class Probe:
             if getattr(probe._local, "inside", False):
                 return original(*args, **kwargs)  # nested call of an outer collective: timed there
             probe._local.inside = True
-            probe.writer.write("coll_begin", op=name, site=probe.call_site(outer_lines=True), size=_collective_size(args, kwargs))
+            _safely(lambda: probe.writer.write("coll_begin", op=name, site=probe.call_site(outer_lines=True),
+                                               size=_collective_size(args, kwargs)))
             clock = time.perf_counter()
             try:
                 return original(*args, **kwargs)
@@ -345,11 +349,10 @@ class Probe:
         torch.load = load
 
     def _instrument_devices(self, torch) -> None:
-        probe = self
-        original = torch.cuda.set_device
-
         if self.logical is not None:
             return  # the emulation records set_device itself
+        probe = self
+        original = torch.cuda.set_device
 
         @functools.wraps(original)
         def set_device(device):
