@@ -8,6 +8,7 @@ and sequences, never from how fast this machine is.
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -103,7 +104,9 @@ def test_ddp006_start_up_error_is_confirmed_at_the_loader_line():
     rc, report, _ = rehearse(script, "--max-steps", "4")
     finding = by_code(report, "DDP006")
     assert finding["status"] == "confirmed" and finding["location"]["row"] == marker_row(script, "DDP006")
-    assert "mutually exclusive with shuffle on ranks 0, 1" in finding["evidence"]
+    # Every rank raises; torchrun may stop the others once the first has failed, so the evidence
+    # names one rank or more.
+    assert re.search(r"mutually exclusive with shuffle on ranks? [01]", finding["evidence"]), finding["evidence"]
     assert rc == 1
 
 
