@@ -255,6 +255,11 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+torch.backends.cudnn.benchmark = True
+torch.backends.cudnn.deterministic = False
+torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+torch.cuda.empty_cache()
+torch.cuda.reset_peak_memory_stats()
 torch.cuda.set_device(1)
 assert torch.cuda.current_device() == 1
 model = nn.Linear(4, 1).to(torch.device("cuda", 1))
