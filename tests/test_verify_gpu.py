@@ -61,6 +61,7 @@ GPU_EXAMPLES = REPO / "examples" / "gpu"
 two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 CUDA GPUs (one rank per GPU)")
 
 
+@pytest.mark.slow
 def test_gpu_written_example_runs_with_nccl_one_rank_per_gpu():
     count = torch.cuda.device_count()
     proc = subprocess.run(
@@ -73,6 +74,7 @@ def test_gpu_written_example_runs_with_nccl_one_rank_per_gpu():
     assert all(r["backend"] == "nccl" and r["steps"] == 8 for r in report["ranks"])
 
 
+@pytest.mark.slow
 @two_gpus
 def test_ddp008_checkpoint_restored_onto_gpu_0_on_real_devices():
     rc, report = run_verify(REPO / "examples" / "ddp008_load_without_map_location_buggy.py", "--max-steps", "6",
@@ -82,6 +84,7 @@ def test_ddp008_checkpoint_restored_onto_gpu_0_on_real_devices():
     assert "onto cuda:0 on rank 1, whose own GPU is cuda:1" in ddp008[0]["evidence"]
 
 
+@pytest.mark.slow
 @two_gpus
 def test_ddp007_rank_zero_only_all_reduce_on_nccl_is_confirmed():
     rc, report = run_verify(GPU_EXAMPLES / "ddp007_collective_in_rank_branch_buggy.py", "--max-steps", "12",
