@@ -379,7 +379,7 @@ def test_gpu_examples_are_flagged_exactly_at_their_markers():
     import re
     from pathlib import Path
 
-    from ddplint.engine import lint_file
+    from ddplint.api import lint_file
     from ddplint.rules import select_rules
 
     scripts = sorted((Path(__file__).resolve().parent.parent / "examples" / "gpu").glob("*.py"))
