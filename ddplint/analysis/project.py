@@ -29,6 +29,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.loaders import SamplerKind
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
 # Whole import statements, parenthesised ones across lines: read without parsing the file.
@@ -56,7 +57,7 @@ class FactoryLoader:
     """A DataLoader a project function builds and returns."""
 
     where: str  # "data.py:12", for messages
-    sampler: str  # "present" | "absent" | "whole-dataset", after the module's own exemptions
+    sampler: "SamplerKind"  # after the module's own exemptions
     shuffling_sampler: bool  # a shuffling DistributedSampler reaches it: set_epoch matters
     shuffle: Optional[bool]
     dataset_parameter: Optional[int]  # position of the factory parameter that becomes the dataset
@@ -142,14 +143,16 @@ def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Option
     return None
 
 
-def _sampler_verdict(facts: "ModuleFacts", loader) -> str:
+def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
     """The module's own exemptions, applied where the loader is built: a framework, an iterable
-    or hand-sharded dataset, all count as "present" for the caller."""
+    or hand-sharded dataset, all count as a sampler for the caller."""
+    from ddplint.analysis.loaders import SamplerKind
+
     data = facts.data
-    if loader.sampler == "present":
-        return "present"
+    if loader.sampler is SamplerKind.PRESENT:
+        return SamplerKind.PRESENT
     if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
-        return "present"
+        return SamplerKind.PRESENT
     return loader.sampler
 
 

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.loaders import SamplerKind
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -16,7 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         return
     data = facts.data
     for loader in data.loaders:
-        if loader.sampler == "present":
+        if loader.sampler is SamplerKind.PRESENT:
             continue
         if not data.is_training_loader(loader):
             continue  # evaluation-only: redundant work at worst, never wrong results
@@ -37,7 +38,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"the whole dataset, so an epoch does world_size times the work; give that "
                 f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
             )
-        elif loader.sampler == "whole-dataset":
+        elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
@@ -71,7 +72,7 @@ def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
     if name is None:
         return None
     dataset_code = facts.module.code_for_node(dataset)
-    if loader.sampler == "whole-dataset":
+    if loader.sampler is SamplerKind.WHOLE_DATASET:
         given = keyword_arg(call, "sampler")
         if given is None:
             return None
