@@ -4,18 +4,30 @@ otherwise preparing a dataset, as opposed to checkpoints, configs and logs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, string_value, walk
+from ddplint.analysis.syntax import (
+    dotted_name,
+    identifier_words,
+    is_false,
+    is_none,
+    is_true,
+    last_name,
+    string_value,
+    walk,
+)
 from ddplint.analysis.torch_api import ITERABLE_DATASETS
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
     from ddplint.analysis.flow import Flow
 
+# Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
+# reference statistics, a config. What the result is used for decides.
 DATA_READERS = {
     "torch.load",
     "numpy.load",
@@ -25,11 +37,22 @@ DATA_READERS = {
     "numpy.memmap",
     "json.load",
     "pickle.load",
-    "datasets.load_dataset",
-    "datasets.load_from_disk",
     "h5py.File",
 }
-DATA_READER_PREFIXES = ("pandas.read_", "torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
+# ... and calls whose result is a dataset or a table of samples.
+DATASET_LOADERS = {"datasets.load_dataset", "datasets.load_from_disk"}
+TABLE_READER_PREFIXES = ("pandas.read_",)
+DATASET_PACKAGES = ("torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
+# Methods that apply a function to every sample of a dataset, and options only those take.
+_DATASET_TRANSFORMS = {"map", "filter", "flat_map"}
+_DATASET_MAP_OPTIONS = {"batched", "num_proc", "remove_columns", "batch_size", "load_from_cache_file"}
+# Calls that make up tensors; a dataset built only from them and numbers is a test fixture.
+_TENSOR_FACTORIES = {
+    "randn", "rand", "randint", "randperm", "zeros", "ones", "arange", "full", "empty", "linspace", "range",
+    "tensor", "normal", "zeros_like", "ones_like", "randn_like", "rand_like",
+}
+# Keywords that shape a dataset without providing its content.
+_LAYOUT_KEYWORDS = {"dtype", "device", "transform", "target_transform", "seed", "generator", "requires_grad"}
 _DATA_VERBS = {"load", "read", "build", "prepare", "make", "create", "get", "generate", "fetch", "process", "gen"}
 _DATA_NOUNS = {
     "data", "dataset", "datasets", "corpus", "vocab", "split", "splits", "shard", "shards", "example",
@@ -53,6 +76,20 @@ _NOT_DATA_WORDS = {
 }
 
 
+@dataclass(frozen=True, eq=False)
+class Work:
+    """Data work found in a call or a loop, described for a message."""
+
+    what: str  # what the rank does: "tokenises the data", "builds the dataset"
+    code: str  # the call or loop as written, shortened: "dataset.map(tokenize)"
+    node: cst.CSTNode
+    # The work itself scales with the dataset (building, tokenising, mapping a dataset,
+    # iterating a loader). False for reads of a file whose content the tool cannot judge
+    # (`torch.load(path)`, `load_data(...)` of another module): they count as data work only
+    # where their result is what the other ranks wait to receive.
+    scales: bool
+
+
 class DataWork:
     def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
         self.facts = facts
@@ -65,39 +102,149 @@ class DataWork:
     def is_data_work(self, site: "CallSite") -> bool:
         """Loading or preprocessing data (not checkpoints, models, configs or logs), directly or
         through a function of this file (`process(raw)` whose body tokenizes)."""
-        if self._reads_or_preprocesses(site):
-            return True
-        return any(function in self._data_functions for function, _ in self.facts.functions_called_by(site))
+        return self.work_of(site) is not None
+
+    def work_of(self, site: "CallSite") -> Optional[Work]:
+        """The data work a call does, directly or through the file's functions it calls (what
+        a function of the file does counts for more than its name)."""
+        direct = self._direct_work(site)
+        if _scales(direct):
+            return direct
+        called = [function for function, _ in self.facts.functions_called_by(site)]
+        if any(function in self._scaling_functions for function in called):
+            return Work("prepares the data", _short(self.facts, site.node), site.node, scales=True)
+        if direct is not None:
+            return direct
+        if any(function in self._reading_functions for function in called):
+            return Work("loads data", _short(self.facts, site.node), site.node, scales=False)
+        return None
+
+    def loop_work(self, loop: "LoopSite", loaders: list) -> Optional[Work]:
+        """A `for` loop over one of these loaders, or over a dataset the file builds: a pass over
+        the data (unless the dataset is a handful of made-up tensors)."""
+        iterable = loop.iterable
+        if iterable is None:
+            return None
+        scope, arms = loop.context.scope, loop.context.branches
+        code = f"for ... in {_short(self.facts, iterable, 30)}"
+        for loader in loaders:
+            if loader.dataset is not None and self._synthetic(loader.dataset, loader.site.context.scope):
+                continue
+            if self.flow.feeds(iterable, scope, loader.site.node, arms):
+                return Work("iterates the loader", code, loop.node, scales=True)
+        for source in self.flow.sources(iterable, scope, arms):
+            node = source.node
+            if isinstance(node, cst.Call):
+                site = self.flow.call_site(node)
+                work = self._direct_work(site) if site is not None else None
+                if work is not None and work.scales and work.what in ("builds the dataset", "loads the dataset"):
+                    return Work("iterates the dataset", code, loop.node, scales=True)
+        return None
 
     @cached_property
-    def _data_functions(self) -> set:
-        """The file's functions that load or preprocess data, directly or through each other."""
-        return self.facts.functions_reaching(self._reads_or_preprocesses)
+    def _scaling_functions(self) -> set:
+        """The file's functions that build, load, map or tokenise a dataset, directly or not."""
+        return self.facts.functions_reaching(lambda site: _scales(self._direct_work(site)))
 
-    def _reads_or_preprocesses(self, site: "CallSite") -> bool:
+    @cached_property
+    def _reading_functions(self) -> set:
+        """The file's functions that read a data file, directly or through each other."""
+        return self.facts.functions_reaching(lambda site: self._direct_work(site) is not None)
+
+    def _direct_work(self, site: "CallSite") -> Optional[Work]:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
         argument_words = self._first_argument_words(site)
         target_words = {w for key in self.facts.assigned_to.get(id(call), ()) for w in identifier_words(key)}
         if (words | argument_words | target_words) & _NOT_DATA_WORDS:
-            return False
-        if qualified & DATA_READERS or any(q.startswith(DATA_READER_PREFIXES) for q in qualified):
-            return True
+            return None
+        code = _short(self.facts, call)
+        scope = site.context.scope
+        if qualified & DATASET_LOADERS:
+            return Work("loads the dataset", code, call, scales=True)
+        if any(q.startswith(TABLE_READER_PREFIXES) for q in qualified):
+            return Work("reads a data table", code, call, scales=True)
+        if self._builds_dataset(site, qualified):
+            if self._synthetic_call(call, scope):
+                return None  # a few made-up samples: a test fixture, not a dataset
+            return Work("builds the dataset", code, call, scales=True)
         if _names_preprocessing(site.name):
-            return True
+            if _only_literal_text(call):
+                return None  # `tokenizer("Hello")`: one sample (a prompt for a log), not a dataset
+            what = "tokenises the data" if _names_tokenising(site.name) else "preprocesses the data"
+            return Work(what, code, call, scales=True)
+        transform = self._dataset_transform(site)
+        if transform is not None:
+            return Work(transform, code, call, scales=True)
+        if qualified & DATA_READERS:
+            return Work("reads a data file", code, call, scales=False)
         if words & _DATA_VERBS and words & _DATA_NOUNS:
-            return True
-        if (dotted_name(call.func) or "") in self.dataset_classes:
-            return True
+            return Work("loads or builds the data", code, call, scales=False)
+        return None
+
+    def _builds_dataset(self, site: "CallSite", qualified: set[str]) -> bool:
         name = site.name or ""
-        if name.endswith("Dataset") or name == "ImageFolder":
+        if any(q.startswith(DATASET_PACKAGES) for q in qualified):
             return True
-        # `ds.map(tokenize_sample)`: the work is in the function handed over
-        return any(
+        if (dotted_name(site.node.func) or "") in self.dataset_classes:
+            return True
+        return name.endswith("Dataset") or name == "ImageFolder"
+
+    def _dataset_transform(self, site: "CallSite") -> Optional[str]:
+        """`ds.map(tokenize_fn)`, `raw.filter(keep, num_proc=8)`: a function applied to every
+        sample of a dataset. The receiver is a dataset the file loads or builds, the function
+        handed over names preprocessing, or the call takes the batching options only dataset
+        maps take (`batched=`, `num_proc=`)."""
+        call = site.node
+        if site.name not in _DATASET_TRANSFORMS or not isinstance(call.func, cst.Attribute) or not call.args:
+            return None
+        what = "filters the dataset" if site.name == "filter" else "maps a function over the dataset"
+        if any(arg.keyword is not None and arg.keyword.value in _DATASET_MAP_OPTIONS for arg in call.args):
+            return what
+        if any(
             isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_preprocessing(last_name(arg.value))
             for arg in call.args
-        )
+        ):
+            return what
+        for source in self.flow.sources(call.func.value, site.context.scope, site.context.branches):
+            if isinstance(source.node, cst.Call):
+                inner = self.flow.call_site(source.node)
+                if inner is not None and inner is not site and _scales(self._direct_work(inner)):
+                    return what
+        return None
+
+    def _synthetic_call(self, call: cst.Call, scope) -> bool:
+        """`TensorDataset(torch.randn(64, 3))`, `RandomDataset(size=32)`: every argument is a
+        number or a made-up tensor."""
+        values = [arg.value for arg in call.args if arg.keyword is None or arg.keyword.value not in _LAYOUT_KEYWORDS]
+        return bool(values) and all(self._synthetic(value, scope) for value in values)
+
+    def _synthetic(self, expr: cst.BaseExpression, scope, depth: int = 0) -> bool:
+        if depth > 4:
+            return False
+        if isinstance(expr, (cst.Integer, cst.Float)) or is_none(expr) or is_true(expr) or is_false(expr):
+            return True
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return all(self._synthetic(element.value, scope, depth + 1) for element in expr.elements)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._synthetic(expr.left, scope, depth + 1) and self._synthetic(expr.right, scope, depth + 1)
+        if isinstance(expr, cst.Call):
+            if last_name(expr.func) in _TENSOR_FACTORIES:
+                return all(
+                    self._synthetic(arg.value, scope, depth + 1) for arg in expr.args if arg.keyword is None
+                )
+            site = self.flow.call_site(expr)
+            if site is not None and self._builds_dataset(site, self.facts.qualified_names(expr.func)):
+                return self._synthetic_call(expr, scope)
+            return False
+        if isinstance(expr, cst.Name):
+            sources = self.flow.sources(expr, scope)
+            return bool(sources) and all(
+                s.node is not None and s.node is not expr and self._synthetic(s.node, s.scope, depth + 1)
+                for s in sources
+            )
+        return False
 
     def reads_a_data_file(self, site: "CallSite") -> bool:
         """`torch.load("cache/train_features.pt")`: the file is named as data (features, tokens,
@@ -147,6 +294,41 @@ class DataWork:
         return words
 
 
+def _scales(work: Optional[Work]) -> bool:
+    return work is not None and work.scales
+
+
+def _names_tokenising(name: Optional[str]) -> bool:
+    return any(w.startswith(("tokeniz", "tokenis")) for w in identifier_words(name or ""))
+
+
+def _only_literal_text(call: cst.Call) -> bool:
+    """Every positional argument is a literal piece of prose (`tokenizer("Hello, my dog")`):
+    one sample, not a dataset. A literal without spaces is more likely a path
+    (`tokenize("train.jsonl")`)."""
+    values = [arg.value for arg in call.args if arg.keyword is None]
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, cst.FormattedString):
+            text = "".join(part.value for part in value.parts if isinstance(part, cst.FormattedStringText))
+        else:
+            text = string_value(value)
+        if text is None or " " not in text.strip():
+            return False
+    return True
+
+
+def _short(facts: "ModuleFacts", node: cst.CSTNode, limit: int = 60) -> str:
+    """The code of a node on one line, or its callee with `(...)` when that is too long."""
+    code = " ".join(facts.module.code_for_node(node).split())
+    if len(code) <= limit:
+        return code
+    if isinstance(node, cst.Call):
+        return f"{dotted_name(node.func) or last_name(node.func) or 'call'}(...)"
+    return code[: limit - 3] + "..."
+
+
 def _names_preprocessing(name: Optional[str]) -> bool:
     words = set(identifier_words(name or ""))
-    return bool(words & _PREPROCESS_WORDS) or any(w.startswith(("preprocess", "tokeniz")) for w in words)
+    return bool(words & _PREPROCESS_WORDS) or any(w.startswith(("preprocess", "tokeniz", "tokenis")) for w in words)
