@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import excludes
+from ddplint.analysis.records import excludes
 from ddplint.analysis.syntax import alternatives, dotted_name
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Scope
+    from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.records import CallSite, FunctionInfo, Scope
 
 _MAX_DEPTH = 8
 
