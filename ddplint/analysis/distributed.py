@@ -533,7 +533,7 @@ class RankModel:
         func = site.node.func
         if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
             return False
-        flow = self.facts.data.flow
+        flow = self.facts.flow
         for source in flow.sources(func, site.context.scope, site.context.branches):
             if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
                 return True

@@ -384,7 +384,21 @@ class ModuleFacts:
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             cls = site.context.scope.class_scope
             return [(f, True) for f in self.methods_of(cls.name, func.attr.value)] if cls is not None else []
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            # `trainer = Trainer(...)` then `trainer.fit(loader)`: a method of a class of this file
+            return [(f, True) for cls in self._instance_classes(func.value.value, site.context.scope)
+                    for f in self.methods_of(cls, func.attr.value)]
         return []
+
+    def _instance_classes(self, name: str, scope: Scope) -> list[str]:
+        """Classes of this file that `name` is built from by a direct assignment."""
+        found = []
+        for binding in scope.lookup(name):
+            value = binding.value
+            if binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                if value.func.value in self.classes and value.func.value not in found:
+                    found.append(value.func.value)
+        return found
 
     def class_lineage(self, name: str) -> list[ClassInfo]:
         """A class of this file and its bases defined in this file, nearest first."""
@@ -482,6 +496,13 @@ class ModuleFacts:
         from ddplint.analysis.distributed import detect_distributed
 
         return detect_distributed(self)
+
+    @cached_property
+    def flow(self):
+        """Where values come from (analysis/flow.py), shared by every model and rule."""
+        from ddplint.analysis.flow import Flow
+
+        return Flow(self)
 
     @cached_property
     def data(self):
