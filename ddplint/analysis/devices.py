@@ -90,7 +90,7 @@ class DeviceModel:
     def _device_value(self, site: "CallSite", expr: cst.BaseExpression, integer_means_gpu: bool) -> Optional[Placement]:
         """A device given as a literal, or through a variable holding one (`device = "cuda"`).
         A `torch.device(...)` call reached through a variable is judged at that call instead."""
-        for source in self.facts.data.flow.sources(expr, site.context.scope, site.context.branches):
+        for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
             node = source.node
             if node is None:
                 continue

@@ -25,7 +25,8 @@ from ddplint.analysis.torch_api import (
 from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import BranchSite, CallSite, Context, ModuleFacts, Scope
+    from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.records import BranchSite, CallSite, Context, Scope
 
 # Reading one of these from the environment means the script expects a launcher (torchrun).
 LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
@@ -532,7 +533,7 @@ class RankModel:
         func = site.node.func
         if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
             return False
-        flow = self.facts.data.flow
+        flow = self.facts.flow
         for source in flow.sources(func, site.context.scope, site.context.branches):
             if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
                 return True

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import excludes
-from ddplint.analysis.syntax import alternatives, dotted_name
+from ddplint.analysis.records import excludes
+from ddplint.analysis.syntax import alternatives, dotted_name, int_value, string_value
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Scope
+    from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.records import CallSite, FunctionInfo, Scope
 
 _MAX_DEPTH = 8
 
@@ -91,7 +92,36 @@ class Flow:
                 for value, function_scope, return_arms in returns:
                     self._sources(value, function_scope, via, depth + 1, seen, out, return_arms)
                 return
+        if isinstance(expr, cst.Subscript) and self._item_sources(expr, scope, via, depth, seen, out, arms):
+            return
         out.append(Source(expr, scope, via))
+
+    def _item_sources(self, expr: cst.Subscript, scope, via, depth, seen, out, arms) -> bool:
+        """`loaders["train"]`, `loaders[0]`: the element of a literal container (or a
+        `d["train"] = ...` assignment) the subscript selects; every element when the key is not
+        a literal. False (the subscript stays a leaf) unless every container is known."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return False
+        key = _literal_key(expr.slice[0].slice.value)
+        containers: list[Source] = []
+        self._sources(expr.value, scope, via, depth + 1, seen, containers, arms)
+        owner = dotted_name(expr.value)
+        items = [b for b in scope.lookup(owner) if b.kind == "item"] if owner else []
+        found: list[tuple[cst.BaseExpression, "Scope", tuple]] = [
+            (b.value, b.scope, b.arms) for b in items if key is _ANY or b.item == key
+        ]
+        for container in containers:
+            elements = _elements(container.node, key)
+            if elements is None:
+                if not items:
+                    return False
+                continue  # `d = {}` (or built elsewhere) then filled by `d["k"] = v`
+            found.extend((element, container.scope, ()) for element in elements)
+        if not found:
+            return False
+        for value, value_scope, value_arms in found:
+            self._sources(value, value_scope, via, depth + 1, seen, out, value_arms or arms)
+        return True
 
     def _local_returns(self, call: cst.Call) -> list[tuple[cst.BaseExpression, "Scope", tuple]]:
         site = self.call_site(call)
@@ -224,6 +254,41 @@ class Flow:
         # Inside a known wrapper (`enumerate(loader)`, `prepare(loader)`) only a positive answer
         # counts: an untraceable argument of a known call does not make the call the target.
         return any(self._feeds(inner, source.scope, target, depth + 1) for inner in contained_values(node))
+
+
+_ANY = object()  # a subscript whose key is not a literal: any element
+
+
+def _literal_key(node: cst.BaseExpression):
+    text = string_value(node)
+    if text is not None:
+        return text
+    number = int_value(node)
+    return number if number is not None else _ANY
+
+
+def _elements(node: Optional[cst.CSTNode], key) -> Optional[list[cst.BaseExpression]]:
+    """The elements of a literal container that `container[key]` may be; None when `node` is
+    not a literal container."""
+    if isinstance(node, cst.Dict):
+        pairs = [(string_value(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+        if len(pairs) != len(node.elements):
+            return None  # `{**base, ...}`: unknown keys
+        return [value for name, value in pairs if key is _ANY or name == key]
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "dict":
+        if not all(arg.keyword is not None for arg in node.args):
+            return None  # `dict(other)`, `dict(**base)`: unknown keys
+        return [arg.value for arg in node.args if key is _ANY or arg.keyword.value == key]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        values = [e.value for e in node.elements]
+        if key is _ANY:
+            return values
+        if isinstance(key, int) and -len(values) <= key < len(values):
+            return [values[key]]
+        return []
+    return None
 
 
 def _arms_key(arms: tuple) -> tuple:

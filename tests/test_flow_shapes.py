@@ -1,0 +1,242 @@
+"""Shapes of real code the shared analysis must get right (issue 11, flow side).
+
+Each test is a small snippet in our own words: what a value is where it is used, in program
+order; which scripts are distributed; the rule shapes that depend on both. Every shape is tested on
+what must be flagged and on what must be left alone.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from ddplint.analysis.facts import build_facts
+
+
+def _facts(source: str):
+    source = textwrap.dedent(source).lstrip("\n")
+    module = cst.parse_module(source)
+    return module, build_facts(module, source)
+
+
+def values_at_use(source: str) -> list[str]:
+    """The source expressions of the argument of the (first) `use(...)` call, as code."""
+    module, facts = _facts(source)
+    site = next(s for s in facts.calls if s.name == "use")
+    found = facts.flow.sources(site.node.args[0].value, site.context.scope, site.context.branches)
+    return sorted(module.code_for_node(s.node) if s.node is not None else "?" for s in found)
+
+
+# -- records apart from analyses ------------------------------------------------------------------
+def test_records_module_imports_nothing_else_of_ddplint():
+    import ddplint.analysis.records as records
+
+    with open(records.__file__, encoding="utf-8") as handle:
+        tree = cst.parse_module(handle.read())
+    imported = [
+        cst.Module([]).code_for_node(node.module)
+        for node in _walk(tree)
+        if isinstance(node, cst.ImportFrom) and node.module is not None
+    ]
+    imported += [
+        cst.Module([]).code_for_node(alias.name)
+        for node in _walk(tree)
+        if isinstance(node, cst.Import)
+        for alias in node.names
+    ]
+    assert imported and not [name for name in imported if name.startswith("ddplint")]
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+# -- value tracking through containers ---------------------------------------------------------
+def test_tuple_assignment_is_element_wise():
+    assert values_at_use(
+        """
+        sampler, shuffle = DistributedSampler(data), False
+        use(sampler)
+        """
+    ) == ["DistributedSampler(data)"]
+    assert values_at_use(
+        """
+        sampler, shuffle = DistributedSampler(data), False
+        use(shuffle)
+        """
+    ) == ["False"]
+
+
+def test_returned_tuple_is_unpacked_at_the_call_site():
+    snippet = """
+        def make_loaders(ds):
+            train = DataLoader(ds, shuffle=True)
+            return train, ds, None
+
+        first, second, third = make_loaders(data)
+        use({name})
+        """
+    assert values_at_use(snippet.format(name="first")) == ["DataLoader(ds, shuffle=True)"]
+    assert values_at_use(snippet.format(name="second")) == ["?"]  # `data`: bound nowhere in the file
+    assert values_at_use(snippet.format(name="third")) == ["None"]
+
+
+def test_returned_tuple_indexed_at_the_call_site():
+    assert values_at_use(
+        """
+        def make_loaders():
+            return DataLoader(a), DataLoader(b)
+
+        pair = make_loaders()
+        use(pair[1])
+        """
+    ) == ["DataLoader(b)"]
+
+
+def test_dict_of_loaders_selects_the_named_entry():
+    assert values_at_use(
+        """
+        loaders = {"train": DataLoader(a), "val": DataLoader(b)}
+        use(loaders["train"])
+        """
+    ) == ["DataLoader(a)"]
+    assert values_at_use(
+        """
+        loaders = dict(train=DataLoader(a), val=DataLoader(b))
+        use(loaders["val"])
+        """
+    ) == ["DataLoader(b)"]
+
+
+def test_dict_filled_item_by_item():
+    assert values_at_use(
+        """
+        loaders = {}
+        loaders["train"] = DataLoader(a)
+        loaders["val"] = DataLoader(b)
+        use(loaders["val"])
+        """
+    ) == ["DataLoader(b)"]
+
+
+def test_unknown_key_may_be_any_entry_and_lists_index_by_position():
+    assert values_at_use(
+        """
+        loaders = {"train": DataLoader(a), "val": DataLoader(b)}
+        for split in splits:
+            use(loaders[split])
+        """
+    ) == ["DataLoader(a)", "DataLoader(b)"]
+    assert values_at_use(
+        """
+        loaders = [DataLoader(a), DataLoader(b)]
+        use(loaders[-1])
+        """
+    ) == ["DataLoader(b)"]
+
+
+def test_subscript_of_something_unknown_stays_itself():
+    assert values_at_use("use(batch[0])") == ["batch[0]"]
+    assert values_at_use(
+        """
+        def step(d):
+            use(d["train"])
+        """
+    ) == ['d["train"]']
+    assert values_at_use(
+        """
+        loaders = {**defaults, "train": DataLoader(a)}
+        use(loaders["val"])
+        """
+    ) == ['loaders["val"]']
+
+
+def test_argument_reaches_the_parameter_of_the_function_running_the_loop():
+    assert values_at_use(
+        """
+        def run_epoch(model, loader=None):
+            use(loader)
+
+        def main():
+            train_loader = DataLoader(data, shuffle=True)
+            run_epoch(model, loader=train_loader)
+        """
+    ) == ["DataLoader(data, shuffle=True)"]
+
+
+def test_argument_reaches_a_method_of_a_local_class_instance():
+    assert values_at_use(
+        """
+        class Runner:
+            def fit(self, loader, epochs):
+                use(loader)
+
+        def main():
+            runner = Runner(model)
+            runner.fit(DataLoader(data), 3)
+        """
+    ) == ["DataLoader(data)"]
+
+
+def test_container_shapes_through_the_rules(lint):
+    # The train loader travels in a dict into the function that runs the epoch: still unsharded.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        def one_epoch(loader):
+            for batch in loader:
+                step(batch)
+
+        def main():
+            dist.init_process_group("nccl")
+            loaders = {"train": DataLoader(ds, shuffle=True), "val": DataLoader(vs)}
+            for epoch in range(10):
+                one_epoch(loaders["train"])
+        """,
+        ["DDP001"],
+    ) == [(10, "DDP001")]
+    # A sampler built in a tuple assignment, returned in a tuple, iterated per epoch without
+    # set_epoch: the same order every epoch.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def build(ds):
+            sampler, shuffle = DistributedSampler(ds), False
+            return DataLoader(ds, sampler=sampler, shuffle=shuffle), sampler, None
+
+        def main():
+            dist.init_process_group("nccl")
+            loader, sampler, collate = build(ds)
+            for epoch in range(10):
+                for batch in loader:
+                    step(batch)
+        """,
+        ["DDP002"],
+    ) == [(11, "DDP002")]
+    # ... and with set_epoch on the unpacked sampler it is fine.
+    assert lint(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def build(ds):
+            sampler, shuffle = DistributedSampler(ds), False
+            return DataLoader(ds, sampler=sampler, shuffle=shuffle), sampler, None
+
+        def main():
+            dist.init_process_group("nccl")
+            loader, sampler, collate = build(ds)
+            for epoch in range(10):
+                sampler.set_epoch(epoch)
+                for batch in loader:
+                    step(batch)
+        """,
+        ["DDP002"],
+    ) == []
