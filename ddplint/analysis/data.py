@@ -19,7 +19,6 @@ import libcst as cst
 
 from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import Epochs, Iteration
-from ddplint.analysis.flow import Flow
 from ddplint.analysis.loaders import LoaderInfo, Loaders, SamplerKind, constructs
 from ddplint.analysis.samplers import SamplerInfo, Samplers
 from ddplint.analysis.streams import Streams
@@ -34,7 +33,7 @@ __all__ = ["DataModel", "Iteration", "LoaderInfo", "SamplerInfo", "SamplerKind"]
 class DataModel:
     def __init__(self, facts: "ModuleFacts") -> None:
         self.facts = facts
-        self.flow = Flow(facts)
+        self.flow = facts.flow  # one flow per file, shared with the other models
 
     # -- the narrower models ---------------------------------------------------------------------
     @cached_property
