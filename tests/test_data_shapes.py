@@ -188,3 +188,272 @@ def test_a_dataset_class_of_the_file_built_from_numbers_is_a_fixture():
         "DDP004",
     )
     assert found == []
+
+
+# -- epochs that are not a `for epoch` loop (DDP002) ------------------------------------------------
+
+LOADER = """
+import itertools
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+"""
+
+
+def ddp002(body: str) -> list[tuple[int, str]]:
+    return messages(LOADER + textwrap.dedent(body), "DDP002")
+
+
+def test_cycle_replays_the_first_pass_even_with_set_epoch():
+    found = ddp002(
+        """
+        sampler.set_epoch(0)
+        batches = itertools.cycle(loader)
+        for step in range(max_steps):
+            images, labels = next(batches)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    )
+    assert [row for row, _ in found] == [10]  # the cycle() call
+    assert "itertools.cycle()" in found[0][1] and "set_epoch() cannot change" in found[0][1]
+
+
+def test_cycle_over_an_evaluation_loader_is_left_alone():
+    assert messages(
+        """
+        import itertools
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        val_loader = DataLoader(val_set, batch_size=32, sampler=DistributedSampler(val_set))
+        val_batches = itertools.cycle(val_loader)
+        """,
+        "DDP002",
+    ) == []
+
+
+def test_an_iterator_recreated_when_exhausted_starts_an_unseeded_pass():
+    found = ddp002(
+        """
+        batches = iter(loader)
+        for step in range(max_steps):
+            try:
+                images, labels = next(batches)
+            except StopIteration:
+                batches = iter(loader)
+                images, labels = next(batches)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    )
+    assert [row for row, _ in found] == [10]
+    assert "new passes over a loader" in found[0][1]
+
+
+def test_a_recreated_iterator_after_set_epoch_is_left_alone():
+    assert ddp002(
+        """
+        passes = 0
+        batches = iter(loader)
+        for step in range(max_steps):
+            try:
+                images, labels = next(batches)
+            except StopIteration:
+                passes += 1
+                sampler.set_epoch(passes)
+                batches = iter(loader)
+                images, labels = next(batches)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    ) == []
+
+
+def test_one_pass_through_an_iterator_is_left_alone():
+    assert ddp002(
+        """
+        batches = iter(loader)
+        for step in range(len(loader)):
+            images, labels = next(batches)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    ) == []
+
+
+def test_an_endless_generator_without_set_epoch():
+    found = ddp002(
+        """
+        def endless(source):
+            while True:
+                for batch in source:
+                    yield batch
+
+        stream = endless(loader)
+        for step in range(max_steps):
+            images, labels = next(stream)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    )
+    assert [row for row, _ in found] == [10]
+
+
+def test_an_endless_generator_that_sets_the_epoch_is_left_alone():
+    assert ddp002(
+        """
+        def endless(source, source_sampler):
+            epoch = 0
+            while True:
+                source_sampler.set_epoch(epoch)
+                for batch in source:
+                    yield batch
+                epoch += 1
+
+        stream = endless(loader, sampler)
+        for step in range(max_steps):
+            images, labels = next(stream)
+            criterion(model(images), labels).backward()
+            optimizer.step()
+        """
+    ) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # returned in a tuple with other things
+        """
+        def build(train_set):
+            train_sampler = DistributedSampler(train_set)
+            return DataLoader(train_set, batch_size=32, sampler=train_sampler), train_set, collate
+
+        train_loader, dataset, collate_fn = build(train_set)
+        for epoch in range(epochs):
+            for images, labels in train_loader:
+                criterion(model(images), labels).backward()
+                optimizer.step()
+        """,
+        # kept in a dict of loaders
+        """
+        loaders = {"train": DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))}
+        for epoch in range(epochs):
+            for images, labels in loaders["train"]:
+                criterion(model(images), labels).backward()
+                optimizer.step()
+        """,
+        # handed to the function that runs the epochs
+        """
+        def fit(model, data, epochs):
+            for epoch in range(epochs):
+                for images, labels in data:
+                    criterion(model(images), labels).backward()
+                    optimizer.step()
+
+        fit(model, DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set)), 10)
+        """,
+    ],
+)
+def test_loaders_that_travel_in_containers_and_arguments(body):
+    source = "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+    source += 'dist.init_process_group("nccl")\n' + textwrap.dedent(body)
+    assert len(messages(source, "DDP002")) == 1
+
+
+# -- DDP001: a sampler built but not passed; DataLoader drop-ins --------------------------------------
+
+TRAIN_LOOP = """
+for epoch in range(epochs):
+    for images, labels in loader:
+        criterion(model(images), labels).backward()
+        optimizer.step()
+"""
+
+
+def ddp001(body: str) -> list[tuple[int, str]]:
+    head = "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+    head += 'dist.init_process_group("nccl")\n'
+    return messages(head + textwrap.dedent(body) + TRAIN_LOOP, "DDP001")
+
+
+def test_a_sampler_built_but_never_passed_is_named():
+    found = ddp001(
+        """
+        train_sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, shuffle=True)
+        """
+    )
+    assert len(found) == 1
+    assert "`train_sampler = DistributedSampler(train_set)`" in found[0][1]
+    assert "never passed to this DataLoader" in found[0][1]
+
+
+def test_a_sampler_for_another_dataset_does_not_count_as_unpassed():
+    found = ddp001(
+        """
+        val_sampler = DistributedSampler(val_set)
+        loader = DataLoader(train_set, batch_size=32, shuffle=True)
+        """
+    )
+    assert len(found) == 1 and "never passed" not in found[0][1]
+
+
+def test_the_unpassed_sampler_fix_passes_it():
+    from ddplint.fix import fix_until_stable
+
+    source = (
+        "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+        'dist.init_process_group("nccl")\n'
+        "train_sampler = DistributedSampler(train_set)\n"
+        "loader = DataLoader(train_set, batch_size=32, shuffle=True)\n" + TRAIN_LOOP
+    )
+    rules = select_rules(["DDP001"])
+    outcome = fix_until_stable(source, lambda text: lint_source(text, "snippet.py", rules), unsafe=True)
+    text = outcome.source
+    assert "DataLoader(train_set, batch_size=32, sampler=train_sampler)" in text
+
+
+def test_a_dataloader_subclass_of_the_file_is_a_loader():
+    found = ddp001(
+        """
+        class PrefetchLoader(DataLoader):
+            def __init__(self, dataset, **kwargs):
+                super().__init__(dataset, pin_memory=True, **kwargs)
+
+        loader = PrefetchLoader(train_set, batch_size=32, shuffle=True)
+        """
+    )
+    assert len(found) == 1
+
+
+def test_a_dataloader_subclass_that_brings_its_own_sampler_is_left_alone():
+    assert ddp001(
+        """
+        class ShardedLoader(DataLoader):
+            def __init__(self, dataset, **kwargs):
+                super().__init__(dataset, sampler=DistributedSampler(dataset), **kwargs)
+
+        loader = ShardedLoader(train_set, batch_size=32)
+        """
+    ) == []
+
+
+def test_stateful_dataloader_is_a_dataloader():
+    found = ddp001(
+        """
+        from torchdata.stateful_dataloader import StatefulDataLoader
+        loader = StatefulDataLoader(train_set, batch_size=32, shuffle=True)
+        """
+    )
+    assert len(found) == 1
+    assert ddp001(
+        """
+        from torchdata.stateful_dataloader import StatefulDataLoader
+        loader = StatefulDataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
+        """
+    ) == []

@@ -86,11 +86,17 @@ class DataModel:
     def set_epoch_calls(self):
         return self.sampler_model.set_epoch_calls
 
+    def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
+        return self.sampler_model.unpassed_sampler_for(loader)
+
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional["LoopSite"] = None) -> bool:
         return self.sampler_model.set_epoch_reaches(sampler, epoch_loop)
 
     def iterations(self, loader: LoaderInfo) -> list[Iteration]:
         return self.epochs.iterations(loader)
+
+    def replays_first_pass(self, iteration: Iteration) -> bool:
+        return self.epochs.replays_first_pass(iteration)
 
     def repeating_loop(self, context, via=()) -> Optional["LoopSite"]:
         return self.epochs.repeating_loop(context, via)

@@ -66,6 +66,13 @@ class Epochs:
             out[id(loader)] = found
         return out
 
+    def replays_first_pass(self, iteration: Iteration) -> bool:
+        """`itertools.cycle(loader)`: cycle keeps the items of its first pass and yields them
+        again, so every later pass repeats the first one, batch for batch, whatever the sampler
+        would do on a new pass."""
+        where = iteration.where
+        return not isinstance(where, LoopSite) and "itertools.cycle" in self.facts.qualified_names(where.node.func)
+
     def repeating_loop(self, context, via=()) -> Optional[LoopSite]:
         """The innermost loop that repeats a place: around it in its own function, else around
         the call sites through which the loader arrived (`via`), else around the calls of the

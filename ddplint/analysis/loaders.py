@@ -124,6 +124,8 @@ class Loaders:
 
     def _sampler_kind(self, site: "CallSite") -> SamplerKind:
         call, scope = site.node, site.context.scope
+        if self._subclass_brings_its_own_sampler(call):
+            return SamplerKind.PRESENT
         passed = [e for e in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)) if e is not None]
         if has_star_args(call):
             return SamplerKind.PRESENT  # positional *args: cannot tell, so assume the author passed one
@@ -141,6 +143,27 @@ class Loaders:
                 continue
             return SamplerKind.PRESENT
         return kind
+
+    def _subclass_brings_its_own_sampler(self, call: cst.Call) -> bool:
+        """A DataLoader subclass of this file that picks its samples itself: its `__init__`
+        hands `super().__init__` a sampler or batch sampler, or it replaces `__iter__`."""
+        callee = dotted_name(call.func) or ""
+        if callee not in self.loader_classes:
+            return False
+        classes = {info.name for info in self.facts.class_lineage(callee)}
+        for function in self.facts.functions:
+            if function.class_name not in classes:
+                continue
+            if function.name == "__iter__":
+                return True
+            if function.name != "__init__":
+                continue
+            for inner in self.facts.calls_by_function.get(id(function), []):
+                if inner.name == "__init__" and (
+                    argument(inner.node, "sampler", 3) is not None or argument(inner.node, "batch_sampler", 4) is not None
+                ):
+                    return True
+        return False
 
     def _samples_whole_dataset(self, source) -> bool:
         """RandomSampler / WeightedRandomSampler, or a SubsetRandomSampler whose indices do not

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo, Loaders, constructs
-from ddplint.analysis.syntax import argument, is_false, last_name, string_value
+from ddplint.analysis.syntax import argument, dotted_name, is_false, last_name, string_value
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
 
 if TYPE_CHECKING:
@@ -64,6 +64,34 @@ class Samplers:
                 if expr is not None and self.flow.feeds(expr, scope, target):
                     out.append(loader)
                     break
+        return out
+
+    def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
+        """A DistributedSampler built over this loader's dataset, in the same function, and
+        given to no loader: most likely meant for this one (`sampler = DistributedSampler(ds)`
+        then `DataLoader(ds, shuffle=True)`)."""
+        if loader.dataset is None or loader.built_in is not None:
+            return None
+        scope = loader.site.context.scope
+        datasets = self._origins(loader.dataset, scope)
+        for sampler in self.all:
+            if sampler.loaders or sampler.built_in is not None or sampler.site.context.scope is not scope:
+                continue
+            dataset = argument(sampler.site.node, "dataset", 0)
+            if dataset is not None and self._origins(dataset, scope) & datasets:
+                return sampler
+        return None
+
+    def _origins(self, expr: cst.BaseExpression, scope) -> set:
+        """What a dataset expression stands for: the nodes it comes from, or its own text when
+        the trail goes cold (`args.train_set` on both sides)."""
+        out = set()
+        for source in self.flow.sources(expr, scope):
+            if source.node is not None:
+                out.add(id(source.node))
+        name = dotted_name(expr)
+        if name is not None:
+            out.add(name)
         return out
 
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite] = None) -> bool:

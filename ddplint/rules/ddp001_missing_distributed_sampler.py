@@ -44,6 +44,19 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
                 "times the work; use DistributedSampler(dataset) (it shuffles too)"
             )
+        elif (unpassed := data.unpassed_sampler_for(loader)) is not None:
+            built = " ".join(facts.module.code_for_node(unpassed.site.node).split())
+            holders = facts.assigned_to.get(id(unpassed.site.node), ())
+            if len(holders) == 1:
+                built = f"{next(iter(holders))} = {built}"
+            message = (
+                f"a DistributedSampler is built for this dataset (`{built}`) but never passed to "
+                f"this DataLoader, so it shards nothing: every rank iterates the whole dataset, an "
+                f"epoch does world_size times the work and the ranks train on the same batches; "
+                f"pass it as sampler= and drop shuffle=True"
+            )
+            yield RULE.finding(loader.site.node, message, _pass_sampler_fix(facts, loader, unpassed))
+            continue
         else:
             message = (
                 "DataLoader has no DistributedSampler in a distributed script: every rank iterates "
@@ -51,6 +64,28 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "the same batches; pass sampler=DistributedSampler(dataset) and drop shuffle=True"
             )
         yield RULE.finding(loader.site.node, message, _sampler_fix(facts, loader))
+
+
+def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFix]:
+    """Hand the existing sampler over as `sampler=<name>`, in place of `shuffle=`; offered only
+    when one plain variable in the loader's scope holds that sampler and nothing else."""
+    call = loader.site.node
+    if any(arg.star for arg in call.args) or len(positional_args(call)) > 2:
+        return None
+    names = facts.assigned_to.get(id(sampler.site.node), ())
+    scope = loader.site.context.scope
+    name = next(iter(names)) if len(names) == 1 else None
+    if name is None or not name.isidentifier():
+        return None
+    bindings = scope.lookup(name)
+    if not bindings or any(binding.value is not sampler.site.node for binding in bindings):
+        return None
+    shuffle = keyword_arg(call, "shuffle")
+    if shuffle is not None:
+        edit = NodeEdit(f"sampler={name}", shuffle.keyword, end=shuffle.value)
+    else:
+        edit = NodeEdit(f", sampler={name}", call.args[-1].value, "after")
+    return FindingFix(f"Pass `sampler={name}` to the DataLoader", (edit,), "unsafe")
 
 
 SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
@@ -138,7 +173,10 @@ RULE = Rule(
         `torch.multiprocessing.spawn` or reads `LOCAL_RANK` / `RANK` / `WORLD_SIZE`) that is trained
         on but gets no `sampler` / `batch_sampler`, or only a `RandomSampler`. The sampler is looked
         for as a keyword, positionally, through variables (`sampler if distributed else None`), and
-        inside a `**loader_kwargs` dict.
+        inside a `**loader_kwargs` dict. DataLoader drop-ins count as DataLoaders: torchdata's
+        `StatefulDataLoader` and `DataLoader` subclasses of the file. When a DistributedSampler
+        is built over the same dataset in the same function but given to no loader, the message
+        names it, and the fix passes it.
     """,
     why="""
         Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
@@ -170,6 +208,8 @@ RULE = Rule(
           the file passes, as in a `Trainer` class): the caller may have sharded it.
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
+        - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
+          sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
           one is there.
     """,
