@@ -139,6 +139,9 @@ class Flow:
         bindings = [b for b in found if b.kind != "item"]
         visible = [b for b in bindings if not excludes(arms, b.arms)]
         bindings = visible or bindings
+        if bindings:
+            # In program order: `model(x)` before `model = DDP(model)` is the plain model.
+            bindings = self.facts.reaching(bindings, expr)
         if not bindings:
             if key and key.split(".")[0] in self.facts.imports.bindings:
                 out.append(Source(expr, scope, via))  # a module attribute: a known leaf
