@@ -461,3 +461,60 @@ def test_closure_use_sees_what_was_assigned_before_its_definition():
             device = later()
         """
     ) == ["later()", "pick()"]
+
+
+# -- an attribute is not a variable ----------------------------------------------------------------
+def test_attribute_never_resolves_to_the_local_of_the_same_name(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def main(args):
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            seed = args.seed + rank
+            torch.manual_seed(seed)
+            sampler = DistributedSampler(ds, seed={seed})
+            loader = DataLoader(ds, sampler=sampler)
+        """
+    assert lint(source.format(seed="args.seed"), ["DDP011"]) == []
+    assert lint(source.format(seed="seed"), ["DDP011"]) == [(10, "DDP011")]
+
+
+def test_value_walk_leaves_out_attribute_and_keyword_names():
+    from ddplint.analysis.syntax import value_walk
+
+    expression = cst.parse_expression("f(args.seed, seed=cfg.rank)")
+    names = {node.value for node in value_walk(expression) if isinstance(node, cst.Name)}
+    assert names == {"f", "args", "cfg"}
+
+
+def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
+    """Over every file of tests/corpus: the bindings an attribute chain is resolved to are
+    always bindings of that very chain, never of its last identifier."""
+    from pathlib import Path
+
+    corpus = sorted((Path(__file__).parent / "corpus").rglob("*.py"))
+    assert corpus
+    checked = 0
+    for path in corpus:
+        source = path.read_text(encoding="utf-8")
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError:
+            continue
+        facts = build_facts(module, source)
+        from ddplint.analysis.syntax import dotted_name
+
+        for site in facts.calls:
+            for node in _walk(site.node):
+                if not isinstance(node, cst.Attribute) or dotted_name(node) is None:
+                    continue
+                context = facts.context_of(node)
+                if context is None:
+                    continue
+                for binding in facts.flow.bindings_for(node, context.scope, context.branches):
+                    assert binding.key == dotted_name(node), (path.name, dotted_name(node), binding.key)
+                checked += 1
+    assert checked > 1000
