@@ -240,3 +240,281 @@ def test_container_shapes_through_the_rules(lint):
         """,
         ["DDP002"],
     ) == []
+
+
+# -- program order (reaching definitions) ----------------------------------------------------------
+def test_a_later_assignment_does_not_reach_an_earlier_use():
+    assert values_at_use(
+        """
+        def main():
+            model = Net()
+            use(model)
+            model = DistributedDataParallel(model)
+        """
+    ) == ["Net()"]
+
+
+def test_a_straight_line_reassignment_hides_the_earlier_value():
+    assert values_at_use(
+        """
+        def main():
+            model = Net()
+            model = DistributedDataParallel(model)
+            use(model)
+        """
+    ) == ["DistributedDataParallel(model)"]
+
+
+def test_an_assignment_in_one_arm_does_not_hide_the_earlier_value():
+    assert values_at_use(
+        """
+        def main(args):
+            device = "cuda:0"
+            if args.distributed:
+                device = f"cuda:{args.local_rank}"
+            use(device)
+        """
+    ) == ['"cuda:0"', 'f"cuda:{args.local_rank}"']
+
+
+def test_loop_carries_a_later_assignment_to_the_next_iteration():
+    assert values_at_use(
+        """
+        def main():
+            state = None
+            for step in range(10):
+                use(state)
+                state = compute(step)
+        """
+    ) == ["None", "compute(step)"]
+
+
+def test_reassignment_at_the_top_of_a_loop_body_hides_the_rest():
+    assert values_at_use(
+        """
+        def main():
+            state = None
+            for step in range(10):
+                state = compute(step)
+                use(state)
+                state = other(step)
+        """
+    ) == ["compute(step)"]
+
+
+def test_own_value_is_evaluated_before_the_assignment():
+    assert values_at_use(
+        """
+        def main():
+            loader = DataLoader(data)
+            loader = use(loader)
+        """
+    ) == ["DataLoader(data)"]
+
+
+def test_early_return_stops_an_assignment_from_reaching_later_uses():
+    assert values_at_use(
+        """
+        def main(args):
+            gpu = pick_gpu()
+            if not args.distributed:
+                gpu = 0
+                return run_single(gpu)
+            use(gpu)
+        """
+    ) == ["pick_gpu()"]
+
+
+def test_raise_inside_try_does_not_leave_the_function():
+    assert values_at_use(
+        """
+        def main():
+            value = first()
+            try:
+                value = second()
+                raise ValueError
+            except ValueError:
+                pass
+            use(value)
+        """
+    ) == ["first()", "second()"]
+
+
+def test_with_body_and_finally_always_run():
+    assert values_at_use(
+        """
+        def main():
+            model = Net()
+            with context():
+                model = DistributedDataParallel(model)
+            use(model)
+        """
+    ) == ["DistributedDataParallel(model)"]
+    assert values_at_use(
+        """
+        def main():
+            model = Net()
+            try:
+                model = DistributedDataParallel(model)
+            except RuntimeError:
+                pass
+            use(model)
+        """
+    ) == ["DistributedDataParallel(model)", "Net()"]
+
+
+def test_attribute_targets_have_their_own_reaching_definitions():
+    assert values_at_use(
+        """
+        def main(args):
+            args.gpu = 0
+            args.gpu = int(os.environ["LOCAL_RANK"])
+            model.cuda(args.gpu)
+            use(args.gpu)
+        """
+    ) == ['int(os.environ["LOCAL_RANK"])']
+
+
+def test_module_statements_are_in_program_order_too():
+    assert values_at_use(
+        """
+        model = Net()
+        use(model)
+        model = DistributedDataParallel(model)
+        """
+    ) == ["Net()"]
+
+
+def test_forward_before_the_wrap_is_not_a_wrapped_forward(lint):
+    snippet = """
+        import torch.distributed as dist
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel
+
+        def main():
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+            {before}
+            model = DistributedDataParallel(model)
+            {after}
+            dist.barrier()
+        """
+    probe = "if rank == 0:\n                model(sample)"
+    assert lint(snippet.format(before=probe, after="pass"), ["DDP007"]) == []
+    assert lint(snippet.format(before="pass", after=probe), ["DDP007"]) == [(12, "DDP007")]
+
+
+def test_gpu_zero_replaced_on_the_distributed_path_is_not_a_placement_on_gpu0(lint):
+    silent = """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            args.gpu = 0
+            if args.distributed:
+                args.gpu = args.local_rank
+                torch.cuda.set_device(args.gpu)
+                dist.init_process_group("nccl")
+            model = build().cuda(args.gpu)
+
+            def resume():
+                return torch.load(args.resume, map_location=lambda s, loc: s.cuda(args.gpu))
+        """
+    assert lint(silent, ["DDP005"]) == []
+    flagged = """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            args.gpu = 0
+            if args.verbose:
+                args.gpu = args.local_rank
+            dist.init_process_group("nccl")
+            model = build().cuda(args.gpu)
+        """
+    assert lint(flagged, ["DDP005"]) == [(9, "DDP005")]
+    # The zero written after the distributed branch reaches the placement on every path.
+    flagged_after = """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            if args.distributed:
+                args.gpu = args.local_rank
+                dist.init_process_group("nccl")
+            args.gpu = 0
+            model = build().cuda(args.gpu)
+        """
+    assert lint(flagged_after, ["DDP005"]) == [(9, "DDP005")]
+
+
+def test_closure_use_sees_what_was_assigned_before_its_definition():
+    assert values_at_use(
+        """
+        def main():
+            device = "cuda:0"
+            device = pick()
+
+            def inner():
+                use(device)
+            device = later()
+        """
+    ) == ["later()", "pick()"]
+
+
+# -- an attribute is not a variable ----------------------------------------------------------------
+def test_attribute_never_resolves_to_the_local_of_the_same_name(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def main(args):
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            seed = args.seed + rank
+            torch.manual_seed(seed)
+            sampler = DistributedSampler(ds, seed={seed})
+            loader = DataLoader(ds, sampler=sampler)
+        """
+    assert lint(source.format(seed="args.seed"), ["DDP011"]) == []
+    assert lint(source.format(seed="seed"), ["DDP011"]) == [(10, "DDP011")]
+
+
+def test_value_walk_leaves_out_attribute_and_keyword_names():
+    from ddplint.analysis.syntax import value_walk
+
+    expression = cst.parse_expression("f(args.seed, seed=cfg.rank)")
+    names = {node.value for node in value_walk(expression) if isinstance(node, cst.Name)}
+    assert names == {"f", "args", "cfg"}
+
+
+def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
+    """Over every file of tests/corpus: the bindings an attribute chain is resolved to are
+    always bindings of that very chain, never of its last identifier."""
+    from pathlib import Path
+
+    corpus = sorted((Path(__file__).parent / "corpus").rglob("*.py"))
+    assert corpus
+    checked = 0
+    for path in corpus:
+        source = path.read_text(encoding="utf-8")
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError:
+            continue
+        facts = build_facts(module, source)
+        from ddplint.analysis.syntax import dotted_name
+
+        for site in facts.calls:
+            for node in _walk(site.node):
+                if not isinstance(node, cst.Attribute) or dotted_name(node) is None:
+                    continue
+                context = facts.context_of(node)
+                if context is None:
+                    continue
+                for binding in facts.flow.bindings_for(node, context.scope, context.branches):
+                    assert binding.key == dotted_name(node), (path.name, dotted_name(node), binding.key)
+                checked += 1
+    assert checked > 1000

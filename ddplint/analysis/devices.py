@@ -90,9 +90,10 @@ class DeviceModel:
     def _device_value(self, site: "CallSite", expr: cst.BaseExpression, integer_means_gpu: bool) -> Optional[Placement]:
         """A device given as a literal, or through a variable holding one (`device = "cuda"`).
         A `torch.device(...)` call reached through a variable is judged at that call instead."""
+        single_process = self._single_process_values(expr)
         for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
             node = source.node
-            if node is None:
+            if node is None or id(node) in single_process:
                 continue
             text = string_value(node)
             if text is not None:
@@ -104,6 +105,20 @@ class DeviceModel:
                     continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _single_process_values(self, expr: cst.BaseExpression) -> set[int]:
+        """Values of `expr` that reach it only on the non-distributed path: `args.gpu = 0`
+        replaced by `if args.distributed: args.gpu = args.local_rank` before the placement."""
+        key = dotted_name(expr)
+        use = self.facts.context_of(expr)
+        if key is None or use is None:
+            return set()
+        out = set()
+        for binding in self.facts.reaching(use.scope.lookup(key), expr):
+            for branch, in_body in self.facts.hidden_in_arms(binding, expr):
+                if self.facts.ranks.distributed_polarity(branch.test, use.scope) == in_body:
+                    out.add(id(binding.value))
+        return out
 
     def _zero_is_a_rank(self, node: cst.CSTNode, via: tuple) -> bool:
         """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:

@@ -22,7 +22,16 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_ENTRY_POINTS,
     WRAPPED_MODEL_CLASSES,
 )
-from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
+from ddplint.analysis.syntax import (
+    alternatives,
+    dotted_name,
+    identifier_words,
+    int_value,
+    last_name,
+    receiver,
+    string_value,
+    value_walk,
+)
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
@@ -226,7 +235,7 @@ class RankModel:
         (`indices[rank::world_size]`, `Subset(ds, my_indices)` with `my_indices = range(rank, ...)`)."""
         if depth > _MAX_DEPTH:
             return False
-        for sub in walk(node):
+        for sub in value_walk(node):
             if not isinstance(sub, cst.BaseExpression):
                 continue
             if self.is_rank(sub, scope, depth):
@@ -241,7 +250,7 @@ class RankModel:
         OS entropy (`os.urandom`, `secrets`, an unseeded `random.randint`)."""
         if depth > _MAX_DEPTH:
             return False
-        for sub in walk(node):
+        for sub in value_walk(node):
             if isinstance(sub, cst.Call):
                 qualified = self.facts.qualified_names(sub.func)
                 if qualified & PER_PROCESS_VALUES or any(q.startswith(PER_PROCESS_PREFIXES) for q in qualified):

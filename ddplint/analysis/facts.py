@@ -32,6 +32,7 @@ from ddplint.analysis.records import (  # re-exported: the rules import the reco
     Scope,
     excludes,
 )
+from ddplint.analysis.reaching import hidden_in_arms, reaching
 from ddplint.analysis.syntax import alternatives, dotted_name, string_value, walk
 
 __all__ = [
@@ -116,7 +117,8 @@ class _Collector(cst.CSTVisitor):
     # -- scopes ---------------------------------------------------------------------------
     def _push_scope(self, kind: str, node: cst.CSTNode, name: str) -> Scope:
         self._saved.append((self.scope, self.loops, self.branches))
-        self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path))
+        defined_at = self.context()
+        self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path), defined_at=defined_at)
         self.loops, self.branches = [], []
         self._changed()
         return self.scope
@@ -254,7 +256,9 @@ class _Collector(cst.CSTVisitor):
             if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
                 item = string_value(elements[0].slice.value)
                 if item is not None:
-                    self.scope.bind(Binding(owner, value, "item", node, self.scope, item=item, arms=tuple(self.branches)))
+                    self.scope.bind(
+                        Binding(owner, value, "item", node, self.scope, item=item, arms=tuple(self.branches), context=self.context())
+                    )
             return
         key = dotted_name(target)
         if key is None:
@@ -262,7 +266,7 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
-        scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches)))
+        scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches), context=self.context()))
         if kind == "assign" and value is not None:
             # `loader = A if distributed else B`: both A and B are stored under `loader`
             for option in alternatives(value):
@@ -302,6 +306,9 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.facts.calls.append(CallSite(node, self.context()))
 
+    def visit_Name(self, node: cst.Name) -> None:
+        self.facts.name_contexts[id(node)] = self.context()
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # os.environ["LOCAL_RANK"]
         owner = dotted_name(node.value)
@@ -328,6 +335,8 @@ class ModuleFacts:
         self.functions_by_name: dict[str, list[FunctionInfo]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.env_reads: list[tuple[str, cst.CSTNode]] = []
+        # id(Name node) -> where it sits: the position of a use, for program order
+        self.name_contexts: dict[int, Context] = {}
         # id(value expression) -> last names it is assigned to (each alternative of `a if c else b`)
         self.assigned_to: dict[int, list[str]] = {}
         # The project's other modules as this file imports them (analysis/project.py), when
@@ -343,6 +352,26 @@ class ModuleFacts:
         for site in self.calls:
             if not wanted.isdisjoint(self.qualified_names(site.node.func)):
                 yield site
+
+    def context_of(self, expr: cst.BaseExpression) -> Optional[Context]:
+        """Where a name or attribute chain (`args.gpu`: where `args` is) is used."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return self.name_contexts.get(id(expr))
+
+    def reaching(self, bindings: Sequence[Binding], expr: cst.BaseExpression) -> list[Binding]:
+        """Those of `bindings` (of the name or attribute chain `expr`) that may reach this use
+        of it in program order (analysis/reaching.py); all of them where its place is unknown."""
+        use = self.context_of(expr)
+        return reaching(bindings, use) if use is not None else list(bindings)
+
+    def hidden_in_arms(self, binding: Binding, expr: cst.BaseExpression) -> list[tuple[cst.If, bool]]:
+        """The `if` arms that replace `binding` before this use of its key (see reaching.py)."""
+        use = self.context_of(expr)
+        key = dotted_name(expr)
+        if use is None or key is None:
+            return []
+        return hidden_in_arms(binding, use.scope.lookup(key), use)
 
     def subclasses_of(self, qualified: set[str]) -> set[str]:
         """Names of classes in this file that derive (transitively) from one of `qualified`."""

@@ -22,7 +22,7 @@ from ddplint.analysis.syntax import alternatives, dotted_name, int_value, string
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
-    from ddplint.analysis.records import CallSite, FunctionInfo, Scope
+    from ddplint.analysis.records import Binding, CallSite, FunctionInfo, Scope
 
 _MAX_DEPTH = 8
 
@@ -133,12 +133,23 @@ class Flow:
             for value, arms in f.returns
         ]
 
-    def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
+    def bindings_for(self, expr: cst.BaseExpression, scope: "Scope", arms: tuple = ()) -> list["Binding"]:
+        """The assignments a name or attribute chain may hold here: those of exactly its dotted
+        name (`args.seed` is never the local `seed`), outside the other arm of an `if` around the
+        use, that reach the use in program order."""
         key = dotted_name(expr)
         found = (scope.lookup(key) or self.facts.inherited_bindings(scope, key)) if key else []
         bindings = [b for b in found if b.kind != "item"]
         visible = [b for b in bindings if not excludes(arms, b.arms)]
         bindings = visible or bindings
+        if bindings:
+            # In program order: `model(x)` before `model = DDP(model)` is the plain model.
+            bindings = self.facts.reaching(bindings, expr)
+        return bindings
+
+    def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
+        key = dotted_name(expr)
+        bindings = self.bindings_for(expr, scope, arms)
         if not bindings:
             if key and key.split(".")[0] in self.facts.imports.bindings:
                 out.append(Source(expr, scope, via))  # a module attribute: a known leaf

@@ -33,6 +33,8 @@ class Binding:
     item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
     # The `if` arms the assignment sits in: a use in the other arm of the same `if` cannot see it.
     arms: tuple = field(default=(), repr=False)
+    # Where the assignment runs (statement path, loops), for program order (analysis/reaching.py).
+    context: Optional["Context"] = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
@@ -43,6 +45,8 @@ class Scope:
     name: str = ""
     bindings: dict[str, list[Binding]] = field(default_factory=dict, repr=False)
     path_depth: int = 0  # statement-path depth at which this scope's body starts
+    # Where the `def` / `class` statement sits in the enclosing scope (None for the module).
+    defined_at: Optional["Context"] = field(default=None, repr=False)
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.key, []).append(binding)
