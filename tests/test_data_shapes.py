@@ -457,3 +457,48 @@ def test_stateful_dataloader_is_a_dataloader():
         loader = StatefulDataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
         """
     ) == []
+
+
+# -- evaluation loaders recognised by what the code does (DDP002) -------------------------------------
+
+
+def test_a_loader_built_by_a_shared_helper_and_only_evaluated_is_left_alone():
+    # The helper wraps the loader in a generator; the only pass runs the model frozen, never
+    # stepping it, once per epoch.
+    source = """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    def make_batches(dataset):
+        return (batch for batch in DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset)))
+
+    def held_out_loss(model, epoch):
+        model.eval()
+        total = 0.0
+        for batch in make_batches(load_split(epoch)):
+            total += model(batch).item()
+        return total
+
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        train_one_epoch(model)
+        held_out_loss(model, epoch)
+    """
+    assert messages(source, "DDP002") == []
+
+
+def test_the_same_helper_feeding_a_training_pass_is_reported():
+    source = """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    def make_batches(dataset):
+        return (batch for batch in DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset)))
+
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        for batch in make_batches(train_set):  # a new sampler each epoch, with the same seed
+            model(batch).backward()
+            optimizer.step()
+    """
+    assert [row for row, _ in messages(source, "DDP002")] == [8]

@@ -324,6 +324,8 @@ def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
                 yield element.value
     elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         yield node.elt
+        if isinstance(node, cst.GeneratorExp):
+            yield node.for_in.iter  # `(x for x in loader)`: a lazy pass over what it iterates
     elif isinstance(node, cst.DictComp):
         yield node.value
     elif isinstance(node, cst.Attribute):

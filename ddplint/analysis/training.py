@@ -13,7 +13,7 @@ import libcst as cst
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
 from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo
-from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver
+from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
@@ -61,8 +61,39 @@ class Training:
             return False
         if loader.names & EVAL_WORDS:
             return True
-        places = [iteration.where.context.scope for iteration in self.epochs.iterations(loader)]
-        return bool(places) and all(set(identifier_words(scope.name)) & EVAL_WORDS for scope in places)
+        places = [
+            iteration.where
+            for iteration in self.epochs.iterations(loader)
+            if id(iteration.where.node) not in self._pass_through_loops
+        ]
+        return bool(places) and all(self._evaluates_in(place) for place in places)
+
+    def _evaluates_in(self, where) -> bool:
+        """A place named for evaluation (`def validate(...)`), or inside a function of the file
+        that runs the model frozen (`model.eval()`, `no_grad()`) in a loop and never steps it."""
+        scope = where.context.scope
+        if set(identifier_words(scope.name)) & EVAL_WORDS:
+            return True
+        function = self.facts.function_of(scope)
+        return function is not None and function in self._evaluation_functions
+
+    @cached_property
+    def _pass_through_loops(self) -> set[int]:
+        """Comprehension loops that only hand each item on (`(x for x in loader)`): a wrapper
+        around the loader, not a place where it is used."""
+        out = set()
+        for node in walk(self.facts.module):
+            if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp)):
+                loop = node.for_in
+                if (
+                    isinstance(node.elt, cst.Name)
+                    and isinstance(loop.target, cst.Name)
+                    and node.elt.value == loop.target.value
+                    and loop.inner_for_in is None
+                    and not loop.ifs
+                ):
+                    out.add(id(loop))
+        return out
 
     def _is_training_place(self, where) -> bool:
         if isinstance(where, LoopSite):

@@ -166,8 +166,10 @@ RULE = Rule(
     """,
     silent="""
         - Samplers built with `shuffle=False` (same order every epoch is what was asked for).
-        - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`): the order
-          in which a rank evaluates its samples does not matter.
+        - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`, or only in
+          functions of the file that run the model frozen with `model.eval()` / `no_grad()` and
+          never step it, also through a helper that wraps it in `(b for b in loader)`): the
+          order in which a rank evaluates its samples does not matter.
         - Loaders iterated once, outside any loop, or one pass through `iter(loader)` in a step
           loop that never makes a new iterator.
         - `cycle()` of an evaluation loader.
