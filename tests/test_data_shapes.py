@@ -502,3 +502,47 @@ def test_the_same_helper_feeding_a_training_pass_is_reported():
             optimizer.step()
     """
     assert [row for row, _ in messages(source, "DDP002")] == [8]
+
+
+# -- DDP001 in tests that give every rank the same data on purpose ------------------------------------
+
+SAME_DATA_TEST = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+
+def _worker(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    torch.manual_seed(0)
+    inputs, targets = torch.randn(64, 10), torch.randn(64, 1)
+    loader = DataLoader(TensorDataset(inputs, targets), batch_size=8, shuffle=True)
+    model = DDP(torch.nn.Linear(10, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    {check}
+
+def test_every_rank_ends_with_the_reference_weights():
+    mp.spawn(_worker, args=(2,), nprocs=2)
+"""
+
+
+def test_a_test_that_gives_every_rank_the_same_made_up_data_is_left_alone():
+    source = SAME_DATA_TEST.replace("{check}", "assert torch.allclose(model.module.weight, expected_weight())")
+    assert messages(source, "DDP001") == []
+
+
+def test_the_same_made_up_data_without_any_check_is_reported():
+    # a demo script, not a test: nothing compares the result
+    source = SAME_DATA_TEST.replace("{check}", "print(model.module.weight)")
+    assert len(messages(source, "DDP001")) == 1
+
+
+def test_a_test_over_a_real_dataset_is_still_reported():
+    source = SAME_DATA_TEST.replace(
+        "inputs, targets = torch.randn(64, 10), torch.randn(64, 1)", "inputs, targets = torch.load(args.data)"
+    ).replace("{check}", "assert torch.isfinite(model.module.weight).all()")
+    assert len(messages(source, "DDP001")) == 1

@@ -77,6 +77,15 @@ class DataModel:
     def dataset_comes_from_caller(self, loader: LoaderInfo) -> bool:
         return self.loader_model.dataset_comes_from_caller(loader)
 
+    def is_test_on_made_up_data(self, loader: LoaderInfo) -> bool:
+        """A test that gives every rank the same made-up data on purpose: the dataset is a few
+        numbers or random tensors, and the code around the loader asserts on results."""
+        return (
+            loader.dataset is not None
+            and self.work.is_made_up(loader.dataset, loader.site.context.scope)
+            and self.loader_model.checked_by_assertions(loader)
+        )
+
     # -- samplers and epochs ---------------------------------------------------------------------
     @property
     def samplers(self) -> list[SamplerInfo]:

@@ -214,6 +214,10 @@ class DataWork:
                     return what
         return None
 
+    def is_made_up(self, expr: cst.BaseExpression, scope) -> bool:
+        """A dataset of a few numbers or random tensors (`TensorDataset(torch.randn(8, 3))`)."""
+        return self._synthetic(expr, scope)
+
     def _synthetic_call(self, call: cst.Call, scope) -> bool:
         """`TensorDataset(torch.randn(64, 3))`, `RandomDataset(size=32)`: every argument is a
         number or a made-up tensor."""

@@ -317,6 +317,19 @@ class Loaders:
                         return True
         return False
 
+    def checked_by_assertions(self, loader: LoaderInfo) -> bool:
+        """The function that builds the loader, one that calls it, or one it calls asserts on
+        results (`assert ...`, `torch.testing.assert_close(...)`, `self.assertEqual(...)`): the
+        code is a test."""
+        function = self.facts.function_of(loader.site.context.scope)
+        if function is None:
+            return False
+        related = [function]
+        related += [self.facts.function_of(site.context.scope) for site, _ in self.facts.call_sites_of(function)]
+        for site in self.facts.calls_by_function.get(id(function), []):
+            related += [callee for callee, _ in self.facts.functions_called_by(site)]
+        return any(other is not None and _asserts(other.node) for other in related)
+
     def _filled_in_elsewhere(self, source) -> bool:
         function = source.parameter_of
         if function is None:
@@ -332,6 +345,15 @@ class Loaders:
             for arg in site.node.args
             if isinstance(arg.value, cst.Name) and arg.value.value in self.facts.functions_by_name
         }
+
+
+def _asserts(function: cst.FunctionDef) -> bool:
+    for node in walk(function.body):
+        if isinstance(node, cst.Assert):
+            return True
+        if isinstance(node, cst.Call) and (last_name(node.func) or "").lower().startswith("assert"):
+            return True
+    return False
 
 
 def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:

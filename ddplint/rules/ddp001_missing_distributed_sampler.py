@@ -25,6 +25,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # only one rank iterates it; the others get their data some other way
         if facts.ranks.runs_single_process(loader.site.context):
             continue  # the `else` of `if args.distributed:`: one process, the whole dataset is right
+        if data.is_test_on_made_up_data(loader):
+            continue  # a test: every rank gets the same made-up batches on purpose
         if data.dataset_comes_from_caller(loader):
             continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
@@ -208,6 +210,9 @@ RULE = Rule(
           the file passes, as in a `Trainer` class): the caller may have sharded it.
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
+        - Tests that give every rank the same made-up data on purpose: the dataset is a few
+          numbers or random tensors (`TensorDataset(torch.randn(64, 10), ...)`) and the function
+          that builds the loader (or one that calls it, or one it calls) asserts on results.
         - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
           sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
@@ -223,6 +228,8 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
+        - A test over made-up data that checks its results only in another file (or through a
+          helper two calls away) is reported.
     """,
     triggers=(b"*DataLoader*",),
     distributed_only=True,
