@@ -339,6 +339,15 @@ def test_an_endless_generator_that_sets_the_epoch_is_left_alone():
                 criterion(model(images), labels).backward()
                 optimizer.step()
         """,
+        # unpacked from a conditional tuple
+        """
+        sampler, shuffle = (DistributedSampler(train_set), False) if distributed else (None, True)
+        train_loader = DataLoader(train_set, batch_size=32, sampler=sampler, shuffle=shuffle)
+        for epoch in range(epochs):
+            for images, labels in train_loader:
+                criterion(model(images), labels).backward()
+                optimizer.step()
+        """,
         # kept in a dict of loaders
         """
         loaders = {"train": DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))}

@@ -206,6 +206,8 @@ class Flow:
         candidates = [(value, binding.scope, binding.arms)]
         if isinstance(value, cst.Call):
             candidates = self._local_returns(value) or candidates
+        # `a, b = (x, y) if cond else (z, w)`: each alternative is unpacked
+        candidates = [(option, s, arms) for candidate, s, arms in candidates for option in alternatives(candidate)]
         for candidate, candidate_scope, arms in candidates:
             if isinstance(candidate, (cst.Tuple, cst.List)) and binding.index is not None:
                 elements = candidate.elements
