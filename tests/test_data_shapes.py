@@ -555,3 +555,23 @@ def test_a_test_over_a_real_dataset_is_still_reported():
         "inputs, targets = torch.randn(64, 10), torch.randn(64, 1)", "inputs, targets = torch.load(args.data)"
     ).replace("{check}", "assert torch.isfinite(model.module.weight).all()")
     assert len(messages(source, "DDP001")) == 1
+
+
+def test_a_call_handed_the_tokenizer_counts_when_its_result_is_broadcast():
+    found = ddp004(
+        """
+        box = [None]
+        if rank == 0:
+            box = [convert_examples_to_features(read_examples(args.train_file), tokenizer, 384)]
+        dist.broadcast_object_list(box, src=0)
+        """
+    )
+    assert len(found) == 1 and "tokenises the data (`convert_examples_to_features(...)`)" in found[0][1]
+    # ... and not when rank 0 keeps the result for itself (one sample for the log)
+    assert ddp004(
+        """
+        if rank == 0:
+            print(sample_completion(model, tokenizer, max_new_tokens=50))
+        dist.barrier()
+        """
+    ) == []

@@ -181,6 +181,12 @@ class DataWork:
             return Work("reads a data file", code, call, scales=False)
         if words & _DATA_VERBS and words & _DATA_NOUNS:
             return Work("loads or builds the data", code, call, scales=False)
+        handed = [last_name(arg.value) for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute))]
+        if any(_names_preprocessing(name) for name in handed):
+            # `convert_examples_to_features(examples, tokenizer)`: given a tokenizer, but what it
+            # makes of it (a dataset or one prompt) is not known here
+            what = "tokenises the data" if any(_names_tokenising(name) for name in handed) else "preprocesses the data"
+            return Work(what, code, call, scales=False)
         return None
 
     def _builds_dataset(self, site: "CallSite", qualified: set[str]) -> bool:
