@@ -195,7 +195,8 @@ RULE = Rule(
         - iterating a loader or a dataset (`for batch in loader:` computing statistics);
         - a function of the file that does any of these;
         - reading a file (`torch.load`, `np.load`, `json.load`, `pickle.load`) or calling a
-          data-named function of another module (`load_data(...)`), only when its result is
+          data-named function of another module (`load_data(...)`), or handing a tokenizer to
+          one (`convert_examples_to_features(examples, tokenizer)`), only when its result is
           what the broadcast sends to the other ranks.
     """,
     why="""
