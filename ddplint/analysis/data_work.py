@@ -94,6 +94,7 @@ class DataWork:
     def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
         self.facts = facts
         self.flow = flow
+        self._direct_memo: dict[int, Optional[Work]] = {}
 
     @cached_property
     def dataset_classes(self) -> set[str]:
@@ -152,6 +153,13 @@ class DataWork:
         return self.facts.functions_reaching(lambda site: self._direct_work(site) is not None)
 
     def _direct_work(self, site: "CallSite") -> Optional[Work]:
+        """What the call itself does (memoised: every call of the file is asked, twice)."""
+        key = id(site.node)
+        if key not in self._direct_memo:
+            self._direct_memo[key] = self._judge_call(site)
+        return self._direct_memo[key]
+
+    def _judge_call(self, site: "CallSite") -> Optional[Work]:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
