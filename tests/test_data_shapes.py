@@ -575,3 +575,23 @@ def test_a_call_handed_the_tokenizer_counts_when_its_result_is_broadcast():
         dist.barrier()
         """
     ) == []
+
+
+def test_a_jax_program_that_reads_local_rank_is_not_a_torch_distributed_script():
+    source = """
+    import os
+    import jax
+    import torch
+
+    local_rank = int(os.environ.get("LOCAL_RANK", -1))
+    loader = torch.utils.data.DataLoader(train_set, batch_size=8, shuffle=True)
+    step = jax.pmap(train_step, "batch")
+    for epoch in range(epochs):
+        for batch in loader:
+            state = step(state, shard(batch))
+    """
+    assert messages(source, "DDP001") == []
+    # the same torch program is one
+    torch_only = source.replace("    import jax\n", "").replace('jax.pmap(train_step, "batch")', "train_step")
+    torch_only = torch_only.replace("state = step(state, shard(batch))", "loss_of(batch).backward()")
+    assert len(messages(torch_only, "DDP001")) == 1

@@ -96,6 +96,8 @@ PER_PROCESS_VALUES = frozenset(
 PER_PROCESS_PREFIXES = ("secrets.",)
 
 _MAX_DEPTH = 4  # how far a value is followed through assignments
+# Frameworks whose programs read the launcher's variables without any torch process group.
+_OTHER_FRAMEWORKS = frozenset({"jax", "flax"})
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,8 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
+    if facts.imports.imports_any(_OTHER_FRAMEWORKS):
+        return DistributedContext()  # a JAX program reads LOCAL_RANK for its own multi-host set-up
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
