@@ -4,6 +4,7 @@ otherwise preparing a dataset, as opposed to checkpoints, configs and logs.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
@@ -76,11 +77,29 @@ _NOT_DATA_WORDS = {
 }
 
 
+class WorkKind(enum.Enum):
+    """What a piece of data work does; the value is how a message says it."""
+
+    BUILDS_DATASET = "builds the dataset"
+    LOADS_DATASET = "loads the dataset"
+    READS_TABLE = "reads a data table"
+    TOKENISES = "tokenises the data"
+    PREPROCESSES = "preprocesses the data"
+    MAPS = "maps a function over the dataset"
+    FILTERS = "filters the dataset"
+    ITERATES_LOADER = "iterates the loader"
+    ITERATES_DATASET = "iterates the dataset"
+    PREPARES = "prepares the data"  # a function of the file that does one of the above
+    READS_FILE = "reads a data file"
+    NAMED_DATA = "loads or builds the data"  # a data-named function of another module
+    LOADS_DATA = "loads data"  # a function of the file that reads a file
+
+
 @dataclass(frozen=True, eq=False)
 class Work:
     """Data work found in a call or a loop, described for a message."""
 
-    what: str  # what the rank does: "tokenises the data", "builds the dataset"
+    kind: WorkKind
     code: str  # the call or loop as written, shortened: "dataset.map(tokenize)"
     node: cst.CSTNode
     # The work itself scales with the dataset (building, tokenising, mapping a dataset,
@@ -88,6 +107,10 @@ class Work:
     # (`torch.load(path)`, `load_data(...)` of another module): they count as data work only
     # where their result is what the other ranks wait to receive.
     scales: bool
+
+    @property
+    def what(self) -> str:
+        return self.kind.value
 
 
 class DataWork:
@@ -113,11 +136,11 @@ class DataWork:
             return direct
         called = [function for function, _ in self.facts.functions_called_by(site)]
         if any(function in self._scaling_functions for function in called):
-            return Work("prepares the data", _short(self.facts, site.node), site.node, scales=True)
+            return Work(WorkKind.PREPARES, _short(self.facts, site.node), site.node, scales=True)
         if direct is not None:
             return direct
         if any(function in self._reading_functions for function in called):
-            return Work("loads data", _short(self.facts, site.node), site.node, scales=False)
+            return Work(WorkKind.LOADS_DATA, _short(self.facts, site.node), site.node, scales=False)
         return None
 
     def loop_work(self, loop: "LoopSite", loaders: list) -> Optional[Work]:
@@ -132,14 +155,14 @@ class DataWork:
             if loader.dataset is not None and self._synthetic(loader.dataset, loader.site.context.scope):
                 continue
             if self.flow.feeds(iterable, scope, loader.site.node, arms):
-                return Work("iterates the loader", code, loop.node, scales=True)
+                return Work(WorkKind.ITERATES_LOADER, code, loop.node, scales=True)
         for source in self.flow.sources(iterable, scope, arms):
             node = source.node
             if isinstance(node, cst.Call):
                 site = self.flow.call_site(node)
                 work = self._direct_work(site) if site is not None else None
-                if work is not None and work.scales and work.what in ("builds the dataset", "loads the dataset"):
-                    return Work("iterates the dataset", code, loop.node, scales=True)
+                if work is not None and work.scales and work.kind in (WorkKind.BUILDS_DATASET, WorkKind.LOADS_DATASET):
+                    return Work(WorkKind.ITERATES_DATASET, code, loop.node, scales=True)
         return None
 
     @cached_property
@@ -170,31 +193,31 @@ class DataWork:
         code = _short(self.facts, call)
         scope = site.context.scope
         if qualified & DATASET_LOADERS:
-            return Work("loads the dataset", code, call, scales=True)
+            return Work(WorkKind.LOADS_DATASET, code, call, scales=True)
         if any(q.startswith(TABLE_READER_PREFIXES) for q in qualified):
-            return Work("reads a data table", code, call, scales=True)
+            return Work(WorkKind.READS_TABLE, code, call, scales=True)
         if self._builds_dataset(site, qualified):
             if self._synthetic_call(call, scope):
                 return None  # a few made-up samples: a test fixture, not a dataset
-            return Work("builds the dataset", code, call, scales=True)
+            return Work(WorkKind.BUILDS_DATASET, code, call, scales=True)
         if _names_preprocessing(site.name):
             if _only_literal_text(call):
                 return None  # `tokenizer("Hello")`: one sample (a prompt for a log), not a dataset
-            what = "tokenises the data" if _names_tokenising(site.name) else "preprocesses the data"
-            return Work(what, code, call, scales=True)
+            kind = WorkKind.TOKENISES if _names_tokenising(site.name) else WorkKind.PREPROCESSES
+            return Work(kind, code, call, scales=True)
         transform = self._dataset_transform(site)
         if transform is not None:
             return Work(transform, code, call, scales=True)
         if qualified & DATA_READERS:
-            return Work("reads a data file", code, call, scales=False)
+            return Work(WorkKind.READS_FILE, code, call, scales=False)
         if words & _DATA_VERBS and words & _DATA_NOUNS:
-            return Work("loads or builds the data", code, call, scales=False)
+            return Work(WorkKind.NAMED_DATA, code, call, scales=False)
         handed = [last_name(arg.value) for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute))]
         if any(_names_preprocessing(name) for name in handed):
             # `convert_examples_to_features(examples, tokenizer)`: given a tokenizer, but what it
             # makes of it (a dataset or one prompt) is not known here
-            what = "tokenises the data" if any(_names_tokenising(name) for name in handed) else "preprocesses the data"
-            return Work(what, code, call, scales=False)
+            tokenises = any(_names_tokenising(name) for name in handed)
+            return Work(WorkKind.TOKENISES if tokenises else WorkKind.PREPROCESSES, code, call, scales=False)
         return None
 
     def _builds_dataset(self, site: "CallSite", qualified: set[str]) -> bool:
@@ -205,7 +228,7 @@ class DataWork:
             return True
         return name.endswith("Dataset") or name == "ImageFolder"
 
-    def _dataset_transform(self, site: "CallSite") -> Optional[str]:
+    def _dataset_transform(self, site: "CallSite") -> Optional[WorkKind]:
         """`ds.map(tokenize_fn)`, `raw.filter(keep, num_proc=8)`: a function applied to every
         sample of a dataset. The receiver is a dataset the file loads or builds, the function
         handed over names preprocessing, or the call takes the batching options only dataset
@@ -213,7 +236,7 @@ class DataWork:
         call = site.node
         if site.name not in _DATASET_TRANSFORMS or not isinstance(call.func, cst.Attribute) or not call.args:
             return None
-        what = "filters the dataset" if site.name == "filter" else "maps a function over the dataset"
+        what = WorkKind.FILTERS if site.name == "filter" else WorkKind.MAPS
         if any(arg.keyword is not None and arg.keyword.value in _DATASET_MAP_OPTIONS for arg in call.args):
             return what
         if any(
