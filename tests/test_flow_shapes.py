@@ -518,3 +518,102 @@ def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
                     assert binding.key == dotted_name(node), (path.name, dotted_name(node), binding.key)
                 checked += 1
     assert checked > 1000
+
+
+# -- single-process code inside a distributed project ---------------------------------------------
+def test_checkpoint_conversion_with_dcp_only_is_not_distributed(lint):
+    conversion = """
+        import torch
+        import torch.distributed.checkpoint as dcp
+
+        def main(path):
+            state = {"model": build().state_dict()}
+            dcp.load(state, checkpoint_id=path)
+            model = build().to(torch.device("cuda:0"))
+        """
+    assert lint(conversion, ["DDP005"]) == []
+    helper = """
+        import torch
+        import torch.distributed as dist
+
+        def log_on_rank(msg):
+            if dist.get_rank() == 0:
+                print(msg)
+            return torch.zeros(1).to("cuda:0")
+        """
+    assert lint(helper, ["DDP005"]) == [(7, "DDP005")]  # a helper run inside the job: still judged
+
+
+def test_group_of_one_process_is_not_distributed(lint):
+    for call in ('dist.init_process_group("fake", rank=0, world_size=8)', 'dist.init_process_group("gloo", rank=0, world_size=n)'):
+        source = f"""
+            import torch
+            import torch.distributed as dist
+
+            def main(n):
+                {call}
+                model = build().to("cuda:0")
+            """
+        assert lint(source, ["DDP005"]) == [], call
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        def main(n, rank):
+            dist.init_process_group("nccl", rank=rank, world_size=n)
+            model = build().to("cuda:0")
+        """,
+        ["DDP005"],
+    ) == [(6, "DDP005")]
+
+
+def test_single_process_guard_written_with_or(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            if {test}:
+                device = torch.device("cuda:0")
+            else:
+                torch.cuda.set_device(args.local_rank)
+                device = torch.device("cuda", args.local_rank)
+                dist.init_process_group("nccl")
+            model = build().to(device)
+        """
+    assert lint(source.format(test="args.local_rank == -1 or args.no_cuda"), ["DDP005"]) == []
+    assert lint(source.format(test="args.local_rank == -1 and args.no_cuda"), ["DDP005"]) == []
+    assert lint(source.format(test="args.fast or args.no_cuda"), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_test_code_is_not_a_training_script(lint):
+    body = """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+        {imports}
+
+        def {name}(tmp_path):
+            dist.init_process_group("gloo")
+            loader = DataLoader(range(8), shuffle=True)
+            for batch in loader:
+                pass
+            state = torch.load(tmp_path / "ckpt.pt")
+        """
+    assert lint(body.format(imports="import pytest", name="test_same_data_on_every_rank")) == []
+    unittest_case = """
+        import unittest
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        class LoaderCase(unittest.TestCase):
+            def check_it(self):
+                dist.init_process_group("gloo")
+                for batch in DataLoader(range(8), shuffle=True):
+                    pass
+        """
+    assert lint(unittest_case, ["DDP001"]) == []
+    # A training script's own `test_*` function (no test framework imported) is still judged.
+    assert lint(body.format(imports="", name="test_model"), ["DDP001", "DDP008"]) == [(8, "DDP001"), (11, "DDP008")]

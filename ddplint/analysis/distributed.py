@@ -20,13 +20,18 @@ from ddplint.analysis.torch_api import (
     BROADCAST_COLLECTIVES,
     COLLECTIVES,
     DISTRIBUTED_ENTRY_POINTS,
+    SINGLE_PROCESS_APIS,
+    TEST_CASE_CLASSES,
+    TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
 )
 from ddplint.analysis.syntax import (
     alternatives,
+    argument,
     dotted_name,
     identifier_words,
     int_value,
+    keyword_arg,
     last_name,
     receiver,
     string_value,
@@ -111,6 +116,8 @@ class DistributedContext:
 def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
     if any(_single_process_group(site.node) for site in facts.calls_named("torch.distributed.init_process_group")):
         return DistributedContext()  # a process group of one, e.g. for torch.distributed.checkpoint
+    if is_test_code(facts):
+        return DistributedContext()
     for site in facts.calls:
         names = facts.qualified_names(site.node.func)
         hit = names & DISTRIBUTED_ENTRY_POINTS
@@ -120,7 +127,7 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
         # inside a distributed job even though it never initialises one.
         for name in facts.qualified_names(site.node.func):
-            if name.startswith("torch.distributed.") and name.split(".")[-1] not in _NOT_DISTRIBUTED_BY_ITSELF:
+            if name.startswith("torch.distributed.") and not _single_process_api(name):
                 return DistributedContext(f"calls {name}")
     if facts.project is not None:
         for site in facts.calls:
@@ -151,9 +158,43 @@ def _exits(block: cst.BaseSuite) -> bool:
 
 
 def _single_process_group(call: cst.Call) -> bool:
-    """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints."""
-    size = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "world_size"), None)
-    return int_value(size) == 1
+    """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints.
+    A literal `rank=0` (or the "fake" backend of compile-only tools) is one process too: the
+    processes of a real group cannot all pass the same rank."""
+    size = keyword_arg(call, "world_size")
+    if size is not None and int_value(size.value) == 1:
+        return True
+    rank = keyword_arg(call, "rank")
+    if rank is not None and int_value(rank.value) is not None:
+        return True
+    backend = argument(call, "backend", 0)
+    return backend is not None and string_value(backend) == "fake"
+
+
+def _single_process_api(qualified: str) -> bool:
+    """torch.distributed calls that work in one process and do not mean several: availability
+    checks, and distributed checkpoints (`dcp.load` in a conversion script)."""
+    return qualified.split(".")[-1] in _NOT_DISTRIBUTED_BY_ITSELF or qualified.startswith(SINGLE_PROCESS_APIS)
+
+
+def is_test_code(facts: "ModuleFacts") -> bool:
+    """A file a test runner runs: `unittest.TestCase` subclasses, or, in a file that imports
+    pytest / unittest, module-level `test_*` functions or `Test*` classes with `test_*` methods.
+    Tests start their workers through a test harness and give the ranks the same data, devices and
+    files on purpose: not a training script. (A training script's own `def test(model, loader)`
+    is not a test: it imports no test framework.)"""
+    if facts.subclasses_of(TEST_CASE_CLASSES):
+        return True
+    if not facts.imports.imports_any(TEST_FRAMEWORKS):
+        return False
+    for function in facts.functions:
+        if not function.name.startswith("test_"):
+            continue
+        if function.class_name is None and function.scope.parent is facts.module_scope:
+            return True
+        if function.class_name is not None and function.class_name.startswith("Test"):
+            return True
+    return False
 
 
 def environment_key(call: cst.Call) -> Optional[str]:
@@ -328,7 +369,10 @@ class RankModel:
                 # `local_rank == -1 and args.evaluate_during_training`: one side pins it
                 return left if right is None else right
             # `not dist.is_available() or not dist.is_initialized()`: both sides agree
-            return left if left == right else None
+            if left == right:
+                return left
+            # `local_rank == -1 or args.no_cuda`: one process, or the CPU: no per-rank GPU either way
+            return False if None in (left, right) and False in (left, right) else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
             if words & {"distributed", "ddp"}:

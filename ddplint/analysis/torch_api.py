@@ -59,6 +59,12 @@ WRAPPED_MODEL_CLASSES = frozenset(
         "torch.distributed._composable.fsdp.fully_shard",
     }
 )
+# torch.distributed APIs that run in a single process (no process group needed): a script that only
+# calls these is not a distributed one.
+SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
+# Test harness base classes: a file with tests is run by pytest / unittest, not launched per GPU.
+TEST_CASE_CLASSES = frozenset({"unittest.TestCase", "torch.testing._internal.common_utils.TestCase"})
+TEST_FRAMEWORKS = ("pytest", "unittest")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 
