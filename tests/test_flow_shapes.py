@@ -617,3 +617,137 @@ def test_test_code_is_not_a_training_script(lint):
     assert lint(unittest_case, ["DDP001"]) == []
     # A training script's own `test_*` function (no test framework imported) is still judged.
     assert lint(body.format(imports="", name="test_model"), ["DDP001", "DDP008"]) == [(8, "DDP001"), (11, "DDP008")]
+
+
+# -- DDP003: DataParallel that runs a forward ------------------------------------------------------
+def test_data_parallel_only_for_loading_a_prefixed_checkpoint(lint):
+    loader_only = """
+        import torch
+        import torch.nn as nn
+
+        def restore(path):
+            net = nn.DataParallel(build())
+            net.load_state_dict(torch.load(path, map_location="cpu"))
+            net = net.module
+            return net
+        """
+    assert lint(loader_only, ["DDP003"]) == []
+    forward = """
+        import torch.nn as nn
+
+        def run(batches):
+            net = nn.DataParallel(build())
+            net.load_state_dict(state)
+            return [net(x) for x in batches]
+        """
+    assert lint(forward, ["DDP003"]) == [(4, "DDP003")]
+    handed_on = """
+        import torch.nn as nn
+
+        def main():
+            net = nn.DataParallel(build())
+            fit(net, loader)
+        """
+    assert lint(handed_on, ["DDP003"]) == [(4, "DDP003")]
+
+
+def test_data_parallel_over_one_gpu_or_as_the_fallback_of_a_ddp_path(lint):
+    assert lint(
+        """
+        import torch.nn as nn
+
+        class Metric:
+            def __init__(self, gpu_ids=[0]):
+                self.net = nn.DataParallel(build(), device_ids=gpu_ids)
+
+        metric = Metric()
+        """,
+        ["DDP003"],
+    ) == []
+    fallback = """
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args, n_gpu):
+            if {test}:
+                model = DDP(build(), device_ids=[args.local_rank])
+            elif n_gpu > 1:
+                model = nn.DataParallel(build())
+            train(model)
+        """
+    assert lint(fallback.format(test="args.local_rank != -1"), ["DDP003"]) == []
+    assert lint(fallback.format(test="args.fancy"), ["DDP003"]) == []  # next to the DDP arm
+    assert lint(
+        """
+        import torch.nn as nn
+
+        def main(args, n_gpu):
+            if n_gpu > 1:
+                model = nn.DataParallel(build())
+            train(model)
+        """,
+        ["DDP003"],
+    ) == [(5, "DDP003")]
+
+
+# -- DDP008: tensors restored onto another rank's GPU ---------------------------------------------
+_LOADER_SCRIPT = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def main(args):
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        {body}
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+
+
+def test_load_of_a_per_rank_file_is_silent(lint):
+    own = 'state = torch.load(os.path.join(args.out, f"queue{rank}.pth"))'
+    shared = 'state = torch.load(os.path.join(args.out, "queue.pth"))'
+    assert lint(_LOADER_SCRIPT.format(body=own), ["DDP008"]) == []
+    assert lint(_LOADER_SCRIPT.format(body=shared), ["DDP008"]) == [(8, "DDP008")]
+
+
+def test_load_of_a_file_saved_from_cpu_tensors_is_silent(lint):
+    saved = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def dump(features, folder):
+        torch.save(features.{move}, os.path.join(folder, "trainfeat.pth"))
+
+    def main(args):
+        dist.init_process_group("nccl")
+        dump(extract(), args.out)
+        features = torch.load(os.path.join(args.out, "trainfeat.pth"))
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+    assert lint(saved.format(move="cpu()"), ["DDP008"]) == []
+    assert lint(saved.format(move="cuda()"), ["DDP008"]) == [(11, "DDP008")]
+
+
+def test_load_in_a_function_nothing_calls_is_silent(lint):
+    source = """
+    import torch
+    import torch.distributed as dist
+
+    def old_resume(path):
+        return torch.load(path)
+
+    def main(args):
+        dist.init_process_group("nccl")
+        {call}
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+    assert lint(source.format(call="pass"), ["DDP008"]) == []
+    assert lint(source.format(call="state = old_resume(args.ckpt)"), ["DDP008"]) == [(5, "DDP008")]
