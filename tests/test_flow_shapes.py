@@ -751,3 +751,23 @@ def test_load_in_a_function_nothing_calls_is_silent(lint):
     """
     assert lint(source.format(call="pass"), ["DDP008"]) == []
     assert lint(source.format(call="state = old_resume(args.ckpt)"), ["DDP008"]) == [(5, "DDP008")]
+
+
+# -- DDP005: devices chosen by rank through a table ----------------------------------------------
+def test_device_picked_from_a_table_by_rank(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            local_rank = dist.get_rank() % 2
+            devices = {table}
+            model = build().to(devices[{key}])
+        """
+    assert lint(source.format(table='{0: "cuda:0", 1: "cuda:1"}', key="local_rank"), ["DDP005"]) == []
+    assert lint(source.format(table='["cuda:0", "cuda:1"]', key="local_rank"), ["DDP005"]) == []
+    assert lint(source.format(table='{"main": "cuda:0", "aux": "cuda:1"}', key='"main"'), ["DDP005"]) == [(8, "DDP005")]
+    # A computed key picks one of several devices: not GPU 0 on every rank for sure.
+    assert lint(source.format(table='["cuda:0", "cuda:1"]', key="mode"), ["DDP005"]) == []
+    assert lint(source.format(table='["cuda:0"]', key="0"), ["DDP005"]) == [(8, "DDP005")]
