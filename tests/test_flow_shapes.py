@@ -771,3 +771,139 @@ def test_device_picked_from_a_table_by_rank(lint):
     # A computed key picks one of several devices: not GPU 0 on every rank for sure.
     assert lint(source.format(table='["cuda:0", "cuda:1"]', key="mode"), ["DDP005"]) == []
     assert lint(source.format(table='["cuda:0"]', key="0"), ["DDP005"]) == [(8, "DDP005")]
+
+
+# -- DDP007: collectives some ranks never reach ---------------------------------------------------
+def test_collective_reached_under_the_opposite_condition_is_matched(lint):
+    source = """
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            if rank == 0:
+                prepare()
+                dist.barrier()
+            {other}
+        """
+    assert lint(source.format(other="else:\n                dist.barrier()"), ["DDP007"]) == []
+    assert lint(source.format(other="if rank != 0:\n                dist.barrier()"), ["DDP007"]) == []
+    assert lint(source.format(other="report()"), ["DDP007"]) == [(8, "DDP007")]
+
+
+def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
+    source = """
+        import torch.distributed as dist
+
+        def sync_logs(rank):
+            # balanced on its own: every rank that calls it reaches one barrier
+            if rank == 0:
+                write_logs()
+                dist.barrier()
+            else:
+                dist.barrier()
+
+        def evaluate(model, rank):
+            score = model.score()
+            sync_logs(rank)
+            return score
+
+        def main():
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            {call}
+        """
+    assert lint(source.format(call="if rank == 0:\n                evaluate(model, rank)"), ["DDP007"]) == [(20, "DDP007")]
+    assert lint(source.format(call="evaluate(model, rank)"), ["DDP007"]) == []
+
+
+def test_collective_after_the_early_return_of_the_other_ranks_through_a_call(lint):
+    source = """
+        import torch.distributed as dist
+
+        def finish():
+            dist.barrier()
+
+        def save(model, rank):
+            if rank != 0:
+                return
+            write(model)
+            {tail}
+        """
+    assert lint(source.format(tail="finish()"), ["DDP007"]) == [(10, "DDP007")]
+    assert lint(source.format(tail="log()"), ["DDP007"]) == []
+
+
+def test_callee_collective_under_a_condition_the_caller_decided_otherwise(lint):
+    source = """
+        import torch.distributed as dist
+
+        class Tracker:
+            def _sync(self, value):
+                if self.cfg.pipelined:
+                    dist.all_reduce(value)
+                return value
+
+            def update(self, value):
+                if self.cfg.pipelined:
+                    self._sync(value)
+                else:
+                    if dist.get_rank() == 0:
+                        self._sync(value)
+                    {tail}
+        """
+    assert lint(source.format(tail="dist.barrier()"), ["DDP007"]) == []
+    flagged = source.replace("if self.cfg.pipelined:\n                    dist.all_reduce", "if self.cfg.verbose:\n                    dist.all_reduce")
+    # Under a condition the call site does not decide: rank 0 may reach it alone.
+    assert lint(flagged.format(tail="dist.barrier()"), ["DDP007"]) == [(14, "DDP007")]
+
+
+def test_lightning_save_checkpoint_on_global_zero_only(lint):
+    source = """
+        import lightning.pytorch as pl
+
+        class Saver(pl.Callback):
+            def on_train_epoch_end(self, trainer, module):
+                if trainer.is_global_zero:
+                    trainer.save_checkpoint("last.ckpt")
+                {tail}
+        """
+    assert lint(source.format(tail="pass"), ["DDP007"]) == [(6, "DDP007")]
+    assert lint(source.replace("if trainer.is_global_zero:\n                    ", "").format(tail="pass"), ["DDP007"]) == []
+
+
+def test_collective_reached_is_a_record_not_text():
+    _, facts = _facts(
+        """
+        import torch.distributed as dist
+
+        def evaluate(model):
+            dist.all_reduce(model.metric, group=pair)
+
+        evaluate(net)
+        """
+    )
+    site = next(s for s in facts.calls if s.name == "evaluate")
+    reach = facts.ranks.collective_reached(site)
+    assert (reach.name, reach.function, reach.subgroup) == ("all_reduce", "evaluate", True)
+    assert str(reach) == "all_reduce in evaluate()"
+
+
+def test_literal_flags_passed_to_a_helper_decide_its_guards(lint):
+    source = """
+        import torch
+
+        def load_features(args, evaluate=False):
+            if args.local_rank not in [-1, 0] and not evaluate:
+                torch.distributed.barrier()
+            feats = torch.load("cache_features", map_location="cpu")
+            if args.local_rank == 0 and not evaluate:
+                torch.distributed.barrier()
+            return feats
+
+        torch.distributed.init_process_group("nccl")
+        if args.local_rank in [-1, 0]:
+            feats = load_features(args{flag})
+        """
+    assert lint(source.format(flag=", evaluate=True"), ["DDP007"]) == []
+    assert lint(source.format(flag=""), ["DDP007"]) == [(13, "DDP007")]
