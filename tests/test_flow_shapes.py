@@ -518,3 +518,392 @@ def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
                     assert binding.key == dotted_name(node), (path.name, dotted_name(node), binding.key)
                 checked += 1
     assert checked > 1000
+
+
+# -- single-process code inside a distributed project ---------------------------------------------
+def test_checkpoint_conversion_with_dcp_only_is_not_distributed(lint):
+    conversion = """
+        import torch
+        import torch.distributed.checkpoint as dcp
+
+        def main(path):
+            state = {"model": build().state_dict()}
+            dcp.load(state, checkpoint_id=path)
+            model = build().to(torch.device("cuda:0"))
+        """
+    assert lint(conversion, ["DDP005"]) == []
+    helper = """
+        import torch
+        import torch.distributed as dist
+
+        def log_on_rank(msg):
+            if dist.get_rank() == 0:
+                print(msg)
+            return torch.zeros(1).to("cuda:0")
+        """
+    assert lint(helper, ["DDP005"]) == [(7, "DDP005")]  # a helper run inside the job: still judged
+
+
+def test_group_of_one_process_is_not_distributed(lint):
+    for call in ('dist.init_process_group("fake", rank=0, world_size=8)', 'dist.init_process_group("gloo", rank=0, world_size=n)'):
+        source = f"""
+            import torch
+            import torch.distributed as dist
+
+            def main(n):
+                {call}
+                model = build().to("cuda:0")
+            """
+        assert lint(source, ["DDP005"]) == [], call
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        def main(n, rank):
+            dist.init_process_group("nccl", rank=rank, world_size=n)
+            model = build().to("cuda:0")
+        """,
+        ["DDP005"],
+    ) == [(6, "DDP005")]
+
+
+def test_single_process_guard_written_with_or(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main(args):
+            if {test}:
+                device = torch.device("cuda:0")
+            else:
+                torch.cuda.set_device(args.local_rank)
+                device = torch.device("cuda", args.local_rank)
+                dist.init_process_group("nccl")
+            model = build().to(device)
+        """
+    assert lint(source.format(test="args.local_rank == -1 or args.no_cuda"), ["DDP005"]) == []
+    assert lint(source.format(test="args.local_rank == -1 and args.no_cuda"), ["DDP005"]) == []
+    assert lint(source.format(test="args.fast or args.no_cuda"), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_test_code_is_not_a_training_script(lint):
+    body = """
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+        {imports}
+
+        def {name}(tmp_path):
+            dist.init_process_group("gloo")
+            loader = DataLoader(range(8), shuffle=True)
+            for batch in loader:
+                pass
+            state = torch.load(tmp_path / "ckpt.pt")
+        """
+    assert lint(body.format(imports="import pytest", name="test_same_data_on_every_rank")) == []
+    unittest_case = """
+        import unittest
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader
+
+        class LoaderCase(unittest.TestCase):
+            def check_it(self):
+                dist.init_process_group("gloo")
+                for batch in DataLoader(range(8), shuffle=True):
+                    pass
+        """
+    assert lint(unittest_case, ["DDP001"]) == []
+    # A training script's own `test_*` function (no test framework imported) is still judged.
+    assert lint(body.format(imports="", name="test_model"), ["DDP001", "DDP008"]) == [(8, "DDP001"), (11, "DDP008")]
+
+
+# -- DDP003: DataParallel that runs a forward ------------------------------------------------------
+def test_data_parallel_only_for_loading_a_prefixed_checkpoint(lint):
+    loader_only = """
+        import torch
+        import torch.nn as nn
+
+        def restore(path):
+            net = nn.DataParallel(build())
+            net.load_state_dict(torch.load(path, map_location="cpu"))
+            net = net.module
+            return net
+        """
+    assert lint(loader_only, ["DDP003"]) == []
+    forward = """
+        import torch.nn as nn
+
+        def run(batches):
+            net = nn.DataParallel(build())
+            net.load_state_dict(state)
+            return [net(x) for x in batches]
+        """
+    assert lint(forward, ["DDP003"]) == [(4, "DDP003")]
+    handed_on = """
+        import torch.nn as nn
+
+        def main():
+            net = nn.DataParallel(build())
+            fit(net, loader)
+        """
+    assert lint(handed_on, ["DDP003"]) == [(4, "DDP003")]
+
+
+def test_data_parallel_over_one_gpu_or_as_the_fallback_of_a_ddp_path(lint):
+    assert lint(
+        """
+        import torch.nn as nn
+
+        class Metric:
+            def __init__(self, gpu_ids=[0]):
+                self.net = nn.DataParallel(build(), device_ids=gpu_ids)
+
+        metric = Metric()
+        """,
+        ["DDP003"],
+    ) == []
+    fallback = """
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(args, n_gpu):
+            if {test}:
+                model = DDP(build(), device_ids=[args.local_rank])
+            elif n_gpu > 1:
+                model = nn.DataParallel(build())
+            train(model)
+        """
+    assert lint(fallback.format(test="args.local_rank != -1"), ["DDP003"]) == []
+    assert lint(fallback.format(test="args.fancy"), ["DDP003"]) == []  # next to the DDP arm
+    assert lint(
+        """
+        import torch.nn as nn
+
+        def main(args, n_gpu):
+            if n_gpu > 1:
+                model = nn.DataParallel(build())
+            train(model)
+        """,
+        ["DDP003"],
+    ) == [(5, "DDP003")]
+
+
+# -- DDP008: tensors restored onto another rank's GPU ---------------------------------------------
+_LOADER_SCRIPT = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def main(args):
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        {body}
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+
+
+def test_load_of_a_per_rank_file_is_silent(lint):
+    own = 'state = torch.load(os.path.join(args.out, f"queue{rank}.pth"))'
+    shared = 'state = torch.load(os.path.join(args.out, "queue.pth"))'
+    assert lint(_LOADER_SCRIPT.format(body=own), ["DDP008"]) == []
+    assert lint(_LOADER_SCRIPT.format(body=shared), ["DDP008"]) == [(8, "DDP008")]
+
+
+def test_load_of_a_file_saved_from_cpu_tensors_is_silent(lint):
+    saved = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def dump(features, folder):
+        torch.save(features.{move}, os.path.join(folder, "trainfeat.pth"))
+
+    def main(args):
+        dist.init_process_group("nccl")
+        dump(extract(), args.out)
+        features = torch.load(os.path.join(args.out, "trainfeat.pth"))
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+    assert lint(saved.format(move="cpu()"), ["DDP008"]) == []
+    assert lint(saved.format(move="cuda()"), ["DDP008"]) == [(11, "DDP008")]
+
+
+def test_load_in_a_function_nothing_calls_is_silent(lint):
+    source = """
+    import torch
+    import torch.distributed as dist
+
+    def old_resume(path):
+        return torch.load(path)
+
+    def main(args):
+        dist.init_process_group("nccl")
+        {call}
+
+    if __name__ == "__main__":
+        main(parse())
+    """
+    assert lint(source.format(call="pass"), ["DDP008"]) == []
+    assert lint(source.format(call="state = old_resume(args.ckpt)"), ["DDP008"]) == [(5, "DDP008")]
+
+
+# -- DDP005: devices chosen by rank through a table ----------------------------------------------
+def test_device_picked_from_a_table_by_rank(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            local_rank = dist.get_rank() % 2
+            devices = {table}
+            model = build().to(devices[{key}])
+        """
+    assert lint(source.format(table='{0: "cuda:0", 1: "cuda:1"}', key="local_rank"), ["DDP005"]) == []
+    assert lint(source.format(table='["cuda:0", "cuda:1"]', key="local_rank"), ["DDP005"]) == []
+    assert lint(source.format(table='{"main": "cuda:0", "aux": "cuda:1"}', key='"main"'), ["DDP005"]) == [(8, "DDP005")]
+    # A computed key picks one of several devices: not GPU 0 on every rank for sure.
+    assert lint(source.format(table='["cuda:0", "cuda:1"]', key="mode"), ["DDP005"]) == []
+    assert lint(source.format(table='["cuda:0"]', key="0"), ["DDP005"]) == [(8, "DDP005")]
+
+
+# -- DDP007: collectives some ranks never reach ---------------------------------------------------
+def test_collective_reached_under_the_opposite_condition_is_matched(lint):
+    source = """
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            if rank == 0:
+                prepare()
+                dist.barrier()
+            {other}
+        """
+    assert lint(source.format(other="else:\n                dist.barrier()"), ["DDP007"]) == []
+    assert lint(source.format(other="if rank != 0:\n                dist.barrier()"), ["DDP007"]) == []
+    assert lint(source.format(other="report()"), ["DDP007"]) == [(8, "DDP007")]
+
+
+def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
+    source = """
+        import torch.distributed as dist
+
+        def sync_logs(rank):
+            # balanced on its own: every rank that calls it reaches one barrier
+            if rank == 0:
+                write_logs()
+                dist.barrier()
+            else:
+                dist.barrier()
+
+        def evaluate(model, rank):
+            score = model.score()
+            sync_logs(rank)
+            return score
+
+        def main():
+            dist.init_process_group("nccl")
+            rank = dist.get_rank()
+            {call}
+        """
+    assert lint(source.format(call="if rank == 0:\n                evaluate(model, rank)"), ["DDP007"]) == [(20, "DDP007")]
+    assert lint(source.format(call="evaluate(model, rank)"), ["DDP007"]) == []
+
+
+def test_collective_after_the_early_return_of_the_other_ranks_through_a_call(lint):
+    source = """
+        import torch.distributed as dist
+
+        def finish():
+            dist.barrier()
+
+        def save(model, rank):
+            if rank != 0:
+                return
+            write(model)
+            {tail}
+        """
+    assert lint(source.format(tail="finish()"), ["DDP007"]) == [(10, "DDP007")]
+    assert lint(source.format(tail="log()"), ["DDP007"]) == []
+
+
+def test_callee_collective_under_a_condition_the_caller_decided_otherwise(lint):
+    source = """
+        import torch.distributed as dist
+
+        class Tracker:
+            def _sync(self, value):
+                if self.cfg.pipelined:
+                    dist.all_reduce(value)
+                return value
+
+            def update(self, value):
+                if self.cfg.pipelined:
+                    self._sync(value)
+                else:
+                    if dist.get_rank() == 0:
+                        self._sync(value)
+                    {tail}
+        """
+    assert lint(source.format(tail="dist.barrier()"), ["DDP007"]) == []
+    flagged = source.replace("if self.cfg.pipelined:\n                    dist.all_reduce", "if self.cfg.verbose:\n                    dist.all_reduce")
+    # Under a condition the call site does not decide: rank 0 may reach it alone.
+    assert lint(flagged.format(tail="dist.barrier()"), ["DDP007"]) == [(14, "DDP007")]
+
+
+def test_lightning_save_checkpoint_on_global_zero_only(lint):
+    source = """
+        import lightning.pytorch as pl
+
+        class Saver(pl.Callback):
+            def on_train_epoch_end(self, trainer, module):
+                if trainer.is_global_zero:
+                    trainer.save_checkpoint("last.ckpt")
+                {tail}
+        """
+    assert lint(source.format(tail="pass"), ["DDP007"]) == [(6, "DDP007")]
+    assert lint(source.replace("if trainer.is_global_zero:\n                    ", "").format(tail="pass"), ["DDP007"]) == []
+
+
+def test_collective_reached_is_a_record_not_text():
+    _, facts = _facts(
+        """
+        import torch.distributed as dist
+
+        def evaluate(model):
+            dist.all_reduce(model.metric, group=pair)
+
+        evaluate(net)
+        """
+    )
+    site = next(s for s in facts.calls if s.name == "evaluate")
+    reach = facts.ranks.collective_reached(site)
+    assert (reach.name, reach.function, reach.subgroup) == ("all_reduce", "evaluate", True)
+    assert str(reach) == "all_reduce in evaluate()"
+
+
+def test_literal_flags_passed_to_a_helper_decide_its_guards(lint):
+    source = """
+        import torch
+
+        def load_features(args, evaluate=False):
+            if args.local_rank not in [-1, 0] and not evaluate:
+                torch.distributed.barrier()
+            feats = torch.load("cache_features", map_location="cpu")
+            if args.local_rank == 0 and not evaluate:
+                torch.distributed.barrier()
+            return feats
+
+        torch.distributed.init_process_group("nccl")
+        if args.local_rank in [-1, 0]:
+            feats = load_features(args{flag})
+        """
+    assert lint(source.format(flag=", evaluate=True"), ["DDP007"]) == []
+    assert lint(source.format(flag=""), ["DDP007"]) == [(13, "DDP007")]

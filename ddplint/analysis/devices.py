@@ -95,6 +95,10 @@ class DeviceModel:
             node = source.node
             if node is None or id(node) in single_process:
                 continue
+            if source.selected_by is not None:
+                # `{0: "cuda:0", 1: "cuda:1"}[rank]`: each rank picks its own device. Any computed
+                # key picks one of several devices: not GPU 0 on every rank for sure.
+                continue
             text = string_value(node)
             if text is not None:
                 found = _classify_string(site, text)

@@ -12,6 +12,7 @@ file passes, a name from another module): rules treat unknown as "stay silent".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -40,6 +41,9 @@ class Source:
     via: tuple["CallSite", ...] = ()
     # When the trail went cold at a parameter that no call in this file passes: its function.
     parameter_of: Optional["FunctionInfo"] = None
+    # An element picked out of a container by a computed key (`{0: "cuda:0", ...}[rank]`): the
+    # key expression and the scope it is evaluated in. The element is one of several.
+    selected_by: Optional[tuple[cst.BaseExpression, "Scope"]] = None
 
     @property
     def unknown(self) -> bool:
@@ -119,8 +123,13 @@ class Flow:
             found.extend((element, container.scope, ()) for element in elements)
         if not found:
             return False
+        picked: list[Source] = []
         for value, value_scope, value_arms in found:
-            self._sources(value, value_scope, via, depth + 1, seen, out, value_arms or arms)
+            self._sources(value, value_scope, via, depth + 1, seen, picked, value_arms or arms)
+        if key is _ANY:
+            index = (expr.slice[0].slice.value, scope)
+            picked = [dataclasses.replace(source, selected_by=source.selected_by or index) for source in picked]
+        out.extend(picked)
         return True
 
     def _local_returns(self, call: cst.Call) -> list[tuple[cst.BaseExpression, "Scope", tuple]]:

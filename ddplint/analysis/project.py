@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
 
+from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
+
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.loaders import SamplerKind
@@ -41,13 +44,20 @@ _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \
 # datasets, process-group and device set-up, set_epoch, collectives. Modules without such a call
 # are never parsed for their summary: in a large library almost every module is imported by some
 # file, and only a few build loaders or start process groups.
-_SUMMARY_WORDS = re.compile(
-    rb"(?<![\w])(?:DataLoader|init_process_group|start_processes|spawn|init_distributed|set_device|device"
-    rb"|set_epoch|barrier|monitored_barrier|all_reduce|reduce|broadcast|broadcast_object_list|all_gather"
-    rb"|all_gather_object|all_gather_into_tensor|gather|gather_object|scatter|scatter_object_list|all_to_all"
-    rb"|all_to_all_single|reduce_scatter|reduce_scatter_tensor|wait_for_everyone)\s*\("
-    rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
-)
+def _summary_words() -> re.Pattern:
+    calls = sorted(
+        {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
+         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES,
+        key=lambda word: (-len(word), word),
+    )
+    return re.compile(
+        rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
+    )
+
+
+# The collective words come from torch_api (one list): a helper making any collective is summarised.
+_SUMMARY_WORDS = _summary_words()
 # Files larger than this are not summarised (generated code, vendored blobs).
 _MAX_SUMMARY_BYTES = 2_000_000
 
@@ -79,7 +89,7 @@ class ModuleSummary:
     # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
     epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
     # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
-    collectives: dict[str, str] = field(default_factory=dict)
+    collectives: dict[str, CollectiveReach] = field(default_factory=dict)
 
 
     def offered_names(self) -> set[str]:
@@ -391,12 +401,14 @@ class ProjectView:
         target = self._target(facts, site.node.func)
         return bool(target) and target[1] in target[0].device_setters
 
-    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
-        """The collective a project function makes when called, as "all_reduce in utils.reduce_mean()"."""
-        target = self._target(facts, site.node.func)
-        if not target or target[1] not in target[0].collectives:
-            return None
-        return f"{target[0].collectives[target[1]]} in {site.name}()"
+    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:
+        """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""
+        for qualified in facts.qualified_names(site.node.func):
+            resolved = self.index.resolve(self.path, qualified)
+            summary = self.index.summary(resolved[0]) if resolved is not None else None
+            if summary is not None and resolved[1] in summary.collectives:
+                return summary.collectives[resolved[1]].through(site.name or resolved[1], Path(resolved[0]).stem)
+        return None
 
     def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
         """(parameter, position) a project function calls `set_epoch` on, if it does."""

@@ -199,3 +199,23 @@ class ClassInfo:
     @property
     def name(self) -> str:
         return self.node.name.value
+
+
+@dataclass(frozen=True)
+class CollectiveReach:
+    """A collective a call makes, itself or through functions it calls: what every other rank of
+    the group must also reach."""
+
+    name: str  # `all_reduce`, `barrier`, `wait_for_everyone`, `save_checkpoint`, ...
+    function: Optional[str] = None  # the function called at the site that makes it, if not the site
+    module: Optional[str] = None  # the project module that function lives in, if another one
+    subgroup: bool = False  # made with an explicit `group=`: maybe only the ranks that get there
+
+    def __str__(self) -> str:
+        """For messages: "all_reduce" or "all_reduce in evaluate()"."""
+        return self.name if self.function is None else f"{self.name} in {self.function}()"
+
+    def through(self, function: str, module: Optional[str] = None) -> "CollectiveReach":
+        """The same collective, as reached by calling `function`."""
+        return CollectiveReach(self.name, function, module, self.subgroup)
+

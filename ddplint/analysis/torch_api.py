@@ -31,6 +31,19 @@ PROBED_COLLECTIVES = tuple(sorted(COLLECTIVES - {"new_group", "all_reduce_coales
 # Accelerator (HF Accelerate) methods that talk to every process.
 ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
 
+# Framework methods that synchronise every process inside (their docs: "must be called on all
+# processes"): method -> the words the receiver's name holds. Only in files that import the
+# framework (LIGHTNING_PACKAGES).
+FRAMEWORK_COLLECTIVES = {
+    "save_checkpoint": frozenset({"trainer"}),  # Lightning Trainer: strategy barrier / checkpoint IO
+    "save": frozenset({"fabric"}),  # Fabric.save
+    "load": frozenset({"fabric"}),  # Fabric.load
+    "barrier": frozenset({"fabric", "strategy"}),
+    "all_reduce": frozenset({"fabric"}),
+    "all_gather": frozenset({"fabric"}),
+    "broadcast": frozenset({"fabric", "strategy"}),
+}
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
@@ -59,6 +72,12 @@ WRAPPED_MODEL_CLASSES = frozenset(
         "torch.distributed._composable.fsdp.fully_shard",
     }
 )
+# torch.distributed APIs that run in a single process (no process group needed): a script that only
+# calls these is not a distributed one.
+SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
+# Test harness base classes: a file with tests is run by pytest / unittest, not launched per GPU.
+TEST_CASE_CLASSES = frozenset({"unittest.TestCase", "torch.testing._internal.common_utils.TestCase"})
+TEST_FRAMEWORKS = ("pytest", "unittest")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 
