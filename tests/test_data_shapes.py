@@ -595,3 +595,24 @@ def test_a_jax_program_that_reads_local_rank_is_not_a_torch_distributed_script()
     torch_only = source.replace("    import jax\n", "").replace('jax.pmap(train_step, "batch")', "train_step")
     torch_only = torch_only.replace("state = step(state, shard(batch))", "loss_of(batch).backward()")
     assert len(messages(torch_only, "DDP001")) == 1
+
+
+def test_a_loader_reassigned_from_accelerator_prepare_among_other_objects_is_left_alone():
+    source = """
+    import os
+    import torch
+    from accelerate import Accelerator
+
+    local_rank = int(os.environ.get("LOCAL_RANK", -1))
+    accelerator = Accelerator()
+    train_dataloader = torch.utils.data.DataLoader(train_dataset, batch_size=4, shuffle=True)
+    steps = len(train_dataloader) // accelerator.num_processes
+    encoder_a, encoder_b, optimizer, train_dataloader, scheduler = accelerator.prepare(
+        encoder_a, encoder_b, optimizer, train_dataloader, scheduler
+    )
+    for epoch in range(epochs):
+        for batch in train_dataloader:
+            accelerator.backward(loss_of(batch))
+            optimizer.step()
+    """
+    assert messages(source, "DDP001") == []
