@@ -616,3 +616,22 @@ def test_a_loader_reassigned_from_accelerator_prepare_among_other_objects_is_lef
             optimizer.step()
     """
     assert messages(source, "DDP001") == []
+
+
+def test_ddp012_is_silent_in_a_pytest_test_that_feeds_a_gpu_model():
+    source = """
+    import pytest
+    import torch
+    from torch.utils.data import DataLoader
+
+    def test_training_step_reduces_the_loss():
+        loader = DataLoader(load_corpus_split("train"), batch_size=2, shuffle=True)
+        model = build_model().cuda()
+        for batch in loader:
+            model(batch.cuda()).backward()
+            optimizer.step()
+        assert final_loss(model) < initial
+    """
+    assert messages(source, "DDP012") == []
+    script = source.replace("import pytest\n    ", "").replace("def test_training_step_reduces_the_loss", "def main")
+    assert len(messages(script, "DDP012")) == 1
