@@ -265,6 +265,19 @@ RULE = Rule(
         dist.init_process_group("nccl")
         train_loader = DataLoader(train_set, batch_size=32, sampler=RandomSampler(train_set))  # <- DDP001
         """,
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        train_sampler = DistributedSampler(train_set)
+        train_loader = DataLoader(train_set, batch_size=32, shuffle=True)  # <- DDP001
+        for epoch in range(epochs):
+            train_sampler.set_epoch(epoch)
+            for x, y in train_loader:
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+        """,
     ),
     valid=(
         """

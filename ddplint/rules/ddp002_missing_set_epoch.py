@@ -221,6 +221,20 @@ RULE = Rule(
             train_one_epoch(model, loader, optimizer)
             step += len(loader)
         """,
+        """
+        import itertools
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        batches = itertools.cycle(loader)  # <- DDP002
+        for step in range(max_steps):
+            x, y = next(batches)
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        """,
     ),
     valid=(
         """

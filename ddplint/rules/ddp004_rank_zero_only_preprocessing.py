@@ -270,6 +270,18 @@ RULE = Rule(
         dist.barrier()
         train(model)
         """,
+        """
+        import torch.distributed as dist
+        from datasets import load_dataset
+
+        dist.init_process_group("nccl")
+        raw = load_dataset("json", data_files="train.jsonl")["train"]
+        if dist.get_rank() == 0:  # <- DDP004
+            encoded = raw.map(encode_batch, batched=True, num_proc=8)
+            encoded.save_to_disk("encoded")
+        dist.barrier()
+        train(model)
+        """,
     ),
     valid=(
         """
@@ -298,6 +310,19 @@ RULE = Rule(
         if dist.get_rank() == 0:
             print(f"epoch {epoch} loss {loss:.3f}")
             torch.save(model.state_dict(), "checkpoint.pt")
+        dist.barrier()
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            # converting a checkpoint once, and one sample for the log: nothing the size of the data
+            state = torch.load(args.source_checkpoint, map_location="cpu")
+            torch.save(rename_keys(state), args.target_checkpoint)
+            prompt = tokenizer("The quick brown fox", return_tensors="pt")
+            print(tokenizer.decode(model.generate(**prompt)[0]))
         dist.barrier()
         """,
     ),
