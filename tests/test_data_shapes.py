@@ -635,3 +635,30 @@ def test_ddp012_is_silent_in_a_pytest_test_that_feeds_a_gpu_model():
     assert messages(source, "DDP012") == []
     script = source.replace("import pytest\n    ", "").replace("def test_training_step_reduces_the_loss", "def main")
     assert len(messages(script, "DDP012")) == 1
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        "kw = {'batch_size': 8}\nkw['sampler'] = DistributedSampler(ds)\nloader = DataLoader(ds, **kw)\n",
+        "kw = dict(batch_size=8, sampler=DistributedSampler(ds))\nloader = DataLoader(ds, **kw)\n",
+        # the dict is built by a helper that sets the sampler on it
+        "def loader_kwargs(ds):\n    kwargs = {}\n    kwargs['sampler'] = DistributedSampler(ds)\n"
+        "    return kwargs\nloader = DataLoader(ds, **loader_kwargs(ds))\n",
+    ],
+)
+def test_a_sampler_passed_in_a_kwargs_dict_reaches_its_loader(build):
+    head = "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+    head += 'dist.init_process_group("nccl")\n'
+    source = head + build + TRAIN_LOOP
+    assert messages(source, "DDP001") == []  # the sampler is there
+    assert len(messages(source, "DDP002")) == 1  # and never gets set_epoch
+    with_epoch = source.replace("for epoch in range(epochs):\n", "for epoch in range(epochs):\n    loader.sampler.set_epoch(epoch)\n")
+    assert messages(with_epoch, "DDP002") == []
+
+
+def test_a_sampler_set_on_another_dict_does_not_count():
+    head = "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+    head += 'dist.init_process_group("nccl")\n'
+    build = "kw = {'batch_size': 8}\nother = {}\nother['sampler'] = DistributedSampler(ds)\nloader = DataLoader(ds, **kw)\n"
+    assert len(messages(head + build + TRAIN_LOOP, "DDP001")) == 1

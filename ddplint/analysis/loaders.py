@@ -190,7 +190,42 @@ class Loaders:
             if added is None:
                 return None
             keys |= added
+        keys |= {binding.item for binding in self.items_set_on(expr, scope)}
         return keys
+
+    def items_set_on(self, expr: cst.BaseExpression, scope) -> list:
+        """Item bindings (`d["key"] = v`) anywhere in the file on a dict that `expr` may be,
+        also in a helper that builds and returns it (`kwargs["sampler"] = s; return kwargs`)."""
+        dicts = {id(source.node) for source in self.flow.sources(expr, scope) if source.node is not None}
+        if not dicts:
+            return []
+        return [
+            binding
+            for binding, holder in self._item_bindings
+            if dicts & {id(s.node) for s in self.flow.sources(holder, binding.scope) if s.node is not None}
+        ]
+
+    @cached_property
+    def _item_bindings(self) -> list[tuple]:
+        """(binding, the dict's name node) for every `d["key"] = v` of the file."""
+        out = []
+        scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]
+        for holder_scope in scopes:
+            for bindings in holder_scope.bindings.values():
+                for binding in bindings:
+                    if binding.kind != "item" or binding.item is None:
+                        continue
+                    holder = next(
+                        (
+                            sub.value
+                            for sub in walk(binding.node)
+                            if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
+                        ),
+                        None,
+                    )
+                    if holder is not None:
+                        out.append((binding, holder))
+        return out
 
     def _keys_added_later(self, name: str, scope, depth: int) -> Optional[set[str]]:
         """Keys put into dict `name` after it is built: `d["k"] = v`, `d.update(k=v)`,

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo, Loaders, constructs
-from ddplint.analysis.syntax import argument, dotted_name, is_false, last_name, string_value
+from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
 
 if TYPE_CHECKING:
@@ -26,6 +26,22 @@ class SamplerInfo:
     shuffles: bool
     loaders: list[LoaderInfo]
     built_in: Optional[str] = None  # as for LoaderInfo: a sampler inside another module's factory
+
+
+_SAMPLER_KEYS = ("sampler", "batch_sampler")
+
+
+def _sampler_entries(node) -> list[cst.BaseExpression]:
+    """The sampler values of a literal dict or `dict(...)` call."""
+    if isinstance(node, cst.Dict):
+        return [
+            element.value
+            for element in node.elements
+            if isinstance(element, cst.DictElement) and string_value(element.key) in _SAMPLER_KEYS
+        ]
+    if isinstance(node, cst.Call) and last_name(node.func) == "dict":
+        return [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value in _SAMPLER_KEYS]
+    return []
 
 
 class Samplers:
@@ -58,12 +74,25 @@ class Samplers:
         out = []
         for loader in self.loaders.all:
             call, scope = loader.site.node, loader.site.context.scope
-            sampler = argument(call, "sampler", 3)
-            batch_sampler = argument(call, "batch_sampler", 4)
-            for expr in (sampler, batch_sampler):
-                if expr is not None and self.flow.feeds(expr, scope, target):
+            passed = [(argument(call, "sampler", 3), scope), (argument(call, "batch_sampler", 4), scope)]
+            passed += self._sampler_in_kwargs(call, scope)
+            for expr, where in passed:
+                if expr is not None and self.flow.feeds(expr, where, target):
                     out.append(loader)
                     break
+        return out
+
+    def _sampler_in_kwargs(self, call: cst.Call, scope) -> list[tuple[cst.BaseExpression, object]]:
+        """What `DataLoader(ds, **kwargs)` may get as its sampler: the "sampler" /
+        "batch_sampler" entries of the dicts `kwargs` comes from (`{"sampler": s}`,
+        `dict(sampler=s)`) and items set on them later (`kwargs["sampler"] = s`)."""
+        out: list = []
+        for kwargs in double_star_args(call):
+            for source in self.flow.sources(kwargs, scope):
+                out += [(value, source.scope) for value in _sampler_entries(source.node)]
+            for binding in self.loaders.items_set_on(kwargs, scope):
+                if binding.item in _SAMPLER_KEYS and binding.value is not None:
+                    out.append((binding.value, binding.scope))
         return out
 
     def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:

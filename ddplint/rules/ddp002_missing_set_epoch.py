@@ -182,6 +182,10 @@ RULE = Rule(
     """,
     blind_spots="""
         - The argument is not checked: `set_epoch(0)` inside the loop counts.
+        - A sampler put in a `**kwargs` dict by a function of another module
+          (`DataLoader(ds, **get_loader_kwargs(...))`) is not seen; one put there in the same
+          file (`kwargs["sampler"] = DistributedSampler(ds)`, also inside a helper that returns
+          the dict) is.
         - A `cycle` function of another module (`from utils import cycle`) is not looked into;
           only `itertools.cycle` is known to replay its first pass.
         - Samplers and loaders built in another module, and per-epoch helpers of another module
