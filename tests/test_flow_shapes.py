@@ -907,3 +907,45 @@ def test_literal_flags_passed_to_a_helper_decide_its_guards(lint):
         """
     assert lint(source.format(flag=", evaluate=True"), ["DDP007"]) == []
     assert lint(source.format(flag=""), ["DDP007"]) == [(13, "DDP007")]
+
+
+# -- DDP010: a final evaluation ---------------------------------------------------------------------
+def test_final_evaluation_at_the_end_of_the_run_is_silent(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            {loop}
+            if dist.get_rank() == 0:
+                model.eval()
+                with torch.no_grad():
+                    for x, y in val_loader:
+                        score(model(x), y)
+            dist.barrier()
+            {tail}
+        """
+    once = "for epoch in range(3):\n                train_one_epoch(model, loader, optimizer)"
+    assert lint(source.format(loop=once, tail="dist.destroy_process_group()"), ["DDP010"]) == []
+    again = "for epoch in range(3):\n                train_one_epoch(model, loader, optimizer)"
+    more_training = "for epoch in range(3):\n                for x, y in loader:\n                    model(x).sum().backward()\n                    optimizer.step()"
+    assert lint(source.format(loop=again, tail=more_training), ["DDP010"]) == [(8, "DDP010")]
+    per_epoch = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            for epoch in range(3):
+                for x, y in loader:
+                    model(x).sum().backward()
+                    optimizer.step()
+                if dist.get_rank() == 0:
+                    model.eval()
+                    with torch.no_grad():
+                        for x, y in val_loader:
+                            score(model(x), y)
+                dist.barrier()
+        """
+    assert lint(per_epoch, ["DDP010"]) == [(10, "DDP010")]
