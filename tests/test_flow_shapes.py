@@ -949,3 +949,60 @@ def test_final_evaluation_at_the_end_of_the_run_is_silent(lint):
                 dist.barrier()
         """
     assert lint(per_epoch, ["DDP010"]) == [(10, "DDP010")]
+
+
+def test_device_set_by_a_spawned_project_function_or_a_framework_helper(lint, tmp_path):
+    from ddplint.engine import lint_paths
+    from ddplint.rules import RULES_BY_CODE
+
+    (tmp_path / "launch.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import torch.distributed as dist
+
+            def run(local_rank, world_size, func):
+                dist.init_process_group("nccl", rank=local_rank, world_size=world_size)
+                torch.cuda.set_device(local_rank)
+                func()
+            """
+        )
+    )
+    (tmp_path / "tools.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import launch
+
+            def start(n, func):
+                torch.multiprocessing.spawn(launch.run, nprocs=n, args=(n, func))
+
+            def measure(model, x):
+                return model(x.cuda())
+            """
+        )
+    )
+    found = [d for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP005"]]) if d.code == "DDP005"]
+    assert found == []
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torchtune import utils
+
+        dist.init_process_group("nccl")
+        device = utils.get_device(device="cuda")
+        model = build().to("cuda")
+        """,
+        ["DDP005"],
+    ) == []
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        model = build().to("cuda")
+        """,
+        ["DDP005"],
+    ) == [(5, "DDP005")]

@@ -57,6 +57,7 @@ def _summary_words() -> re.Pattern:
 
 # The collective words come from torch_api (one list): a helper making any collective is summarised.
 _SUMMARY_WORDS = _summary_words()
+_SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 # Files larger than this are not summarised (generated code, vendored blobs).
 _MAX_SUMMARY_BYTES = 2_000_000
 
@@ -395,7 +396,16 @@ class ProjectView:
         return bool(target) and target[1] in target[0].process_group_starters
 
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
-        target = self._target(facts, site.node.func)
+        """The call sets the device per rank: a project function that does, or `mp.spawn` of one
+        (`torch.multiprocessing.spawn(mpu.run, ...)` where `run` calls set_device)."""
+        if self._function_sets_device(facts, site.node.func):
+            return True
+        names = facts.qualified_names(site.node.func)
+        spawned = site.node.args[0].value if site.node.args else None
+        return spawned is not None and not names.isdisjoint(_SPAWNERS) and self._function_sets_device(facts, spawned)
+
+    def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
+        target = self._target(facts, func)
         return bool(target) and target[1] in target[0].device_setters
 
     def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:

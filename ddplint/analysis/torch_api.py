@@ -44,6 +44,16 @@ FRAMEWORK_COLLECTIVES = {
     "broadcast": frozenset({"fabric", "strategy"}),
 }
 
+# Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
+# do it (torchtune's get_device sets the local rank's device for "cuda").
+DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
+DEVICE_SETTING_CALLS = frozenset(
+    {
+        "transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize",
+        "torchtune.utils.get_device", "torchtune.training.get_device",
+    }
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
