@@ -1006,3 +1006,47 @@ def test_device_set_by_a_spawned_project_function_or_a_framework_helper(lint, tm
         """,
         ["DDP005"],
     ) == [(5, "DDP005")]
+
+
+def test_jax_script_with_launcher_boilerplate_is_not_distributed(lint):
+    source = """
+        import os
+        {imports}
+        from torch.utils.data import DataLoader
+
+        env_local_rank = int(os.environ.get("LOCAL_RANK", -1))
+        loader = DataLoader(train_set, shuffle=True)
+        for epoch in range(3):
+            for batch in loader:
+                step(batch)
+        """
+    assert lint(source.format(imports="import jax"), ["DDP001"]) == []
+    assert lint(source.format(imports="import torch"), ["DDP001"]) == [(6, "DDP001")]
+
+
+def test_fsdp_flag_guards_the_distributed_path(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def train(cfg, local_rank, batch):
+            if cfg.{flag}:
+                batch = batch.to(local_rank)
+            else:
+                batch = batch.to("cuda:0")
+            dist.all_reduce(loss(batch))
+        """
+    assert lint(source.format(flag="enable_fsdp"), ["DDP005"]) == []
+    assert lint(source.format(flag="use_amp"), ["DDP005"]) == [(8, "DDP005")]
+
+
+def test_ignite_parallel_makes_a_script_distributed():
+    _, facts = _facts(
+        """
+        import ignite.distributed as idist
+
+        with idist.Parallel(backend="nccl") as parallel:
+            parallel.run(training, config)
+        """
+    )
+    assert facts.distributed

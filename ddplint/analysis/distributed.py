@@ -23,6 +23,7 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_ENTRY_POINTS,
     FRAMEWORK_COLLECTIVES,
     LIGHTNING_PACKAGES,
+    OTHER_FRAMEWORKS,
     SINGLE_PROCESS_APIS,
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
@@ -138,6 +139,10 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
+    if facts.imports.imports_any(OTHER_FRAMEWORKS):
+        # A JAX / TensorFlow script that copied the `--local_rank` / LOCAL_RANK boilerplate:
+        # reading the variable starts no torch process group.
+        return DistributedContext()
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
@@ -409,7 +414,7 @@ class RankModel:
             return False if None in (left, right) and False in (left, right) else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
-            if words & {"distributed", "ddp"}:
+            if words & {"distributed", "ddp", "fsdp"}:  # `args.distributed`, `cfg.enable_fsdp`
                 return True
             for binding in scope.lookup(dotted_name(test) or ""):
                 if binding.kind == "assign" and binding.value is not None:

@@ -70,8 +70,13 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "torch.utils.data.DistributedSampler",
         "deepspeed.init_distributed",
         "horovod.torch.init",
+        "ignite.distributed.Parallel",  # `with idist.Parallel(backend="nccl") as parallel:`
+        "ignite.distributed.initialize",
     }
 )
+# Other array frameworks: a file built on them is not a torch distributed script because it reads
+# LOCAL_RANK (copied launcher boilerplate).
+OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
 # Wrappers whose forward / backward synchronise every rank.
 WRAPPED_MODEL_CLASSES = frozenset(
     {
