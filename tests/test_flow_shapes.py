@@ -1050,3 +1050,33 @@ def test_ignite_parallel_makes_a_script_distributed():
         """
     )
     assert facts.distributed
+
+
+def test_an_amount_per_rank_is_not_a_rank(lint):
+    source = """
+        import torch.distributed as dist
+
+        def setup(cfg):
+            tokens = cfg.{name}
+            if tokens % 8 != 0:
+                raise ValueError("tokens must divide by 8")
+            dist.barrier()
+        """
+    assert lint(source.format(name="tokens_per_dp_rank"), ["DDP007"]) == []
+    assert lint(source.format(name="local_rank"), ["DDP007"]) == [(7, "DDP007")]
+
+
+def test_single_process_condition_through_a_module_level_rank(lint):
+    source = """
+        import os
+        import torch
+
+        RANK = int(os.getenv("RANK", "-1"))
+
+        def train(model, cuda):
+            if cuda and RANK == -1 and torch.cuda.device_count() > 1:
+                model = torch.nn.DataParallel(model)
+            return model(batch)
+        """
+    assert lint(source, ["DDP003"]) == []
+    assert lint(source.replace("RANK == -1", "RANK >= 0"), ["DDP003"]) == [(8, "DDP003")]

@@ -68,7 +68,8 @@ RANK_FUNCTIONS = frozenset(
 )
 _RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
 # "rank" in these names is linear algebra, not a process: `lora_rank`, `low_rank`, `matrix_rank`.
-_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$")
+# "per ... rank" is an amount each rank has: `num_tokens_per_dp_rank`, `batch_size_per_rank`.
+_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$|per_(?:\w+_)?rank$")
 
 # Names (of functions, properties or flags) that mean "this process is rank 0".
 RANK_ZERO_NAMES = frozenset(
@@ -428,7 +429,7 @@ class RankModel:
 
     def _compares_world_or_rank(self, test: cst.Comparison, scope: "Scope", depth: int) -> Optional[bool]:
         operator, bound = test.comparisons[0].operator, int_value(test.comparisons[0].comparator)
-        if bound == -1 and self.is_rank(test.left, scope, depth + 1):
+        if bound == -1 and self.is_rank(test.left, scope):  # its own depth: a different question
             if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual)):
                 return True
             if isinstance(operator, (cst.Equal, cst.Is)):
