@@ -1080,3 +1080,15 @@ def test_single_process_condition_through_a_module_level_rank(lint):
         """
     assert lint(source, ["DDP003"]) == []
     assert lint(source.replace("RANK == -1", "RANK >= 0"), ["DDP003"]) == [(8, "DDP003")]
+
+
+def test_data_parallel_device_ids_from_a_one_gpu_default(lint):
+    source = """
+        import torch.nn as nn
+
+        class Metric:
+            def initialize(self, net, gpu_ids={default}):
+                self.net = nn.DataParallel(net, device_ids=gpu_ids)
+        """
+    assert lint(source.format(default="[0]"), ["DDP003"]) == []
+    assert lint(source.format(default="[0, 1]"), ["DDP003"]) == [(5, "DDP003")]
