@@ -1092,3 +1092,18 @@ def test_data_parallel_device_ids_from_a_one_gpu_default(lint):
         """
     assert lint(source.format(default="[0]"), ["DDP003"]) == []
     assert lint(source.format(default="[0, 1]"), ["DDP003"]) == [(5, "DDP003")]
+
+
+def test_rank_getter_of_a_parallel_group_is_a_rank(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def load_buffers(mpu, filename):
+            dist.init_process_group("nccl")
+            dp_rank = mpu.{getter}()
+            if dp_rank == 0:
+                state = torch.load(filename)
+        """
+    assert lint(source.format(getter="get_data_parallel_rank"), ["DDP008"]) == []
+    assert lint(source.format(getter="get_data_parallel_size"), ["DDP008"]) == [(8, "DDP008")]

@@ -66,6 +66,7 @@ _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nc
 RANK_FUNCTIONS = frozenset(
     {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
 )
+_RANK_GETTER = re.compile(r"^get_(?:\w+_)?rank$")
 _RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
 # "rank" in these names is linear algebra, not a process: `lora_rank`, `low_rank`, `matrix_rank`.
 # "per ... rank" is an amount each rank has: `num_tokens_per_dp_rank`, `batch_size_per_rank`.
@@ -293,6 +294,8 @@ class RankModel:
             name = last_name(node.func)
             if name in RANK_FUNCTIONS:
                 return True
+            if name and _RANK_GETTER.match(name) and not _NOT_PROCESS_RANK.search(name):
+                return True  # Megatron-style `mpu.get_data_parallel_rank()`
             if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
                 return True  # hvd.rank(), hvd.local_rank()
             if environment_key(node) in RANK_ENV_VARS:
