@@ -610,7 +610,7 @@ TRAIN_SCRIPT = """
 
 @pytest.mark.parametrize("layout", ["package", "scripts side by side"])
 def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, layout):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     if layout == "package":
@@ -629,6 +629,7 @@ def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, 
 
 def test_project_summaries_and_dependencies(tmp_path):
     from ddplint.analysis.project import ProjectIndex
+    from ddplint.engine import parses_safely
 
     _write_project(
         tmp_path,
@@ -647,7 +648,7 @@ def test_project_summaries_and_dependencies(tmp_path):
         },
     )
     files = [str(p) for p in tmp_path.rglob("*.py")]
-    index = ProjectIndex(files)
+    index = ProjectIndex(files, parses_safely)
     train = str(tmp_path / "pkg" / "train.py")
     assert index.dependencies(train) == sorted([str(tmp_path / "pkg" / "data.py"), str(tmp_path / "pkg" / "dist.py")])
     summary = index.summary(str(tmp_path / "pkg" / "dist.py"))
@@ -661,7 +662,7 @@ def test_project_summaries_and_dependencies(tmp_path):
 
 
 def test_process_group_started_in_another_module_makes_the_script_distributed(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     _write_project(
@@ -676,7 +677,7 @@ def test_process_group_started_in_another_module_makes_the_script_distributed(tm
 
 
 def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     engine = """
@@ -710,7 +711,7 @@ def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
 
 
 def test_collective_inside_a_helper_of_another_module(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     _write_project(

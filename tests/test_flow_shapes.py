@@ -907,3 +907,203 @@ def test_literal_flags_passed_to_a_helper_decide_its_guards(lint):
         """
     assert lint(source.format(flag=", evaluate=True"), ["DDP007"]) == []
     assert lint(source.format(flag=""), ["DDP007"]) == [(13, "DDP007")]
+
+
+# -- DDP010: a final evaluation ---------------------------------------------------------------------
+def test_final_evaluation_at_the_end_of_the_run_is_silent(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            {loop}
+            if dist.get_rank() == 0:
+                model.eval()
+                with torch.no_grad():
+                    for x, y in val_loader:
+                        score(model(x), y)
+            dist.barrier()
+            {tail}
+        """
+    once = "for epoch in range(3):\n                train_one_epoch(model, loader, optimizer)"
+    assert lint(source.format(loop=once, tail="dist.destroy_process_group()"), ["DDP010"]) == []
+    again = "for epoch in range(3):\n                train_one_epoch(model, loader, optimizer)"
+    more_training = "for epoch in range(3):\n                for x, y in loader:\n                    model(x).sum().backward()\n                    optimizer.step()"
+    assert lint(source.format(loop=again, tail=more_training), ["DDP010"]) == [(8, "DDP010")]
+    per_epoch = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            dist.init_process_group("nccl")
+            for epoch in range(3):
+                for x, y in loader:
+                    model(x).sum().backward()
+                    optimizer.step()
+                if dist.get_rank() == 0:
+                    model.eval()
+                    with torch.no_grad():
+                        for x, y in val_loader:
+                            score(model(x), y)
+                dist.barrier()
+        """
+    assert lint(per_epoch, ["DDP010"]) == [(10, "DDP010")]
+
+
+def test_device_set_by_a_spawned_project_function_or_a_framework_helper(lint, tmp_path):
+    from ddplint.engine import lint_paths
+    from ddplint.rules import RULES_BY_CODE
+
+    (tmp_path / "launch.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import torch.distributed as dist
+
+            def run(local_rank, world_size, func):
+                dist.init_process_group("nccl", rank=local_rank, world_size=world_size)
+                torch.cuda.set_device(local_rank)
+                func()
+            """
+        )
+    )
+    (tmp_path / "tools.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import launch
+
+            def start(n, func):
+                torch.multiprocessing.spawn(launch.run, nprocs=n, args=(n, func))
+
+            def measure(model, x):
+                return model(x.cuda())
+            """
+        )
+    )
+    found = [d for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP005"]]) if d.code == "DDP005"]
+    assert found == []
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from torchtune import utils
+
+        dist.init_process_group("nccl")
+        device = utils.get_device(device="cuda")
+        model = build().to("cuda")
+        """,
+        ["DDP005"],
+    ) == []
+    assert lint(
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        model = build().to("cuda")
+        """,
+        ["DDP005"],
+    ) == [(5, "DDP005")]
+
+
+def test_jax_script_with_launcher_boilerplate_is_not_distributed(lint):
+    source = """
+        import os
+        {imports}
+        from torch.utils.data import DataLoader
+
+        env_local_rank = int(os.environ.get("LOCAL_RANK", -1))
+        loader = DataLoader(train_set, shuffle=True)
+        for epoch in range(3):
+            for batch in loader:
+                step(batch)
+        """
+    assert lint(source.format(imports="import jax"), ["DDP001"]) == []
+    assert lint(source.format(imports="import torch"), ["DDP001"]) == [(6, "DDP001")]
+
+
+def test_fsdp_flag_guards_the_distributed_path(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def train(cfg, local_rank, batch):
+            if cfg.{flag}:
+                batch = batch.to(local_rank)
+            else:
+                batch = batch.to("cuda:0")
+            dist.all_reduce(loss(batch))
+        """
+    assert lint(source.format(flag="enable_fsdp"), ["DDP005"]) == []
+    assert lint(source.format(flag="use_amp"), ["DDP005"]) == [(8, "DDP005")]
+
+
+def test_ignite_parallel_makes_a_script_distributed():
+    _, facts = _facts(
+        """
+        import ignite.distributed as idist
+
+        with idist.Parallel(backend="nccl") as parallel:
+            parallel.run(training, config)
+        """
+    )
+    assert facts.distributed
+
+
+def test_an_amount_per_rank_is_not_a_rank(lint):
+    source = """
+        import torch.distributed as dist
+
+        def setup(cfg):
+            tokens = cfg.{name}
+            if tokens % 8 != 0:
+                raise ValueError("tokens must divide by 8")
+            dist.barrier()
+        """
+    assert lint(source.format(name="tokens_per_dp_rank"), ["DDP007"]) == []
+    assert lint(source.format(name="local_rank"), ["DDP007"]) == [(7, "DDP007")]
+
+
+def test_single_process_condition_through_a_module_level_rank(lint):
+    source = """
+        import os
+        import torch
+
+        RANK = int(os.getenv("RANK", "-1"))
+
+        def train(model, cuda):
+            if cuda and RANK == -1 and torch.cuda.device_count() > 1:
+                model = torch.nn.DataParallel(model)
+            return model(batch)
+        """
+    assert lint(source, ["DDP003"]) == []
+    assert lint(source.replace("RANK == -1", "RANK >= 0"), ["DDP003"]) == [(8, "DDP003")]
+
+
+def test_data_parallel_device_ids_from_a_one_gpu_default(lint):
+    source = """
+        import torch.nn as nn
+
+        class Metric:
+            def initialize(self, net, gpu_ids={default}):
+                self.net = nn.DataParallel(net, device_ids=gpu_ids)
+        """
+    assert lint(source.format(default="[0]"), ["DDP003"]) == []
+    assert lint(source.format(default="[0, 1]"), ["DDP003"]) == [(5, "DDP003")]
+
+
+def test_rank_getter_of_a_parallel_group_is_a_rank(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def load_buffers(mpu, filename):
+            dist.init_process_group("nccl")
+            dp_rank = mpu.{getter}()
+            if dp_rank == 0:
+                state = torch.load(filename)
+        """
+    assert lint(source.format(getter="get_data_parallel_rank"), ["DDP008"]) == []
+    assert lint(source.format(getter="get_data_parallel_size"), ["DDP008"]) == [(8, "DDP008")]

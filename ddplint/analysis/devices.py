@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import argument, dotted_name, int_value, keyword_arg, last_name, receiver, string_value
+from ddplint.analysis.syntax import (
+    argument,
+    dotted_name,
+    int_value,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+)
+from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
@@ -27,9 +36,6 @@ PROCESS_GROUP_STARTERS = {
     "torch.multiprocessing.start_processes",
     "deepspeed.init_distributed",
 }
-# Frameworks that call torch.cuda.set_device(local_rank) for you when they start.
-DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
-DEVICE_SETTING_CALLS = {"transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize"}
 _PLACEMENT_METHODS = {"to", "cuda"}
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 

@@ -23,6 +23,7 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_ENTRY_POINTS,
     FRAMEWORK_COLLECTIVES,
     LIGHTNING_PACKAGES,
+    OTHER_FRAMEWORKS,
     SINGLE_PROCESS_APIS,
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
@@ -65,9 +66,11 @@ _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nc
 RANK_FUNCTIONS = frozenset(
     {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
 )
+_RANK_GETTER = re.compile(r"^get_(?:\w+_)?rank$")
 _RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
 # "rank" in these names is linear algebra, not a process: `lora_rank`, `low_rank`, `matrix_rank`.
-_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$")
+# "per ... rank" is an amount each rank has: `num_tokens_per_dp_rank`, `batch_size_per_rank`.
+_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$|per_(?:\w+_)?rank$")
 
 # Names (of functions, properties or flags) that mean "this process is rank 0".
 RANK_ZERO_NAMES = frozenset(
@@ -106,8 +109,6 @@ PER_PROCESS_VALUES = frozenset(
 PER_PROCESS_PREFIXES = ("secrets.",)
 
 _MAX_DEPTH = 4  # how far a value is followed through assignments
-# Frameworks whose programs read the launcher's variables without any torch process group.
-_OTHER_FRAMEWORKS = frozenset({"jax", "flax"})
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,10 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
-    if facts.imports.imports_any(_OTHER_FRAMEWORKS):
-        return DistributedContext()  # a JAX program reads LOCAL_RANK for its own multi-host set-up
+    if facts.imports.imports_any(OTHER_FRAMEWORKS):
+        # A JAX / TensorFlow script that copied the `--local_rank` / LOCAL_RANK boilerplate:
+        # reading the variable starts no torch process group.
+        return DistributedContext()
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
@@ -291,6 +294,8 @@ class RankModel:
             name = last_name(node.func)
             if name in RANK_FUNCTIONS:
                 return True
+            if name and _RANK_GETTER.match(name) and not _NOT_PROCESS_RANK.search(name):
+                return True  # Megatron-style `mpu.get_data_parallel_rank()`
             if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
                 return True  # hvd.rank(), hvd.local_rank()
             if environment_key(node) in RANK_ENV_VARS:
@@ -413,7 +418,7 @@ class RankModel:
             return False if None in (left, right) and False in (left, right) else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
-            if words & {"distributed", "ddp"}:
+            if words & {"distributed", "ddp", "fsdp"}:  # `args.distributed`, `cfg.enable_fsdp`
                 return True
             for binding in scope.lookup(dotted_name(test) or ""):
                 if binding.kind == "assign" and binding.value is not None:
@@ -427,7 +432,7 @@ class RankModel:
 
     def _compares_world_or_rank(self, test: cst.Comparison, scope: "Scope", depth: int) -> Optional[bool]:
         operator, bound = test.comparisons[0].operator, int_value(test.comparisons[0].comparator)
-        if bound == -1 and self.is_rank(test.left, scope, depth + 1):
+        if bound == -1 and self.is_rank(test.left, scope):  # its own depth: a different question
             if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual)):
                 return True
             if isinstance(operator, (cst.Equal, cst.Is)):

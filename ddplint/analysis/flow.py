@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.records import excludes
-from ddplint.analysis.syntax import alternatives, dotted_name, int_value, string_value
+from ddplint.analysis.syntax import alternatives, argument, dotted_name, int_value, string_value
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
@@ -230,7 +230,7 @@ class Flow:
         """`loaders.train` where `loaders = Loaders(train=A, val=B)` is A, not B."""
         for base in self.sources(node.value, scope):
             if isinstance(base.node, cst.Call):
-                field_value = _keyword(base.node, node.attr.value)
+                field_value = argument(base.node, node.attr.value)
                 if field_value is not None:
                     if self._feeds(field_value, base.scope, target, depth + 1):
                         return True
@@ -315,10 +315,6 @@ def _elements(node: Optional[cst.CSTNode], key) -> Optional[list[cst.BaseExpress
 
 def _arms_key(arms: tuple) -> tuple:
     return tuple((id(node), arm) for node, arm in arms)
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
 def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

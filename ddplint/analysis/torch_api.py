@@ -44,6 +44,16 @@ FRAMEWORK_COLLECTIVES = {
     "broadcast": frozenset({"fabric", "strategy"}),
 }
 
+# Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
+# do it (torchtune's get_device sets the local rank's device for "cuda").
+DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
+DEVICE_SETTING_CALLS = frozenset(
+    {
+        "transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize",
+        "torchtune.utils.get_device", "torchtune.training.get_device",
+    }
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
@@ -60,8 +70,13 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "torch.utils.data.DistributedSampler",
         "deepspeed.init_distributed",
         "horovod.torch.init",
+        "ignite.distributed.Parallel",  # `with idist.Parallel(backend="nccl") as parallel:`
+        "ignite.distributed.initialize",
     }
 )
+# Other array frameworks: a file built on them is not a torch distributed script because it reads
+# LOCAL_RANK (copied launcher boilerplate).
+OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
 # Wrappers whose forward / backward synchronise every rank.
 WRAPPED_MODEL_CLASSES = frozenset(
     {

@@ -54,9 +54,24 @@ def _one_device(facts: ModuleFacts, site: CallSite) -> bool:
     if ids is None:
         return False
     sources = facts.flow.sources(ids, site.context.scope, site.context.branches)
-    return bool(sources) and all(
-        isinstance(source.node, (cst.List, cst.Tuple)) and len(source.node.elements) == 1 for source in sources
-    )
+    return bool(sources) and all(_one_element(source.node or _default_of(source, ids)) for source in sources)
+
+
+def _one_element(node) -> bool:
+    return isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1
+
+
+def _default_of(source, ids: cst.BaseExpression):
+    """`def initialize(self, gpu_ids=[0])` called from another module: the default stands for
+    what callers pass (a caller passing more GPUs is a blind spot)."""
+    function = source.parameter_of
+    if function is None or not isinstance(ids, cst.Name):
+        return None
+    params = function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == ids.value:
+            return param.default
+    return None
 
 
 def _only_loads_weights(facts: ModuleFacts, site: CallSite) -> bool:
@@ -161,6 +176,8 @@ RULE = Rule(
         - A DataParallel class reached through a factory function or `getattr` is not seen.
         - A DataParallel whose forward is only reached through `model.forward(x)` or a callback
           that receives it from another module is taken as never running one.
+        - `device_ids` from a parameter that defaults to one GPU is taken as one GPU even if a
+          caller in another module passes more.
     """,
     triggers=(b"DataParallel", b"data_parallel"),
     distributed_only=False,

@@ -38,15 +38,28 @@ def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[s
     """The next place the other ranks need rank 0: a collective after the branch, or the next
     training step of the loop around it (DDP's gradient all-reduce)."""
     ranks = facts.ranks
-    after = facts.calls_in_statements(list(branch.context.statements_after()))
+    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
+    statements = list(branch.context.statements_after())
+    after = facts.calls_in_statements(statements)
     for site in after:
         collective = ranks.collective_reached(site)
         if collective is not None:
+            if loop is None and not _training_follows(facts, statements):
+                return None  # a final evaluation: the others wait once, at the closing collective
             return f"`{collective}`"
-    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
     if loop is not None and facts.data.loop_trains(loop):
         return "the next training step's gradient all-reduce"
     return None
+
+
+def _training_follows(facts: ModuleFacts, statements: list) -> bool:
+    """A training loop runs after the evaluation (in the same function): the run goes on."""
+    wanted = {id(statement) for statement in statements}
+    return any(
+        facts.data.loop_trains(loop)
+        for loop in facts.loops
+        if any(id(body[index]) in wanted for body, index in loop.context.path) or id(loop.node) in wanted
+    )
 
 
 RULE = Rule(
@@ -78,6 +91,8 @@ RULE = Rule(
     """,
     silent="""
         - Evaluation under a rank-0 guard at the very end, with nothing after it that waits.
+        - A final evaluation that runs once (in no loop, nor in a function called from one) with no
+          training after it: the others wait once, at the closing barrier, not every epoch.
         - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
         - Evaluation that every rank runs (`evaluate(...)` outside the guard).
         - Scripts that are not distributed.
