@@ -24,8 +24,7 @@ from ddplint.analysis.syntax import (
 from ddplint.analysis.torch_api import ITERABLE_DATASETS
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
-    from ddplint.analysis.flow import Flow
+    from ddplint.analysis.records import CallSite, LoopSite
 
 # Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
 # reference statistics, a config. What the result is used for decides.
@@ -114,7 +113,7 @@ class Work:
 
 
 class DataWork:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
+    def __init__(self, facts, flow) -> None:
         self.facts = facts
         self.flow = flow
         self._direct_memo: dict[int, Optional[Work]] = {}
@@ -360,7 +359,7 @@ def _only_literal_text(call: cst.Call) -> bool:
     return True
 
 
-def _short(facts: "ModuleFacts", node: cst.CSTNode, limit: int = 60) -> str:
+def _short(facts, node: cst.CSTNode, limit: int = 60) -> str:
     """The code of a node on one line, or its callee with `(...)` when that is too long."""
     code = " ".join(facts.module.code_for_node(node).split())
     if len(code) <= limit:

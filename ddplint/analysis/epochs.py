@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo, Loaders
+from ddplint.analysis.records import LoopSite
 from ddplint.analysis.syntax import identifier_words
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts
-    from ddplint.analysis.flow import Flow
+    from ddplint.analysis.records import CallSite
 
 EVAL_WORDS = {
     "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
@@ -35,7 +34,7 @@ class Iteration:
 
 
 class Epochs:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow", loaders: Loaders) -> None:
+    def __init__(self, facts, flow, loaders: Loaders) -> None:
         self.facts = facts
         self.flow = flow
         self.loaders = loaders

@@ -11,17 +11,6 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.torch_api import (
-    ACCELERATE_PACKAGES,
-    ACCELERATE_SINKS,
-    ALWAYS_SINKS,
-    DATALOADER,
-    FRAMEWORK_LOADER_HOOKS,
-    LIGHTNING_PACKAGES,
-    LIGHTNING_SINKS,
-    SUBSET_SAMPLERS,
-    WHOLE_DATASET_SAMPLERS,
-)
 from ddplint.analysis.syntax import (
     argument,
     dotted_name,
@@ -37,10 +26,20 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
+from ddplint.analysis.torch_api import (
+    ACCELERATE_PACKAGES,
+    ACCELERATE_SINKS,
+    ALWAYS_SINKS,
+    DATALOADER,
+    FRAMEWORK_LOADER_HOOKS,
+    LIGHTNING_PACKAGES,
+    LIGHTNING_SINKS,
+    SUBSET_SAMPLERS,
+    WHOLE_DATASET_SAMPLERS,
+)
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts
-    from ddplint.analysis.flow import Flow
+    from ddplint.analysis.records import CallSite
 
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
@@ -66,13 +65,13 @@ class LoaderInfo:
     built_in: Optional[str] = None
 
 
-def constructs(facts: "ModuleFacts", node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
+def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
     """`node` is a call of one of these classes (qualified names, or classes of this file)."""
     return isinstance(node, cst.Call) and facts.is_instance_of(node, qualified, local)
 
 
 class Loaders:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
+    def __init__(self, facts, flow) -> None:
         self.facts = facts
         self.flow = flow
 

@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo, Loaders, constructs
+from ddplint.analysis.records import LoopSite
 from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts
-    from ddplint.analysis.flow import Flow
+    from ddplint.analysis.records import CallSite
 
 
 @dataclass(eq=False)
@@ -45,7 +44,7 @@ def _sampler_entries(node) -> list[cst.BaseExpression]:
 
 
 class Samplers:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow", loaders: Loaders) -> None:
+    def __init__(self, facts, flow, loaders: Loaders) -> None:
         self.facts = facts
         self.flow = flow
         self.loaders = loaders

@@ -5,17 +5,13 @@ stream by rank or worker. A DistributedSampler cannot shard a stream, so the str
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, constructs
 from ddplint.analysis.syntax import dotted_name, identifier_words, is_false, keyword_arg, last_name, walk
 from ddplint.analysis.torch_api import ITERABLE_DATASETS, SELF_PARTITIONING_STREAMS
-
-if TYPE_CHECKING:
-    from ddplint.analysis.facts import ModuleFacts
-    from ddplint.analysis.flow import Flow
 
 # Calls inside an IterableDataset that mean it splits its stream (DDP009).
 STREAM_SPLITTING_CALLS = {
@@ -26,7 +22,7 @@ _SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 
 
 class Streams:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
+    def __init__(self, facts, flow) -> None:
         self.facts = facts
         self.flow = flow
 

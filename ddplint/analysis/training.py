@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
-from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo
+from ddplint.analysis.records import LoopSite
 from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.records import CallSite
 
 # Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
 _INSPECTION_CALLS = {
@@ -28,7 +28,7 @@ _OPTIMIZER_LIKE = re.compile(r"optim|^opt$|scaler|engine")
 
 
 class Training:
-    def __init__(self, facts: "ModuleFacts", epochs: Epochs) -> None:
+    def __init__(self, facts, epochs: Epochs) -> None:
         self.facts = facts
         self.epochs = epochs
 

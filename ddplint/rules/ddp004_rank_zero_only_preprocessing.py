@@ -6,10 +6,10 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.analysis.data_work import Work
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.syntax import walk
+from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.rules.base import Finding, Rule
 
 

@@ -6,9 +6,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import LoopSite, ModuleFacts
+from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
 from ddplint.rules.base import Finding, Rule
 
