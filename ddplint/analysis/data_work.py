@@ -350,6 +350,7 @@ def _only_literal_text(call: cst.Call) -> bool:
     if not values:
         return False
     for value in values:
+        text: Optional[str]
         if isinstance(value, cst.FormattedString):
             text = "".join(part.value for part in value.parts if isinstance(part, cst.FormattedStringText))
         else:

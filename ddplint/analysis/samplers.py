@@ -73,7 +73,10 @@ class Samplers:
         out = []
         for loader in self.loaders.all:
             call, scope = loader.site.node, loader.site.context.scope
-            passed = [(argument(call, "sampler", 3), scope), (argument(call, "batch_sampler", 4), scope)]
+            passed: list[tuple[Optional[cst.BaseExpression], object]] = [
+                (argument(call, "sampler", 3), scope),
+                (argument(call, "batch_sampler", 4), scope),
+            ]
             passed += self._sampler_in_kwargs(call, scope)
             for expr, where in passed:
                 if expr is not None and self.flow.feeds(expr, where, target):
@@ -113,7 +116,7 @@ class Samplers:
     def _origins(self, expr: cst.BaseExpression, scope) -> set:
         """What a dataset expression stands for: the nodes it comes from, or its own text when
         the trail goes cold (`args.train_set` on both sides)."""
-        out = set()
+        out: set[object] = set()
         for source in self.flow.sources(expr, scope):
             if source.node is not None:
                 out.add(id(source.node))
