@@ -662,3 +662,60 @@ def test_a_sampler_set_on_another_dict_does_not_count():
     head += 'dist.init_process_group("nccl")\n'
     build = "kw = {'batch_size': 8}\nother = {}\nother['sampler'] = DistributedSampler(ds)\nloader = DataLoader(ds, **kw)\n"
     assert len(messages(head + build + TRAIN_LOOP, "DDP001")) == 1
+
+
+def test_rank_zero_of_each_model_parallel_group_building_the_data_is_left_alone():
+    # every tensor-parallel group's first rank builds the loader its peers must share
+    assert ddp004(
+        """
+        flags = torch.zeros(3)
+        if mpu.get_tensor_model_parallel_rank() == 0:
+            train_loader = build_pretraining_data_loader(train_ds, consumed)
+            flags = torch.tensor([int(train_loader is not None), 0, 0])
+        dist.broadcast(flags, src=0, group=mpu.get_tensor_model_parallel_group())
+        """
+    ) == []
+    assert ddp004(
+        """
+        box = [None]
+        if dist.get_rank(group=tp_group) == 0:
+            box = [load_dataset("json", data_files=args.data)]
+        dist.broadcast_object_list(box, group=tp_group, group_src=0)
+        """
+    ) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["save_tokenizer_assets(args.save)", "get_tokenizer()", "verify_checkpoint_files(checkpoint_dir)"],
+)
+def test_tool_and_checkpoint_helpers_are_not_data_work(call):
+    found = messages(
+        f"""
+        import json
+        import torch.distributed as dist
+
+        def verify_checkpoint_files(folder):
+            return json.load(open(folder + "/manifest.json"))
+
+        dist.init_process_group("nccl")
+        box = [None]
+        if dist.get_rank() == 0:
+            box = [{call}]
+        dist.broadcast_object_list(box, src=0)
+        """,
+        "DDP004",
+    )
+    assert found == []
+
+
+def test_a_call_of_the_tokenizer_itself_is_tokenising():
+    found = ddp004(
+        """
+        box = [None]
+        if rank == 0:
+            box = [text_tokenizer(corpus_lines, truncation=True)]
+        dist.broadcast_object_list(box, src=0)
+        """
+    )
+    assert len(found) == 1 and "tokenises the data" in found[0][1]

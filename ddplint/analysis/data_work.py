@@ -133,6 +133,8 @@ class DataWork:
         direct = self._direct_work(site)
         if _scales(direct):
             return direct
+        if self._names_other_things(site):
+            return None  # `verify_checkpoint(ckpt_dir)`, `load_model_config(path)`
         called = [function for function, _ in self.facts.functions_called_by(site)]
         if any(function in self._scaling_functions for function in called):
             return Work(WorkKind.PREPARES, _short(self.facts, site.node), site.node, scales=True)
@@ -181,13 +183,19 @@ class DataWork:
             self._direct_memo[key] = self._judge_call(site)
         return self._direct_memo[key]
 
+    def _names_other_things(self, site: "CallSite") -> bool:
+        """The call, what it reads or what it is stored under names a checkpoint, a model, a
+        config or a download (`load_state(ckpt_path)`, `weights = fetch(...)`)."""
+        words = set(identifier_words(site.name or ""))
+        argument_words = self._first_argument_words(site)
+        target_words = {w for key in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(key)}
+        return bool((words | argument_words | target_words) & _NOT_DATA_WORDS)
+
     def _judge_call(self, site: "CallSite") -> Optional[Work]:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
-        argument_words = self._first_argument_words(site)
-        target_words = {w for key in self.facts.assigned_to.get(id(call), ()) for w in identifier_words(key)}
-        if (words | argument_words | target_words) & _NOT_DATA_WORDS:
+        if self._names_other_things(site):
             return None
         code = _short(self.facts, call)
         scope = site.context.scope
@@ -338,8 +346,21 @@ def _scales(work: Optional[Work]) -> bool:
     return work is not None and work.scales
 
 
+# The tokenizer as a noun: `tokenizer(texts)` tokenises, `get_tokenizer()` only fetches the tool.
+_TOKENIZER_NOUNS = {"tokenizer", "tokeniser", "tokenizers", "tokenisers"}
+_TOOL_VERBS = {
+    "get", "load", "save", "build", "make", "create", "init", "train", "from", "set", "update", "add",
+    "resize", "assets", "config", "path", "name", "type", "cls", "class",
+}
+
+
 def _names_tokenising(name: Optional[str]) -> bool:
-    return any(w.startswith(("tokeniz", "tokenis")) for w in identifier_words(name or ""))
+    """`tokenize(...)`, `tokenization_fn`, or a call of the tokenizer itself (`tokenizer(...)`,
+    `self.text_tokenizer(...)`); not `get_tokenizer()` or `save_tokenizer_assets(...)`."""
+    words = identifier_words(name or "")
+    if any(w.startswith(("tokeniz", "tokenis")) and w not in _TOKENIZER_NOUNS for w in words):
+        return True
+    return bool(words) and words[-1] in _TOKENIZER_NOUNS and not set(words) & _TOOL_VERBS
 
 
 def _only_literal_text(call: cst.Call) -> bool:
@@ -372,4 +393,6 @@ def _short(facts, node: cst.CSTNode, limit: int = 60) -> str:
 
 def _names_preprocessing(name: Optional[str]) -> bool:
     words = set(identifier_words(name or ""))
-    return bool(words & _PREPROCESS_WORDS) or any(w.startswith(("preprocess", "tokeniz", "tokenis")) for w in words)
+    if words & (_PREPROCESS_WORDS - {"tokenize", "tokenise"}) or any(w.startswith("preprocess") for w in words):
+        return True
+    return _names_tokenising(name)

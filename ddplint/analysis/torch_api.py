@@ -138,3 +138,23 @@ ACCELERATE_PACKAGES = ("accelerate", "ray")
 LIGHTNING_SINKS = frozenset({"fit", "validate", "test", "predict", "setup_dataloaders"})
 ACCELERATE_SINKS = frozenset({"prepare", "prepare_data_loader"})
 ALWAYS_SINKS = frozenset({"setup_dataloaders", "prepare_data_loader"})
+
+# -- ranks within a sub-group (data helper) ---------------------------------------------------------
+# A rank inside a model-parallel / data-parallel group, not in the job: `rank == 0` on one of these
+# lets one rank of every group through (Megatron's tensor-parallel leaders), not one rank in all.
+# Matched by function name, whatever module they come from (megatron.core.parallel_state, an
+# `mpu` of the project, DeepSpeed's groups); `dist.get_rank(group)` is recognised by its argument.
+SUBGROUP_RANK_FUNCTIONS = frozenset(
+    {
+        "get_tensor_model_parallel_rank",
+        "get_model_parallel_rank",
+        "get_pipeline_model_parallel_rank",
+        "get_data_parallel_rank",
+        "get_context_parallel_rank",
+        "get_expert_model_parallel_rank",
+        "get_expert_tensor_parallel_rank",
+        "get_tensor_and_expert_parallel_rank",
+        "get_sequence_parallel_rank",
+        "get_group_rank",
+    }
+)
