@@ -719,3 +719,25 @@ def test_a_call_of_the_tokenizer_itself_is_tokenising():
         """
     )
     assert len(found) == 1 and "tokenises the data" in found[0][1]
+
+
+def test_a_tensor_parallel_script_shares_batches_across_its_group():
+    source = """
+    import torch.distributed as dist
+    from megatron.core import parallel_state
+    from torch.utils.data import DataLoader
+
+    dist.init_process_group("nccl")
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=2, pipeline_model_parallel_size=1)
+    loader = DataLoader(train_set, batch_size=8, shuffle=True)
+    for epoch in range(epochs):
+        for batch in loader:
+            model(batch).backward()
+            optimizer.step()
+    """
+    assert messages(source, "DDP001") == []
+    plain = source.replace(
+        "parallel_state.initialize_model_parallel(tensor_model_parallel_size=2, pipeline_model_parallel_size=1)",
+        "parallel_state.destroy_model_parallel()",
+    )
+    assert len(messages(plain, "DDP001")) == 1

@@ -34,6 +34,7 @@ from ddplint.analysis.torch_api import (
     FRAMEWORK_LOADER_HOOKS,
     LIGHTNING_PACKAGES,
     LIGHTNING_SINKS,
+    MODEL_PARALLEL_SETUP,
     SUBSET_SAMPLERS,
     WHOLE_DATASET_SAMPLERS,
 )
@@ -268,6 +269,12 @@ class Loaders:
         return words
 
     # -- who shards for you -------------------------------------------------------------------
+    @cached_property
+    def model_parallel(self) -> bool:
+        """The file sets up tensor or pipeline model parallelism (`initialize_model_parallel`,
+        `parallelize_module`): ranks of one model-parallel group share their batches."""
+        return any(site.name in MODEL_PARALLEL_SETUP for site in self.facts.calls)
+
     def handed_to_framework(self, loader: LoaderInfo) -> bool:
         """Whether a framework re-wraps this loader with a sampler of its own."""
         for function in self.facts.functions:

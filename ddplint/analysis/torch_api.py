@@ -158,3 +158,7 @@ SUBGROUP_RANK_FUNCTIONS = frozenset(
         "get_group_rank",
     }
 )
+# Calls that set up tensor / pipeline model parallelism: the ranks of one model-parallel group must
+# read the same batches, so a loader without a DistributedSampler can be right there (by name, as
+# above: megatron.core.parallel_state, a project's own `mpu`, torch.distributed.tensor.parallel).
+MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})

@@ -16,6 +16,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
     data = facts.data
+    if data.loader_model.model_parallel:
+        return  # tensor / pipeline parallel ranks must share batches; the data-parallel split is the mesh's
     for loader in data.loaders:
         if loader.sampler is SamplerKind.PRESENT:
             continue
@@ -213,6 +215,9 @@ RULE = Rule(
         - Tests that give every rank the same made-up data on purpose: the dataset is a few
           numbers or random tensors (`TensorDataset(torch.randn(64, 10), ...)`) and the function
           that builds the loader (or one that calls it, or one it calls) asserts on results.
+        - Scripts that set up tensor or pipeline model parallelism (`initialize_model_parallel`,
+          `parallelize_module`): the ranks of one model-parallel group must read the same
+          batches, and which ranks form a data-parallel replica is the mesh's business.
         - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
           sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
@@ -228,6 +233,8 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
+        - A model-parallel script that also runs several data-parallel replicas and forgets
+          their sampler is not reported (see the silent cases).
         - A test over made-up data that checks its results only in another file (or through a
           helper two calls away) is reported.
     """,
