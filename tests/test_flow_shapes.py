@@ -952,7 +952,7 @@ def test_final_evaluation_at_the_end_of_the_run_is_silent(lint):
 
 
 def test_device_set_by_a_spawned_project_function_or_a_framework_helper(lint, tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     (tmp_path / "launch.py").write_text(

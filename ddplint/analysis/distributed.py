@@ -15,6 +15,18 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.syntax import (
+    alternatives,
+    argument,
+    dotted_name,
+    identifier_words,
+    int_value,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+    value_walk,
+)
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
@@ -28,18 +40,6 @@ from ddplint.analysis.torch_api import (
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
-)
-from ddplint.analysis.syntax import (
-    alternatives,
-    argument,
-    dotted_name,
-    identifier_words,
-    int_value,
-    keyword_arg,
-    last_name,
-    receiver,
-    string_value,
-    value_walk,
 )
 
 if TYPE_CHECKING:
@@ -573,7 +573,7 @@ class RankModel:
             qualified = self.facts.qualified_names(site.node.func)
             if "accelerator" in words or any(q.startswith("accelerate.") for q in qualified):
                 return name
-        owners = FRAMEWORK_COLLECTIVES.get(name)
+        owners = FRAMEWORK_COLLECTIVES.get(name or "")
         if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
             owner = receiver(site.node.func)
             words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
