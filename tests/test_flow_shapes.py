@@ -1107,3 +1107,21 @@ def test_rank_getter_of_a_parallel_group_is_a_rank(lint):
         """
     assert lint(source.format(getter="get_data_parallel_rank"), ["DDP008"]) == []
     assert lint(source.format(getter="get_data_parallel_size"), ["DDP008"]) == [(8, "DDP008")]
+
+
+def test_script_whose_distributed_calls_run_only_if_initialised_is_single_process(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            rank = dist.get_rank() if {guard} else 0
+            model = build().to("cuda:0")
+            print(rank)
+        {main}
+        """
+    main = 'if __name__ == "__main__":\n            main()'
+    assert lint(source.format(guard="dist.is_initialized()", main=main), ["DDP005"]) == []
+    assert lint(source.format(guard="verbose", main=main), ["DDP005"]) == [(6, "DDP005")]
+    # A helper module (no __main__) runs inside whatever job imports it: still judged.
+    assert lint(source.format(guard="dist.is_initialized()", main=""), ["DDP005"]) == [(6, "DDP005")]

@@ -131,9 +131,13 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         hit = names & DISTRIBUTED_ENTRY_POINTS
         if hit:
             return DistributedContext(f"calls {sorted(hit)[0]}")
+    either_way = _calls_made_only_if_initialised(facts) if is_script(facts) else frozenset()
     for site in facts.calls:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
-        # inside a distributed job even though it never initialises one.
+        # inside a distributed job even though it never initialises one. A script's calls made
+        # only `if dist.is_initialized()` run in one process as well: they are no evidence.
+        if id(site.node) in either_way:
+            continue
         for name in facts.qualified_names(site.node.func):
             if name.startswith("torch.distributed.") and not _single_process_api(name):
                 return DistributedContext(f"calls {name}")
@@ -210,6 +214,39 @@ def _single_process_group(call: cst.Call) -> bool:
         return True
     backend = argument(call, "backend", 0)
     return backend is not None and string_value(backend) == "fake"
+
+
+def is_script(facts: "ModuleFacts") -> bool:
+    """A file run as a program: it has an `if __name__ == "__main__":` block."""
+    return any(
+        isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
+        for statement in facts.module.body
+    )
+
+
+def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:
+    """Calls in the arm of a test on `dist.is_initialized()` / `is_available()` that runs when a
+    process group exists (`rank = dist.get_rank() if dist.is_initialized() else 0`)."""
+    inside: set[int] = set()
+    for branch in facts.branches:
+        polarity = _initialised_test(facts, branch.node.test)
+        if polarity is not None:
+            inside.update(id(site.node) for site in facts.calls_in_arm(branch, polarity))
+    return frozenset(inside)
+
+
+def _initialised_test(facts: "ModuleFacts", test: cst.BaseExpression) -> Optional[bool]:
+    """True for `dist.is_initialized()` (and `and` of it with anything), False for its negation."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _initialised_test(facts, test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if True in (_initialised_test(facts, test.left), _initialised_test(facts, test.right)) else None
+    if isinstance(test, cst.Call):
+        names = facts.qualified_names(test.func)
+        if any(name.startswith("torch.distributed.") and name.split(".")[-1] in _NOT_DISTRIBUTED_BY_ITSELF for name in names):
+            return True
+    return None
 
 
 def _single_process_api(qualified: str) -> bool:
