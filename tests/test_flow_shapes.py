@@ -1125,3 +1125,30 @@ def test_script_whose_distributed_calls_run_only_if_initialised_is_single_proces
     assert lint(source.format(guard="verbose", main=main), ["DDP005"]) == [(6, "DDP005")]
     # A helper module (no __main__) runs inside whatever job imports it: still judged.
     assert lint(source.format(guard="dist.is_initialized()", main=""), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_pytest_class_without_importing_pytest_is_test_code(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        class {name}:
+            def test_saved_grads(self, tmp_path):
+                dist.init_process_group("gloo")
+                state = torch.load(tmp_path / "grads.pth")
+        """
+    assert lint(source.format(name="TestCheckpoint"), ["DDP008"]) == []
+    assert lint(source.format(name="Checkpointer"), ["DDP008"]) == [(7, "DDP008")]
+
+
+def test_device_handed_to_a_cuda_query_is_not_a_placement(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        arch = torch.cuda.get_device_properties(torch.device("cuda:0")).major
+        {extra}
+        """
+    assert lint(source.format(extra=""), ["DDP005"]) == []
+    assert lint(source.format(extra='model = build().to(torch.device("cuda:0"))'), ["DDP005"]) == [(6, "DDP005")]

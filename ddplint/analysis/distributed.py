@@ -261,16 +261,15 @@ def is_test_code(facts: "ModuleFacts") -> bool:
     Tests start their workers through a test harness and give the ranks the same data, devices and
     files on purpose: not a training script. (A training script's own `def test(model, loader)`
     is not a test: it imports no test framework.)"""
-    if facts.subclasses_of(TEST_CASE_CLASSES):
+    if facts.subclasses_of(set(TEST_CASE_CLASSES)):
         return True
-    if not facts.imports.imports_any(TEST_FRAMEWORKS):
-        return False
+    imports_framework = facts.imports.imports_any(TEST_FRAMEWORKS)
     for function in facts.functions:
         if not function.name.startswith("test_"):
             continue
-        if function.class_name is None and function.scope.parent is facts.module_scope:
-            return True
         if function.class_name is not None and function.class_name.startswith("Test"):
+            return True  # pytest collects `Test*` classes without the file importing pytest
+        if imports_framework and function.class_name is None and function.scope.parent is facts.module_scope:
             return True
     return False
 
