@@ -1152,3 +1152,24 @@ def test_device_handed_to_a_cuda_query_is_not_a_placement(lint):
         """
     assert lint(source.format(extra=""), ["DDP005"]) == []
     assert lint(source.format(extra='model = build().to(torch.device("cuda:0"))'), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_sampling_a_few_written_prompts_is_not_an_evaluation_pass(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        master = dist.get_rank() == 0
+        for step, (x, y) in enumerate(loader):
+            model(x).sum().backward()
+            optimizer.step()
+            if master and step % 100 == 0:
+                model.eval()
+                with torch.no_grad():
+                    for item in {items}:
+                        print(generate(model, item))
+                model.train()
+        """
+    assert lint(source.format(items='["The capital of France is", "My favourite colour is"]'), ["DDP010"]) == []
+    assert lint(source.format(items="val_loader"), ["DDP010"]) == [(9, "DDP010")]
