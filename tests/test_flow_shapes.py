@@ -1173,3 +1173,18 @@ def test_sampling_a_few_written_prompts_is_not_an_evaluation_pass(lint):
         """
     assert lint(source.format(items='["The capital of France is", "My favourite colour is"]'), ["DDP010"]) == []
     assert lint(source.format(items="val_loader"), ["DDP010"]) == [(9, "DDP010")]
+
+
+def test_rank_in_a_process_group_object(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        class Optimizer:
+            def load_state(self, filename):
+                dist.barrier()
+                if self.{owner}.rank() == 0:
+                    return torch.load(filename)
+        """
+    assert lint(source.format(owner="data_parallel_group"), ["DDP008"]) == []
+    assert lint(source.format(owner="scheduler"), ["DDP008"]) == [(8, "DDP008")]

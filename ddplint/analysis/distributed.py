@@ -334,6 +334,9 @@ class RankModel:
                 return True  # Megatron-style `mpu.get_data_parallel_rank()`
             if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
                 return True  # hvd.rank(), hvd.local_rank()
+            owner = receiver(node.func)
+            if name == "rank" and owner is not None and "group" in identifier_words(last_name(owner) or ""):
+                return True  # `self.data_parallel_group.rank()`: this process's rank in a group
             if environment_key(node) in RANK_ENV_VARS:
                 return True
             # int(os.environ["LOCAL_RANK"]), str(rank)
