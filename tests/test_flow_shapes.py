@@ -952,7 +952,7 @@ def test_final_evaluation_at_the_end_of_the_run_is_silent(lint):
 
 
 def test_device_set_by_a_spawned_project_function_or_a_framework_helper(lint, tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     (tmp_path / "launch.py").write_text(
@@ -1107,3 +1107,84 @@ def test_rank_getter_of_a_parallel_group_is_a_rank(lint):
         """
     assert lint(source.format(getter="get_data_parallel_rank"), ["DDP008"]) == []
     assert lint(source.format(getter="get_data_parallel_size"), ["DDP008"]) == [(8, "DDP008")]
+
+
+def test_script_whose_distributed_calls_run_only_if_initialised_is_single_process(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def main():
+            rank = dist.get_rank() if {guard} else 0
+            model = build().to("cuda:0")
+            print(rank)
+        {main}
+        """
+    main = 'if __name__ == "__main__":\n            main()'
+    assert lint(source.format(guard="dist.is_initialized()", main=main), ["DDP005"]) == []
+    assert lint(source.format(guard="verbose", main=main), ["DDP005"]) == [(6, "DDP005")]
+    # A helper module (no __main__) runs inside whatever job imports it: still judged.
+    assert lint(source.format(guard="dist.is_initialized()", main=""), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_pytest_class_without_importing_pytest_is_test_code(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        class {name}:
+            def test_saved_grads(self, tmp_path):
+                dist.init_process_group("gloo")
+                state = torch.load(tmp_path / "grads.pth")
+        """
+    assert lint(source.format(name="TestCheckpoint"), ["DDP008"]) == []
+    assert lint(source.format(name="Checkpointer"), ["DDP008"]) == [(7, "DDP008")]
+
+
+def test_device_handed_to_a_cuda_query_is_not_a_placement(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        arch = torch.cuda.get_device_properties(torch.device("cuda:0")).major
+        {extra}
+        """
+    assert lint(source.format(extra=""), ["DDP005"]) == []
+    assert lint(source.format(extra='model = build().to(torch.device("cuda:0"))'), ["DDP005"]) == [(6, "DDP005")]
+
+
+def test_sampling_a_few_written_prompts_is_not_an_evaluation_pass(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        master = dist.get_rank() == 0
+        for step, (x, y) in enumerate(loader):
+            model(x).sum().backward()
+            optimizer.step()
+            if master and step % 100 == 0:
+                model.eval()
+                with torch.no_grad():
+                    for item in {items}:
+                        print(generate(model, item))
+                model.train()
+        """
+    assert lint(source.format(items='["The capital of France is", "My favourite colour is"]'), ["DDP010"]) == []
+    assert lint(source.format(items="val_loader"), ["DDP010"]) == [(9, "DDP010")]
+
+
+def test_rank_in_a_process_group_object(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        class Optimizer:
+            def load_state(self, filename):
+                dist.barrier()
+                if self.{owner}.rank() == 0:
+                    return torch.load(filename)
+        """
+    assert lint(source.format(owner="data_parallel_group"), ["DDP008"]) == []
+    assert lint(source.format(owner="scheduler"), ["DDP008"]) == [(8, "DDP008")]

@@ -54,7 +54,10 @@ class DeviceModel:
     @cached_property
     def placements(self) -> list[Placement]:
         out = []
+        queried = self._devices_queried
         for site in self.facts.calls:
+            if id(site.node) in queried:
+                continue
             placement = self._placement(site)
             if placement is not None:
                 out.append(placement)
@@ -74,6 +77,17 @@ class DeviceModel:
         if device is not None:  # torch.zeros(..., device="cuda:0")
             return self._device_value(site, device.value, integer_means_gpu=False)
         return None
+
+    @cached_property
+    def _devices_queried(self) -> set[int]:
+        """`torch.device("cuda:0")` handed straight to a `torch.cuda` query
+        (`get_device_properties(torch.device("cuda:0")).major`): nothing is placed there."""
+        out = set()
+        for site in self.facts.calls:
+            names = self.facts.qualified_names(site.node.func)
+            if any(name.startswith("torch.cuda.") and name not in SET_DEVICE for name in names):
+                out.update(id(arg.value) for arg in site.node.args)
+        return out
 
     def _is_module(self, node: cst.BaseExpression) -> bool:
         """`torch.cuda(...)`, `torch.to(...)`: module attributes, not placements."""

@@ -15,6 +15,18 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.syntax import (
+    alternatives,
+    argument,
+    dotted_name,
+    identifier_words,
+    int_value,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+    value_walk,
+)
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
@@ -28,18 +40,6 @@ from ddplint.analysis.torch_api import (
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
-)
-from ddplint.analysis.syntax import (
-    alternatives,
-    argument,
-    dotted_name,
-    identifier_words,
-    int_value,
-    keyword_arg,
-    last_name,
-    receiver,
-    string_value,
-    value_walk,
 )
 
 if TYPE_CHECKING:
@@ -131,9 +131,13 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         hit = names & DISTRIBUTED_ENTRY_POINTS
         if hit:
             return DistributedContext(f"calls {sorted(hit)[0]}")
+    either_way = _calls_made_only_if_initialised(facts) if is_script(facts) else frozenset()
     for site in facts.calls:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
-        # inside a distributed job even though it never initialises one.
+        # inside a distributed job even though it never initialises one. A script's calls made
+        # only `if dist.is_initialized()` run in one process as well: they are no evidence.
+        if id(site.node) in either_way:
+            continue
         for name in facts.qualified_names(site.node.func):
             if name.startswith("torch.distributed.") and not _single_process_api(name):
                 return DistributedContext(f"calls {name}")
@@ -212,6 +216,39 @@ def _single_process_group(call: cst.Call) -> bool:
     return backend is not None and string_value(backend) == "fake"
 
 
+def is_script(facts: "ModuleFacts") -> bool:
+    """A file run as a program: it has an `if __name__ == "__main__":` block."""
+    return any(
+        isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
+        for statement in facts.module.body
+    )
+
+
+def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:
+    """Calls in the arm of a test on `dist.is_initialized()` / `is_available()` that runs when a
+    process group exists (`rank = dist.get_rank() if dist.is_initialized() else 0`)."""
+    inside: set[int] = set()
+    for branch in facts.branches:
+        polarity = _initialised_test(facts, branch.node.test)
+        if polarity is not None:
+            inside.update(id(site.node) for site in facts.calls_in_arm(branch, polarity))
+    return frozenset(inside)
+
+
+def _initialised_test(facts: "ModuleFacts", test: cst.BaseExpression) -> Optional[bool]:
+    """True for `dist.is_initialized()` (and `and` of it with anything), False for its negation."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _initialised_test(facts, test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if True in (_initialised_test(facts, test.left), _initialised_test(facts, test.right)) else None
+    if isinstance(test, cst.Call):
+        names = facts.qualified_names(test.func)
+        if any(name.startswith("torch.distributed.") and name.split(".")[-1] in _NOT_DISTRIBUTED_BY_ITSELF for name in names):
+            return True
+    return None
+
+
 def _single_process_api(qualified: str) -> bool:
     """torch.distributed calls that work in one process and do not mean several: availability
     checks, and distributed checkpoints (`dcp.load` in a conversion script)."""
@@ -224,16 +261,15 @@ def is_test_code(facts: "ModuleFacts") -> bool:
     Tests start their workers through a test harness and give the ranks the same data, devices and
     files on purpose: not a training script. (A training script's own `def test(model, loader)`
     is not a test: it imports no test framework.)"""
-    if facts.subclasses_of(TEST_CASE_CLASSES):
+    if facts.subclasses_of(set(TEST_CASE_CLASSES)):
         return True
-    if not facts.imports.imports_any(TEST_FRAMEWORKS):
-        return False
+    imports_framework = facts.imports.imports_any(TEST_FRAMEWORKS)
     for function in facts.functions:
         if not function.name.startswith("test_"):
             continue
-        if function.class_name is None and function.scope.parent is facts.module_scope:
-            return True
         if function.class_name is not None and function.class_name.startswith("Test"):
+            return True  # pytest collects `Test*` classes without the file importing pytest
+        if imports_framework and function.class_name is None and function.scope.parent is facts.module_scope:
             return True
     return False
 
@@ -298,6 +334,9 @@ class RankModel:
                 return True  # Megatron-style `mpu.get_data_parallel_rank()`
             if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
                 return True  # hvd.rank(), hvd.local_rank()
+            owner = receiver(node.func)
+            if name == "rank" and owner is not None and "group" in identifier_words(last_name(owner) or ""):
+                return True  # `self.data_parallel_group.rank()`: this process's rank in a group
             if environment_key(node) in RANK_ENV_VARS:
                 return True
             # int(os.environ["LOCAL_RANK"]), str(rank)
@@ -573,7 +612,7 @@ class RankModel:
             qualified = self.facts.qualified_names(site.node.func)
             if "accelerator" in words or any(q.startswith("accelerate.") for q in qualified):
                 return name
-        owners = FRAMEWORK_COLLECTIVES.get(name)
+        owners = FRAMEWORK_COLLECTIVES.get(name or "")
         if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
             owner = receiver(site.node.func)
             words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()

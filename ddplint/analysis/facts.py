@@ -18,6 +18,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from ddplint.analysis.imports import ImportTable
+from ddplint.analysis.reaching import hidden_in_arms, reaching
 from ddplint.analysis.records import (  # re-exported: the rules import the records from here
     SPAWNERS,
     Binding,
@@ -32,7 +33,6 @@ from ddplint.analysis.records import (  # re-exported: the rules import the reco
     Scope,
     excludes,
 )
-from ddplint.analysis.reaching import hidden_in_arms, reaching
 from ddplint.analysis.syntax import alternatives, dotted_name, string_value, walk
 
 __all__ = [

@@ -410,9 +410,12 @@ class ProjectView:
         """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""
         for qualified in facts.qualified_names(site.node.func):
             resolved = self.index.resolve(self.path, qualified)
-            summary = self.index.summary(resolved[0]) if resolved is not None else None
-            if summary is not None and resolved[1] in summary.collectives:
-                return summary.collectives[resolved[1]].through(site.name or resolved[1], Path(resolved[0]).stem)
+            if resolved is None:
+                continue
+            path, name = resolved
+            summary = self.index.summary(path)
+            if summary is not None and name in summary.collectives:
+                return summary.collectives[name].through(site.name or name, Path(path).stem)
         return None
 
     def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:

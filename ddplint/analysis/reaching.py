@@ -38,16 +38,18 @@ def reaching(bindings: Sequence[Binding], use: Context) -> list[Binding]:
     if not local:
         return list(bindings)
     kept = [b for b in bindings if b.context is None or b.context.scope is not use.scope]
-    killers = [b for b in local if b.kind in _DEFINITE]
+    killers = [(b, b.context.path) for b in local if b.kind in _DEFINITE and b.context is not None]
     for binding in local:
-        if not later and not _runs_before(binding.context, use):
+        where = binding.context
+        assert where is not None  # `local` holds only bindings with a place
+        if not later and not _runs_before(where, use):
             continue
-        if later and order(binding.context.path, use.path) in ("after", "inside"):
+        if later and order(where.path, use.path) in ("after", "inside"):
             kept.append(binding)  # assigned after the `def`, before some call of it
             continue
-        if _leaves_before(binding.context.path, use.path):
+        if _leaves_before(where.path, use.path):
             continue
-        if any(killer is not binding and _hides(killer.context.path, binding.context.path, use.path) for killer in killers):
+        if any(killer is not binding and _hides(path, where.path, use.path) for killer, path in killers):
             continue
         kept.append(binding)
     return kept

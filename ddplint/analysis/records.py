@@ -123,7 +123,7 @@ def excludes(these: tuple, those: tuple) -> bool:
     """Two places in opposite arms of one `if` statement never both run."""
     if not these or not those:
         return False
-    mine = dict((id(node), arm) for node, arm in these)
+    mine = {id(node): arm for node, arm in these}
     return any(mine.get(id(node), arm) != arm for node, arm in those)
 
 

@@ -12,7 +12,6 @@ from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
 from ddplint.rules.base import Finding, Rule
 
 
-
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES, LIGHTNING_PACKAGES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
+from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES, LIGHTNING_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 

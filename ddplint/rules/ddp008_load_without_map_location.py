@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
     argument,
@@ -131,16 +132,9 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
     function = facts.function_of(site.context.scope)
     if function is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
         return False
-    if not _is_script(facts) or facts.call_sites_of(function):
+    if not is_script(facts) or facts.call_sites_of(function):
         return False
     return not _referenced(facts, function.name)
-
-
-def _is_script(facts: ModuleFacts) -> bool:
-    return any(
-        isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
-        for statement in facts.module.body
-    )
 
 
 def _referenced(facts: ModuleFacts, name: str) -> bool:
