@@ -741,3 +741,18 @@ def test_a_tensor_parallel_script_shares_batches_across_its_group():
         "parallel_state.destroy_model_parallel()",
     )
     assert len(messages(plain, "DDP001")) == 1
+
+
+def test_a_sampler_handed_each_epoch_to_an_imported_function_is_left_alone():
+    source = LOADER + textwrap.dedent(
+        """
+        from engine import train
+
+        for epoch in range(epochs):
+            train(model, loader, optimizer, epoch, sampler=sampler)
+        """
+    )
+    assert messages(source, "DDP002") == []
+    # handing over only the loader (a wrapper around the sampler) says nothing about set_epoch
+    only_loader = source.replace("train(model, loader, optimizer, epoch, sampler=sampler)", "train(model, tqdm(loader))")
+    assert len(messages(only_loader, "DDP002")) == 1

@@ -140,6 +140,8 @@ class Samplers:
                 reach = self.flow.feeds(owner, context.scope, target, context.branches)
                 if reach is None or reach:
                     return True
+        if self._handed_to_an_outside_call(sampler, epoch_loop):
+            return True
         # A per-epoch helper of another project module that sets the epoch on what it is given.
         for site, passed in self._project_set_epoch_calls:
             context = site.context
@@ -147,6 +149,25 @@ class Samplers:
                 continue
             for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
                 if self.flow.feeds(passed, context.scope, target, context.branches) is not False:
+                    return True
+        return False
+
+    def _handed_to_an_outside_call(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite]) -> bool:
+        """The sampler itself goes, once per epoch, into a function this file does not define
+        (`train(..., sampler=train_sampler)` of an imported module): setting its epoch is the
+        one thing such a function does with a sampler, and the tool cannot look inside."""
+        target = sampler.site.node
+        for site in self.facts.calls:
+            if epoch_loop is not None and not any(loop is epoch_loop for loop in site.context.loops):
+                continue
+            if self.facts.functions_called_by(site) or constructs(self.facts, site.node, DATALOADER, self.loaders.loader_classes):
+                continue
+            if any(q.startswith("torch.") for q in self.facts.qualified_names(site.node.func)):
+                continue  # torch's own classes and functions (a BatchSampler wrapping it)
+            for arg in site.node.args:
+                # the sampler itself, not a loader built around it (`tqdm(loader)`)
+                sources = self.flow.sources(arg.value, site.context.scope, site.context.branches)
+                if any(source.node is target for source in sources):
                     return True
         return False
 

@@ -175,6 +175,9 @@ RULE = Rule(
         - `cycle()` of an evaluation loader.
         - A sampler rebuilt inside the epoch loop with a seed that changes (`seed=base + epoch`)
           or over a dataset rebuilt in the loop (`ds = base.shuffle(seed=epoch)`).
+        - A sampler handed each epoch to a function the file does not define
+          (`train(..., sampler=train_sampler)` from another module): setting its epoch is what
+          such a function does with it.
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.
