@@ -454,21 +454,23 @@ def test_self_referential_attribute_does_not_recurse_forever(lint):
 # -- issue 7: the new rules on real code ---------------------------------------------------------------
 def test_callee_whose_barrier_is_guarded_by_rank_is_not_a_collective(lint):
     # Legacy Hugging Face scripts: evaluation under `local_rank in [-1, 0]` calls a feature-cache
-    # helper whose barriers sit under their own rank conditions, so rank 0 never reaches them.
+    # helper whose barriers sit under `... and not evaluate`, and passes evaluate=True: rank 0
+    # never reaches them. (Without the flag, rank 0 alone would reach `if local_rank == 0:
+    # barrier()` and hang: see test_flow_shapes.py.)
     assert lint(
         """
         import torch
 
-        def load_features(args, split):
-            if args.local_rank not in [-1, 0]:
+        def load_features(args, split, evaluate=False):
+            if args.local_rank not in [-1, 0] and not evaluate:
                 torch.distributed.barrier()
             feats = torch.load(f"cache_{split}_features")
-            if args.local_rank == 0:
+            if args.local_rank == 0 and not evaluate:
                 torch.distributed.barrier()
             return feats
 
         def evaluate(args, model):
-            feats = load_features(args, "dev")
+            feats = load_features(args, "dev", evaluate=True)
             return sum(model(x).item() for x in feats)
 
         torch.distributed.init_process_group("nccl")

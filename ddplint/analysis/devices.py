@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import argument, dotted_name, int_value, keyword_arg, last_name, receiver, string_value
+from ddplint.analysis.syntax import (
+    argument,
+    dotted_name,
+    int_value,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+)
+from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
@@ -27,9 +36,6 @@ PROCESS_GROUP_STARTERS = {
     "torch.multiprocessing.start_processes",
     "deepspeed.init_distributed",
 }
-# Frameworks that call torch.cuda.set_device(local_rank) for you when they start.
-DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
-DEVICE_SETTING_CALLS = {"transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize"}
 _PLACEMENT_METHODS = {"to", "cuda"}
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 
@@ -48,7 +54,10 @@ class DeviceModel:
     @cached_property
     def placements(self) -> list[Placement]:
         out = []
+        queried = self._devices_queried
         for site in self.facts.calls:
+            if id(site.node) in queried:
+                continue
             placement = self._placement(site)
             if placement is not None:
                 out.append(placement)
@@ -68,6 +77,17 @@ class DeviceModel:
         if device is not None:  # torch.zeros(..., device="cuda:0")
             return self._device_value(site, device.value, integer_means_gpu=False)
         return None
+
+    @cached_property
+    def _devices_queried(self) -> set[int]:
+        """`torch.device("cuda:0")` handed straight to a `torch.cuda` query
+        (`get_device_properties(torch.device("cuda:0")).major`): nothing is placed there."""
+        out = set()
+        for site in self.facts.calls:
+            names = self.facts.qualified_names(site.node.func)
+            if any(name.startswith("torch.cuda.") and name not in SET_DEVICE for name in names):
+                out.update(id(arg.value) for arg in site.node.args)
+        return out
 
     def _is_module(self, node: cst.BaseExpression) -> bool:
         """`torch.cuda(...)`, `torch.to(...)`: module attributes, not placements."""
@@ -90,9 +110,14 @@ class DeviceModel:
     def _device_value(self, site: "CallSite", expr: cst.BaseExpression, integer_means_gpu: bool) -> Optional[Placement]:
         """A device given as a literal, or through a variable holding one (`device = "cuda"`).
         A `torch.device(...)` call reached through a variable is judged at that call instead."""
-        for source in self.facts.data.flow.sources(expr, site.context.scope, site.context.branches):
+        single_process = self._single_process_values(expr)
+        for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
             node = source.node
-            if node is None:
+            if node is None or id(node) in single_process:
+                continue
+            if source.selected_by is not None:
+                # `{0: "cuda:0", 1: "cuda:1"}[rank]`: each rank picks its own device. Any computed
+                # key picks one of several devices: not GPU 0 on every rank for sure.
                 continue
             text = string_value(node)
             if text is not None:
@@ -104,6 +129,20 @@ class DeviceModel:
                     continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _single_process_values(self, expr: cst.BaseExpression) -> set[int]:
+        """Values of `expr` that reach it only on the non-distributed path: `args.gpu = 0`
+        replaced by `if args.distributed: args.gpu = args.local_rank` before the placement."""
+        key = dotted_name(expr)
+        use = self.facts.context_of(expr)
+        if key is None or use is None:
+            return set()
+        out = set()
+        for binding in self.facts.reaching(use.scope.lookup(key), expr):
+            for branch, in_body in self.facts.hidden_in_arms(binding, expr):
+                if self.facts.ranks.distributed_polarity(branch.test, use.scope) == in_body:
+                    out.add(id(binding.value))
+        return out
 
     def _zero_is_a_rank(self, node: cst.CSTNode, via: tuple) -> bool:
         """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:

@@ -14,18 +14,37 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.syntax import (
+    alternatives,
+    argument,
+    dotted_name,
+    identifier_words,
+    int_value,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+    value_walk,
+)
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
     BROADCAST_COLLECTIVES,
     COLLECTIVES,
     DISTRIBUTED_ENTRY_POINTS,
+    FRAMEWORK_COLLECTIVES,
+    LIGHTNING_PACKAGES,
+    OTHER_FRAMEWORKS,
+    SINGLE_PROCESS_APIS,
+    TEST_CASE_CLASSES,
+    TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
 )
-from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import BranchSite, CallSite, Context, ModuleFacts, Scope
+    from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.records import BranchSite, CallSite, Context, Scope
 
 # Reading one of these from the environment means the script expects a launcher (torchrun).
 LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
@@ -38,6 +57,8 @@ DISTRIBUTED_TOKENS = (
     b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh", b"horovod",
     # `accelerate launch` starts the processes: an Accelerate script needs no torch.distributed.
     b"accelerate",
+    # Lightning's Trainer / Fabric start them too (DDP007: `trainer.save_checkpoint` on one rank).
+    b"lightning",
 )
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
 _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
@@ -45,9 +66,11 @@ _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nc
 RANK_FUNCTIONS = frozenset(
     {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
 )
+_RANK_GETTER = re.compile(r"^get_(?:\w+_)?rank$")
 _RANK_WORD = re.compile(r"(?:^|_)rank(?:_|$)|(?:^|_)process_index$|(?:^|_)ordinal$")
 # "rank" in these names is linear algebra, not a process: `lora_rank`, `low_rank`, `matrix_rank`.
-_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$")
+# "per ... rank" is an amount each rank has: `num_tokens_per_dp_rank`, `batch_size_per_rank`.
+_NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|ranking|rank_?r$|per_(?:\w+_)?rank$")
 
 # Names (of functions, properties or flags) that mean "this process is rank 0".
 RANK_ZERO_NAMES = frozenset(
@@ -101,21 +124,31 @@ class DistributedContext:
 def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
     if any(_single_process_group(site.node) for site in facts.calls_named("torch.distributed.init_process_group")):
         return DistributedContext()  # a process group of one, e.g. for torch.distributed.checkpoint
+    if is_test_code(facts):
+        return DistributedContext()
     for site in facts.calls:
         names = facts.qualified_names(site.node.func)
         hit = names & DISTRIBUTED_ENTRY_POINTS
         if hit:
             return DistributedContext(f"calls {sorted(hit)[0]}")
+    either_way = _calls_made_only_if_initialised(facts) if is_script(facts) else frozenset()
     for site in facts.calls:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
-        # inside a distributed job even though it never initialises one.
+        # inside a distributed job even though it never initialises one. A script's calls made
+        # only `if dist.is_initialized()` run in one process as well: they are no evidence.
+        if id(site.node) in either_way:
+            continue
         for name in facts.qualified_names(site.node.func):
-            if name.startswith("torch.distributed.") and name.split(".")[-1] not in _NOT_DISTRIBUTED_BY_ITSELF:
+            if name.startswith("torch.distributed.") and not _single_process_api(name):
                 return DistributedContext(f"calls {name}")
     if facts.project is not None:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
+    if facts.imports.imports_any(OTHER_FRAMEWORKS):
+        # A JAX / TensorFlow script that copied the `--local_rank` / LOCAL_RANK boilerplate:
+        # reading the variable starts no torch process group.
+        return DistributedContext()
     for key, _ in facts.env_reads:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
@@ -130,6 +163,35 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
     return DistributedContext()
 
 
+def _normalised(code: str) -> str:
+    return "".join(code.split())
+
+
+def _literal_flags(arguments: dict) -> frozenset:
+    """Parameters a call passes a literal True / False for, as ("flag:name", value)."""
+    out = set()
+    for name, value in arguments.items():
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            out.add((f"flag:{name}", value.value == "True"))
+    return frozenset(out)
+
+
+def _truth(test: cst.BaseExpression, flags: dict) -> Optional[bool]:
+    """The value of a condition built with and / or / not from flags of known value; None when
+    it depends on anything else."""
+    if isinstance(test, cst.Name):
+        return flags.get(f"flag:{test.value}")
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _truth(test.expression, flags)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _truth(test.left, flags), _truth(test.right, flags)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else (True if left is right is True else None)
+        return True if True in (left, right) else (False if left is right is False else None)
+    return None
+
+
 def _exits(block: cst.BaseSuite) -> bool:
     """A block that leaves the function (`return`, `raise`), for early-exit guards."""
     body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
@@ -141,9 +203,75 @@ def _exits(block: cst.BaseSuite) -> bool:
 
 
 def _single_process_group(call: cst.Call) -> bool:
-    """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints."""
-    size = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "world_size"), None)
-    return int_value(size) == 1
+    """`init_process_group(..., world_size=1)`: a group of one, e.g. for distributed checkpoints.
+    A literal `rank=0` (or the "fake" backend of compile-only tools) is one process too: the
+    processes of a real group cannot all pass the same rank."""
+    size = keyword_arg(call, "world_size")
+    if size is not None and int_value(size.value) == 1:
+        return True
+    rank = keyword_arg(call, "rank")
+    if rank is not None and int_value(rank.value) is not None:
+        return True
+    backend = argument(call, "backend", 0)
+    return backend is not None and string_value(backend) == "fake"
+
+
+def is_script(facts: "ModuleFacts") -> bool:
+    """A file run as a program: it has an `if __name__ == "__main__":` block."""
+    return any(
+        isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
+        for statement in facts.module.body
+    )
+
+
+def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:
+    """Calls in the arm of a test on `dist.is_initialized()` / `is_available()` that runs when a
+    process group exists (`rank = dist.get_rank() if dist.is_initialized() else 0`)."""
+    inside: set[int] = set()
+    for branch in facts.branches:
+        polarity = _initialised_test(facts, branch.node.test)
+        if polarity is not None:
+            inside.update(id(site.node) for site in facts.calls_in_arm(branch, polarity))
+    return frozenset(inside)
+
+
+def _initialised_test(facts: "ModuleFacts", test: cst.BaseExpression) -> Optional[bool]:
+    """True for `dist.is_initialized()` (and `and` of it with anything), False for its negation."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _initialised_test(facts, test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if True in (_initialised_test(facts, test.left), _initialised_test(facts, test.right)) else None
+    if isinstance(test, cst.Call):
+        names = facts.qualified_names(test.func)
+        if any(name.startswith("torch.distributed.") and name.split(".")[-1] in _NOT_DISTRIBUTED_BY_ITSELF for name in names):
+            return True
+    return None
+
+
+def _single_process_api(qualified: str) -> bool:
+    """torch.distributed calls that work in one process and do not mean several: availability
+    checks, and distributed checkpoints (`dcp.load` in a conversion script)."""
+    return qualified.split(".")[-1] in _NOT_DISTRIBUTED_BY_ITSELF or qualified.startswith(SINGLE_PROCESS_APIS)
+
+
+def is_test_code(facts: "ModuleFacts") -> bool:
+    """A file a test runner runs: `unittest.TestCase` subclasses, or, in a file that imports
+    pytest / unittest, module-level `test_*` functions or `Test*` classes with `test_*` methods.
+    Tests start their workers through a test harness and give the ranks the same data, devices and
+    files on purpose: not a training script. (A training script's own `def test(model, loader)`
+    is not a test: it imports no test framework.)"""
+    if facts.subclasses_of(set(TEST_CASE_CLASSES)):
+        return True
+    imports_framework = facts.imports.imports_any(TEST_FRAMEWORKS)
+    for function in facts.functions:
+        if not function.name.startswith("test_"):
+            continue
+        if function.class_name is not None and function.class_name.startswith("Test"):
+            return True  # pytest collects `Test*` classes without the file importing pytest
+        if imports_framework and function.class_name is None and function.scope.parent is facts.module_scope:
+            return True
+    return False
 
 
 def environment_key(call: cst.Call) -> Optional[str]:
@@ -202,8 +330,13 @@ class RankModel:
             name = last_name(node.func)
             if name in RANK_FUNCTIONS:
                 return True
+            if name and _RANK_GETTER.match(name) and not _NOT_PROCESS_RANK.search(name):
+                return True  # Megatron-style `mpu.get_data_parallel_rank()`
             if name in ("rank", "local_rank") and self.facts.imports.imports_any(("horovod",)):
                 return True  # hvd.rank(), hvd.local_rank()
+            owner = receiver(node.func)
+            if name == "rank" and owner is not None and "group" in identifier_words(last_name(owner) or ""):
+                return True  # `self.data_parallel_group.rank()`: this process's rank in a group
             if environment_key(node) in RANK_ENV_VARS:
                 return True
             # int(os.environ["LOCAL_RANK"]), str(rank)
@@ -225,7 +358,7 @@ class RankModel:
         (`indices[rank::world_size]`, `Subset(ds, my_indices)` with `my_indices = range(rank, ...)`)."""
         if depth > _MAX_DEPTH:
             return False
-        for sub in walk(node):
+        for sub in value_walk(node):
             if not isinstance(sub, cst.BaseExpression):
                 continue
             if self.is_rank(sub, scope, depth):
@@ -240,7 +373,7 @@ class RankModel:
         OS entropy (`os.urandom`, `secrets`, an unseeded `random.randint`)."""
         if depth > _MAX_DEPTH:
             return False
-        for sub in walk(node):
+        for sub in value_walk(node):
             if isinstance(sub, cst.Call):
                 qualified = self.facts.qualified_names(sub.func)
                 if qualified & PER_PROCESS_VALUES or any(q.startswith(PER_PROCESS_PREFIXES) for q in qualified):
@@ -318,10 +451,13 @@ class RankModel:
                 # `local_rank == -1 and args.evaluate_during_training`: one side pins it
                 return left if right is None else right
             # `not dist.is_available() or not dist.is_initialized()`: both sides agree
-            return left if left == right else None
+            if left == right:
+                return left
+            # `local_rank == -1 or args.no_cuda`: one process, or the CPU: no per-rank GPU either way
+            return False if None in (left, right) and False in (left, right) else None
         if isinstance(test, (cst.Name, cst.Attribute)):
             words = set(identifier_words(last_name(test) or ""))
-            if words & {"distributed", "ddp"}:
+            if words & {"distributed", "ddp", "fsdp"}:  # `args.distributed`, `cfg.enable_fsdp`
                 return True
             for binding in scope.lookup(dotted_name(test) or ""):
                 if binding.kind == "assign" and binding.value is not None:
@@ -335,7 +471,7 @@ class RankModel:
 
     def _compares_world_or_rank(self, test: cst.Comparison, scope: "Scope", depth: int) -> Optional[bool]:
         operator, bound = test.comparisons[0].operator, int_value(test.comparisons[0].comparator)
-        if bound == -1 and self.is_rank(test.left, scope, depth + 1):
+        if bound == -1 and self.is_rank(test.left, scope):  # its own depth: a different question
             if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual)):
                 return True
             if isinstance(operator, (cst.Equal, cst.Is)):
@@ -476,42 +612,91 @@ class RankModel:
             qualified = self.facts.qualified_names(site.node.func)
             if "accelerator" in words or any(q.startswith("accelerate.") for q in qualified):
                 return name
+        owners = FRAMEWORK_COLLECTIVES.get(name or "")
+        if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
+            owner = receiver(site.node.func)
+            words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+            if words & owners:  # `trainer.save_checkpoint(path)`, `self.trainer.save_checkpoint`
+                return name
         return None
 
-    def collective_reached(self, site: "CallSite") -> Optional[str]:
+    def collective_reached(self, site: "CallSite", on_one_rank: bool = False) -> Optional[CollectiveReach]:
         """A collective the call makes, itself or inside a function of this file it calls
-        (`evaluate(model)` whose body all-reduces): "all_reduce" or "all_reduce in evaluate()"."""
+        (`evaluate(model)` whose body all-reduces), or of another project module.
+
+        Inside the callees, a collective under a condition the call site has already decided the
+        other way (`if pipe: self._update() else: ... self._update()` where `_update` all-reduces
+        only `if pipe:`) is not reached. `on_one_rank`: the call is made by one rank only, so a
+        collective the callee makes under its own single-rank guard (`if rank == 0: barrier()`)
+        is reached too, by that rank alone."""
         direct = self.collective_name(site)
         if direct is not None:
-            return direct
-        for function, _ in self.facts.functions_called_by(site):
-            if function in self._collective_functions:
-                inner = self._first_collective_in(function, set())
-                return f"{inner} in {function.name}()" if inner else None
+            return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
+        decided = None
+        for function, bound in self.facts.functions_called_by(site):
+            if function not in (self._any_collective_functions if on_one_rank else self._collective_functions):
+                continue
+            decided = self._decided_conditions(site) if decided is None else decided
+            flags = _literal_flags(function.param_for(site.node, bound))
+            inner = self._first_collective_in(function, set(), decided | flags, on_one_rank)
+            if inner is not None:
+                return inner.through(function.name)
         if self.facts.project is not None:  # a helper of another project module (`reduce_mean`)
             return self.facts.project.collective(self.facts, site)
         return None
 
-    def collective_inside(self, function) -> Optional[str]:
+    def collective_inside(self, function) -> Optional[CollectiveReach]:
         """The first collective a function of this file makes on every call (not under a rank
         condition of its own), directly or through the file's other functions."""
         if function not in self._collective_functions:
             return None
-        return self._first_collective_in(function, set())
+        return self._first_collective_in(function, set(), frozenset(), False)
 
-    def _first_collective_in(self, function, seen: set) -> Optional[str]:
+    def _first_collective_in(self, function, seen: set, decided: frozenset, on_one_rank: bool) -> Optional[CollectiveReach]:
         if id(function) in seen:
             return None
         seen.add(id(function))
         for call in self.facts.calls_by_function.get(id(function), []):
+            if self._excluded_by(call, decided):
+                continue
             name = self.collective_name(call)
-            if name is not None and not self._under_rank_condition(call):
-                return name
-            for callee, _ in self.facts.functions_called_by(call):
-                inner = self._first_collective_in(callee, seen)
+            if name is not None and (not self._under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
+                return CollectiveReach(name, subgroup=keyword_arg(call.node, "group") is not None)
+            for callee, bound in self.facts.functions_called_by(call):
+                conditions = frozenset(c for c in decided if not c[0].startswith("flag:"))
+                conditions |= _literal_flags(callee.param_for(call.node, bound))
+                inner = self._first_collective_in(callee, seen, conditions, on_one_rank)
                 if inner is not None:
                     return inner
         return None
+
+    def _decided_conditions(self, site: "CallSite") -> frozenset:
+        """The conditions around a call, as (source text, arm taken)."""
+        code = self.facts.module.code_for_node
+        return frozenset((_normalised(code(branch.test)), arm) for branch, arm in site.context.branches)
+
+    def _excluded_by(self, call: "CallSite", decided: frozenset) -> bool:
+        """The call sits in an arm the caller's conditions rule out: the same condition decided
+        the other way, or a test that the literal flags passed in make take the other arm
+        (`if rank == 0 and not evaluate:` in a helper called with `evaluate=True`)."""
+        if not decided:
+            return False
+        code = self.facts.module.code_for_node
+        flags = {name: value for name, value in decided if name.startswith("flag:")}
+        for branch, arm in call.context.branches:
+            if (_normalised(code(branch.test)), not arm) in decided:
+                return True
+            if flags and _truth(branch.test, flags) is (not arm):
+                return True
+        return False
+
+    def _single_rank_only(self, call: "CallSite") -> bool:
+        """Under a rank condition that is a single-rank guard (`if rank == 0:`), in its rank arm."""
+        return self.runs_on_one_rank_only(call.context)
+
+    @cached_property
+    def _any_collective_functions(self) -> set:
+        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
 
     @cached_property
     def _collective_functions(self) -> set:
@@ -532,7 +717,7 @@ class RankModel:
         func = site.node.func
         if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
             return False
-        flow = self.facts.data.flow
+        flow = self.facts.flow
         for source in flow.sources(func, site.context.scope, site.context.branches):
             if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
                 return True

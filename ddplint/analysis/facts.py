@@ -12,191 +12,33 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Iterator, Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
 from ddplint.analysis.imports import ImportTable
-from ddplint.analysis.syntax import alternatives, dotted_name, last_name, string_value, walk
+from ddplint.analysis.reaching import hidden_in_arms, reaching
+from ddplint.analysis.records import (  # re-exported: the rules import the records from here
+    SPAWNERS,
+    Binding,
+    Branch,
+    BranchSite,
+    CallSite,
+    ClassInfo,
+    Context,
+    FunctionInfo,
+    Loop,
+    LoopSite,
+    Scope,
+    excludes,
+)
+from ddplint.analysis.syntax import alternatives, dotted_name, string_value, walk
 
-Loop = Union[cst.For, cst.While, cst.CompFor]
-SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
-Branch = Union[cst.If, cst.IfExp]
-
-
-@dataclass(eq=False)
-class Binding:
-    """One assignment to a name or attribute chain (`x`, `self.loader`, `args.rank`)."""
-
-    key: str
-    value: Optional[cst.BaseExpression] = field(repr=False)
-    kind: str  # assign | param | loop | with | unpack | item
-    node: cst.CSTNode = field(repr=False)
-    # Where the value is evaluated. Usually the scope holding the binding, but `self.x = v` in a
-    # method is stored on the class while `v` is evaluated in the method.
-    scope: "Scope" = field(repr=False)
-    index: Optional[int] = None  # position in a tuple unpacking
-    item: Optional[str] = None  # for kind == "item": the literal key of `d["key"] = value`
-    # The `if` arms the assignment sits in: a use in the other arm of the same `if` cannot see it.
-    arms: tuple = field(default=(), repr=False)
-
-
-@dataclass(eq=False)
-class Scope:
-    kind: str  # module | class | function
-    node: cst.CSTNode = field(repr=False)
-    parent: Optional["Scope"] = field(repr=False)
-    name: str = ""
-    bindings: dict[str, list[Binding]] = field(default_factory=dict, repr=False)
-    path_depth: int = 0  # statement-path depth at which this scope's body starts
-
-    def bind(self, binding: Binding) -> None:
-        self.bindings.setdefault(binding.key, []).append(binding)
-
-    @property
-    def class_scope(self) -> Optional["Scope"]:
-        scope: Optional[Scope] = self
-        while scope is not None and scope.kind != "class":
-            if scope.kind == "module":
-                return None
-            scope = scope.parent
-        return scope
-
-    def lookup(self, key: str) -> list[Binding]:
-        """Bindings visible for `key` from here, Python's LEGB order (class bodies skipped),
-        except that `self.x` is looked up in the enclosing class."""
-        if key.startswith("self."):
-            owner = self.class_scope
-            return owner.bindings.get(key, []) if owner is not None else []
-        scope: Optional[Scope] = self
-        first = True
-        while scope is not None:
-            if first or scope.kind != "class":
-                if key in scope.bindings:
-                    return scope.bindings[key]
-            first = False
-            scope = scope.parent
-        return []
-
-
-@dataclass(eq=False)
-class LoopSite:
-    node: Loop = field(repr=False)
-    context: "Context" = field(repr=False)
-
-    @property
-    def iterable(self) -> Optional[cst.BaseExpression]:
-        return self.node.iter if isinstance(self.node, (cst.For, cst.CompFor)) else None
-
-
-@dataclass(eq=False)
-class Context:
-    """Where a node sits: its scope, the loops and `if` branches around it (same function,
-    outermost first) and the statement path (block body, index) used to find what runs after."""
-
-    scope: Scope
-    loops: tuple[LoopSite, ...]
-    branches: tuple[tuple[cst.If, bool], ...]  # (if statement, inside its body rather than else)
-    path: tuple[tuple[Sequence[cst.BaseStatement], int], ...]
-
-    def current_statement(self) -> Optional[cst.CSTNode]:
-        if not self.path:
-            return None
-        body, index = self.path[-1]
-        return body[index]
-
-    def statements_after(self) -> Iterator[cst.BaseStatement]:
-        """Statements that run after this one in the same function, innermost block first,
-        including the `else:` / `finally:` of a `try` whose body holds it."""
-        for level in range(len(self.path) - 1, -1, -1):
-            body, index = self.path[level]
-            yield from body[index + 1 :]
-            if level == 0:
-                continue
-            outer_body, outer_index = self.path[level - 1]
-            owner = outer_body[outer_index]
-            if isinstance(owner, cst.Try) and owner.body.body is body:
-                for tail in (owner.orelse, owner.finalbody):
-                    if tail is not None:
-                        yield from tail.body.body
-
-
-def excludes(these: tuple, those: tuple) -> bool:
-    """Two places in opposite arms of one `if` statement never both run."""
-    if not these or not those:
-        return False
-    mine = dict((id(node), arm) for node, arm in these)
-    return any(mine.get(id(node), arm) != arm for node, arm in those)
-
-
-@dataclass(eq=False)
-class CallSite:
-    node: cst.Call = field(repr=False)
-    context: Context = field(repr=False)
-
-    @property
-    def name(self) -> Optional[str]:
-        return last_name(self.node.func)
-
-
-@dataclass(eq=False)
-class BranchSite:
-    node: Branch = field(repr=False)
-    context: Context = field(repr=False)
-
-    @property
-    def test(self) -> cst.BaseExpression:
-        return self.node.test
-
-
-@dataclass(eq=False)
-class FunctionInfo:
-    node: cst.FunctionDef = field(repr=False)
-    scope: Scope
-    class_name: Optional[str]
-    params: list[str]
-    # Each `return value` with the `if` arms it sits in.
-    returns: list[tuple[cst.BaseExpression, tuple]] = field(default_factory=list, repr=False)
-
-    @property
-    def name(self) -> str:
-        return self.node.name.value
-
-    def param_for(self, call: cst.Call, binding: Optional[bool]) -> dict[str, cst.BaseExpression]:
-        """Map this function's parameter names to the expressions a call passes.
-
-        `binding`: False for a plain call, True when the call binds `self`, None for
-        `torch.multiprocessing.spawn(fn, args=(a, b))`, which calls `fn(rank, a, b)`."""
-        if binding is None:
-            spawned = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "args"), None)
-            if not isinstance(spawned, (cst.Tuple, cst.List)):
-                return {}
-            return {name: element.value for name, element in zip(self.params[1:], spawned.elements)}
-        params = self.params[1:] if binding and self.params else self.params
-        mapping: dict[str, cst.BaseExpression] = {}
-        position = 0
-        for arg in call.args:
-            if arg.star:
-                continue
-            if arg.keyword is not None:
-                mapping[arg.keyword.value] = arg.value
-            elif position < len(params):
-                mapping[params[position]] = arg.value
-                position += 1
-        return mapping
-
-
-@dataclass(eq=False)
-class ClassInfo:
-    node: cst.ClassDef = field(repr=False)
-    bases: list[cst.BaseExpression] = field(repr=False)
-    scope: Optional[Scope] = field(default=None, repr=False)
-
-    @property
-    def name(self) -> str:
-        return self.node.name.value
+__all__ = [
+    "SPAWNERS", "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
+    "Loop", "LoopSite", "ModuleFacts", "Scope", "build_facts", "excludes",
+]
 
 
 class _Collector(cst.CSTVisitor):
@@ -275,7 +117,8 @@ class _Collector(cst.CSTVisitor):
     # -- scopes ---------------------------------------------------------------------------
     def _push_scope(self, kind: str, node: cst.CSTNode, name: str) -> Scope:
         self._saved.append((self.scope, self.loops, self.branches))
-        self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path))
+        defined_at = self.context()
+        self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path), defined_at=defined_at)
         self.loops, self.branches = [], []
         self._changed()
         return self.scope
@@ -413,7 +256,9 @@ class _Collector(cst.CSTVisitor):
             if owner and len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
                 item = string_value(elements[0].slice.value)
                 if item is not None:
-                    self.scope.bind(Binding(owner, value, "item", node, self.scope, item=item, arms=tuple(self.branches)))
+                    self.scope.bind(
+                        Binding(owner, value, "item", node, self.scope, item=item, arms=tuple(self.branches), context=self.context())
+                    )
             return
         key = dotted_name(target)
         if key is None:
@@ -421,7 +266,7 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
-        scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches)))
+        scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches), context=self.context()))
         if kind == "assign" and value is not None:
             # `loader = A if distributed else B`: both A and B are stored under `loader`
             for option in alternatives(value):
@@ -461,6 +306,9 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.facts.calls.append(CallSite(node, self.context()))
 
+    def visit_Name(self, node: cst.Name) -> None:
+        self.facts.name_contexts[id(node)] = self.context()
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # os.environ["LOCAL_RANK"]
         owner = dotted_name(node.value)
@@ -487,6 +335,8 @@ class ModuleFacts:
         self.functions_by_name: dict[str, list[FunctionInfo]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.env_reads: list[tuple[str, cst.CSTNode]] = []
+        # id(Name node) -> where it sits: the position of a use, for program order
+        self.name_contexts: dict[int, Context] = {}
         # id(value expression) -> last names it is assigned to (each alternative of `a if c else b`)
         self.assigned_to: dict[int, list[str]] = {}
         # The project's other modules as this file imports them (analysis/project.py), when
@@ -502,6 +352,26 @@ class ModuleFacts:
         for site in self.calls:
             if not wanted.isdisjoint(self.qualified_names(site.node.func)):
                 yield site
+
+    def context_of(self, expr: cst.BaseExpression) -> Optional[Context]:
+        """Where a name or attribute chain (`args.gpu`: where `args` is) is used."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return self.name_contexts.get(id(expr))
+
+    def reaching(self, bindings: Sequence[Binding], expr: cst.BaseExpression) -> list[Binding]:
+        """Those of `bindings` (of the name or attribute chain `expr`) that may reach this use
+        of it in program order (analysis/reaching.py); all of them where its place is unknown."""
+        use = self.context_of(expr)
+        return reaching(bindings, use) if use is not None else list(bindings)
+
+    def hidden_in_arms(self, binding: Binding, expr: cst.BaseExpression) -> list[tuple[cst.If, bool]]:
+        """The `if` arms that replace `binding` before this use of its key (see reaching.py)."""
+        use = self.context_of(expr)
+        key = dotted_name(expr)
+        if use is None or key is None:
+            return []
+        return hidden_in_arms(binding, use.scope.lookup(key), use)
 
     def subclasses_of(self, qualified: set[str]) -> set[str]:
         """Names of classes in this file that derive (transitively) from one of `qualified`."""
@@ -543,7 +413,21 @@ class ModuleFacts:
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             cls = site.context.scope.class_scope
             return [(f, True) for f in self.methods_of(cls.name, func.attr.value)] if cls is not None else []
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            # `trainer = Trainer(...)` then `trainer.fit(loader)`: a method of a class of this file
+            return [(f, True) for cls in self._instance_classes(func.value.value, site.context.scope)
+                    for f in self.methods_of(cls, func.attr.value)]
         return []
+
+    def _instance_classes(self, name: str, scope: Scope) -> list[str]:
+        """Classes of this file that `name` is built from by a direct assignment."""
+        found = []
+        for binding in scope.lookup(name):
+            value = binding.value
+            if binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                if value.func.value in self.classes and value.func.value not in found:
+                    found.append(value.func.value)
+        return found
 
     def class_lineage(self, name: str) -> list[ClassInfo]:
         """A class of this file and its bases defined in this file, nearest first."""
@@ -635,12 +519,19 @@ class ModuleFacts:
         return {id(info.scope): info for info in self.functions}
 
     # -- derived facts (computed on first use, shared by every rule) ---------------------------
-    # Imported here, not at the top: those modules build on the record types defined above.
+    # Imported here, not at the top: those modules import this one.
     @cached_property
     def distributed(self):
         from ddplint.analysis.distributed import detect_distributed
 
         return detect_distributed(self)
+
+    @cached_property
+    def flow(self):
+        """Where values come from (analysis/flow.py), shared by every model and rule."""
+        from ddplint.analysis.flow import Flow
+
+        return Flow(self)
 
     @cached_property
     def data(self):

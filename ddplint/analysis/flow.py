@@ -12,16 +12,18 @@ file passes, a name from another module): rules treat unknown as "stay silent".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import excludes
-from ddplint.analysis.syntax import alternatives, argument, dotted_name
+from ddplint.analysis.records import excludes
+from ddplint.analysis.syntax import alternatives, argument, dotted_name, int_value, string_value
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Scope
+    from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.records import Binding, CallSite, FunctionInfo, Scope
 
 _MAX_DEPTH = 8
 
@@ -39,6 +41,9 @@ class Source:
     via: tuple["CallSite", ...] = ()
     # When the trail went cold at a parameter that no call in this file passes: its function.
     parameter_of: Optional["FunctionInfo"] = None
+    # An element picked out of a container by a computed key (`{0: "cuda:0", ...}[rank]`): the
+    # key expression and the scope it is evaluated in. The element is one of several.
+    selected_by: Optional[tuple[cst.BaseExpression, "Scope"]] = None
 
     @property
     def unknown(self) -> bool:
@@ -91,7 +96,41 @@ class Flow:
                 for value, function_scope, return_arms in returns:
                     self._sources(value, function_scope, via, depth + 1, seen, out, return_arms)
                 return
+        if isinstance(expr, cst.Subscript) and self._item_sources(expr, scope, via, depth, seen, out, arms):
+            return
         out.append(Source(expr, scope, via))
+
+    def _item_sources(self, expr: cst.Subscript, scope, via, depth, seen, out, arms) -> bool:
+        """`loaders["train"]`, `loaders[0]`: the element of a literal container (or a
+        `d["train"] = ...` assignment) the subscript selects; every element when the key is not
+        a literal. False (the subscript stays a leaf) unless every container is known."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return False
+        key = _literal_key(expr.slice[0].slice.value)
+        containers: list[Source] = []
+        self._sources(expr.value, scope, via, depth + 1, seen, containers, arms)
+        owner = dotted_name(expr.value)
+        items = [b for b in scope.lookup(owner) if b.kind == "item"] if owner else []
+        found: list[tuple[cst.BaseExpression, "Scope", tuple]] = [
+            (b.value, b.scope, b.arms) for b in items if key is _ANY or b.item == key
+        ]
+        for container in containers:
+            elements = _elements(container.node, key)
+            if elements is None:
+                if not items:
+                    return False
+                continue  # `d = {}` (or built elsewhere) then filled by `d["k"] = v`
+            found.extend((element, container.scope, ()) for element in elements)
+        if not found:
+            return False
+        picked: list[Source] = []
+        for value, value_scope, value_arms in found:
+            self._sources(value, value_scope, via, depth + 1, seen, picked, value_arms or arms)
+        if key is _ANY:
+            index = (expr.slice[0].slice.value, scope)
+            picked = [dataclasses.replace(source, selected_by=source.selected_by or index) for source in picked]
+        out.extend(picked)
+        return True
 
     def _local_returns(self, call: cst.Call) -> list[tuple[cst.BaseExpression, "Scope", tuple]]:
         site = self.call_site(call)
@@ -103,12 +142,23 @@ class Flow:
             for value, arms in f.returns
         ]
 
-    def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
+    def bindings_for(self, expr: cst.BaseExpression, scope: "Scope", arms: tuple = ()) -> list["Binding"]:
+        """The assignments a name or attribute chain may hold here: those of exactly its dotted
+        name (`args.seed` is never the local `seed`), outside the other arm of an `if` around the
+        use, that reach the use in program order."""
         key = dotted_name(expr)
         found = (scope.lookup(key) or self.facts.inherited_bindings(scope, key)) if key else []
         bindings = [b for b in found if b.kind != "item"]
         visible = [b for b in bindings if not excludes(arms, b.arms)]
         bindings = visible or bindings
+        if bindings:
+            # In program order: `model(x)` before `model = DDP(model)` is the plain model.
+            bindings = self.facts.reaching(bindings, expr)
+        return bindings
+
+    def _name_sources(self, expr, scope, via, depth, seen, out, arms=()) -> None:
+        key = dotted_name(expr)
+        bindings = self.bindings_for(expr, scope, arms)
         if not bindings:
             if key and key.split(".")[0] in self.facts.imports.bindings:
                 out.append(Source(expr, scope, via))  # a module attribute: a known leaf
@@ -165,6 +215,8 @@ class Flow:
         candidates = [(value, binding.scope, binding.arms)]
         if isinstance(value, cst.Call):
             candidates = self._local_returns(value) or candidates
+        # `a, b = (x, y) if cond else (z, w)`: each alternative is unpacked
+        candidates = [(option, s, arms) for candidate, s, arms in candidates for option in alternatives(candidate)]
         for candidate, candidate_scope, arms in candidates:
             if isinstance(candidate, (cst.Tuple, cst.List)) and binding.index is not None:
                 elements = candidate.elements
@@ -226,6 +278,41 @@ class Flow:
         return any(self._feeds(inner, source.scope, target, depth + 1) for inner in contained_values(node))
 
 
+_ANY = object()  # a subscript whose key is not a literal: any element
+
+
+def _literal_key(node: cst.BaseExpression):
+    text = string_value(node)
+    if text is not None:
+        return text
+    number = int_value(node)
+    return number if number is not None else _ANY
+
+
+def _elements(node: Optional[cst.CSTNode], key) -> Optional[list[cst.BaseExpression]]:
+    """The elements of a literal container that `container[key]` may be; None when `node` is
+    not a literal container."""
+    if isinstance(node, cst.Dict):
+        pairs = [(string_value(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+        if len(pairs) != len(node.elements):
+            return None  # `{**base, ...}`: unknown keys
+        return [value for name, value in pairs if key is _ANY or name == key]
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "dict":
+        if not all(arg.keyword is not None for arg in node.args):
+            return None  # `dict(other)`, `dict(**base)`: unknown keys
+        return [arg.value for arg in node.args if key is _ANY or arg.keyword.value == key]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        values = [e.value for e in node.elements]
+        if key is _ANY:
+            return values
+        if isinstance(key, int) and -len(values) <= key < len(values):
+            return [values[key]]
+        return []
+    return None
+
+
 def _arms_key(arms: tuple) -> tuple:
     return tuple((id(node), arm) for node, arm in arms)
 
@@ -244,6 +331,8 @@ def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
                 yield element.value
     elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         yield node.elt
+        if isinstance(node, cst.GeneratorExp):
+            yield node.for_in.iter  # `(x for x in loader)`: a lazy pass over what it iterates
     elif isinstance(node, cst.DictComp):
         yield node.value
     elif isinstance(node, cst.Attribute):

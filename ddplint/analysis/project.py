@@ -27,11 +27,14 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
 
+from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
 from ddplint.positions import positions_of
 from ddplint.source import MAX_ANALYSED_BYTES
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.loaders import SamplerKind
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
 # Whole import statements, parenthesised ones across lines: read without parsing the file.
@@ -43,13 +46,21 @@ _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \
 # datasets, process-group and device set-up, set_epoch, collectives. Modules without such a call
 # are never parsed for their summary: in a large library almost every module is imported by some
 # file, and only a few build loaders or start process groups.
-_SUMMARY_WORDS = re.compile(
-    rb"(?<![\w])(?:DataLoader|init_process_group|start_processes|spawn|init_distributed|set_device|device"
-    rb"|set_epoch|barrier|monitored_barrier|all_reduce|reduce|broadcast|broadcast_object_list|all_gather"
-    rb"|all_gather_object|all_gather_into_tensor|gather|gather_object|scatter|scatter_object_list|all_to_all"
-    rb"|all_to_all_single|reduce_scatter|reduce_scatter_tensor|wait_for_everyone)\s*\("
-    rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
-)
+def _summary_words() -> re.Pattern:
+    calls = sorted(
+        {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
+         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES,
+        key=lambda word: (-len(word), word),
+    )
+    return re.compile(
+        rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
+    )
+
+
+# The collective words come from torch_api (one list): a helper making any collective is summarised.
+_SUMMARY_WORDS = _summary_words()
+_SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class FactoryLoader:
     """A DataLoader a project function builds and returns."""
 
     where: str  # "data.py:12", for messages
-    sampler: str  # "present" | "absent" | "whole-dataset", after the module's own exemptions
+    sampler: "SamplerKind"  # after the module's own exemptions
     shuffling_sampler: bool  # a shuffling DistributedSampler reaches it: set_epoch matters
     shuffle: Optional[bool]
     dataset_parameter: Optional[int]  # position of the factory parameter that becomes the dataset
@@ -79,7 +90,7 @@ class ModuleSummary:
     # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
     epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
     # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
-    collectives: dict[str, str] = field(default_factory=dict)
+    collectives: dict[str, CollectiveReach] = field(default_factory=dict)
 
 
     def offered_names(self) -> set[str]:
@@ -143,14 +154,16 @@ def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Option
     return None
 
 
-def _sampler_verdict(facts: "ModuleFacts", loader) -> str:
+def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
     """The module's own exemptions, applied where the loader is built: a framework, an iterable
-    or hand-sharded dataset, all count as "present" for the caller."""
+    or hand-sharded dataset, all count as a sampler for the caller."""
+    from ddplint.analysis.loaders import SamplerKind
+
     data = facts.data
-    if loader.sampler == "present":
-        return "present"
+    if loader.sampler is SamplerKind.PRESENT:
+        return SamplerKind.PRESENT
     if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
-        return "present"
+        return SamplerKind.PRESENT
     return loader.sampler
 
 
@@ -381,15 +394,29 @@ class ProjectView:
         return bool(target) and target[1] in target[0].process_group_starters
 
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
-        target = self._target(facts, site.node.func)
+        """The call sets the device per rank: a project function that does, or `mp.spawn` of one
+        (`torch.multiprocessing.spawn(mpu.run, ...)` where `run` calls set_device)."""
+        if self._function_sets_device(facts, site.node.func):
+            return True
+        names = facts.qualified_names(site.node.func)
+        spawned = site.node.args[0].value if site.node.args else None
+        return spawned is not None and not names.isdisjoint(_SPAWNERS) and self._function_sets_device(facts, spawned)
+
+    def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
+        target = self._target(facts, func)
         return bool(target) and target[1] in target[0].device_setters
 
-    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
-        """The collective a project function makes when called, as "all_reduce in utils.reduce_mean()"."""
-        target = self._target(facts, site.node.func)
-        if not target or target[1] not in target[0].collectives:
-            return None
-        return f"{target[0].collectives[target[1]]} in {site.name}()"
+    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:
+        """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""
+        for qualified in facts.qualified_names(site.node.func):
+            resolved = self.index.resolve(self.path, qualified)
+            if resolved is None:
+                continue
+            path, name = resolved
+            summary = self.index.summary(path)
+            if summary is not None and name in summary.collectives:
+                return summary.collectives[name].through(site.name or name, Path(path).stem)
+        return None
 
     def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
         """(parameter, position) a project function calls `set_epoch` on, if it does."""

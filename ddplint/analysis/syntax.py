@@ -131,6 +131,27 @@ def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     return collector.nodes
 
 
+class _Values(_Everything):
+    """Like `_Everything`, but the identifier after a dot (`args.seed`: `seed`) and the keyword of
+    an argument (`f(seed=1)`: `seed`) are not visited: they name attributes and parameters, never a
+    variable of the scope."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        if isinstance(node, (cst.Attribute, cst.Arg)):
+            node.value.visit(self)
+            return False
+        return True
+
+
+def value_walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes below `node` that stand for values: `walk` without the names in attribute or
+    keyword position, so that a `Name` found here may be looked up as a variable."""
+    collector = _Values()
+    node.visit(collector)
+    return collector.nodes
+
+
 def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
     """The values an expression may take when it picks between others.
 

@@ -31,6 +31,29 @@ PROBED_COLLECTIVES = tuple(sorted(COLLECTIVES - {"new_group", "all_reduce_coales
 # Accelerator (HF Accelerate) methods that talk to every process.
 ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
 
+# Framework methods that synchronise every process inside (their docs: "must be called on all
+# processes"): method -> the words the receiver's name holds. Only in files that import the
+# framework (LIGHTNING_PACKAGES).
+FRAMEWORK_COLLECTIVES = {
+    "save_checkpoint": frozenset({"trainer"}),  # Lightning Trainer: strategy barrier / checkpoint IO
+    "save": frozenset({"fabric"}),  # Fabric.save
+    "load": frozenset({"fabric"}),  # Fabric.load
+    "barrier": frozenset({"fabric", "strategy"}),
+    "all_reduce": frozenset({"fabric"}),
+    "all_gather": frozenset({"fabric"}),
+    "broadcast": frozenset({"fabric", "strategy"}),
+}
+
+# Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
+# do it (torchtune's get_device sets the local rank's device for "cuda").
+DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
+DEVICE_SETTING_CALLS = frozenset(
+    {
+        "transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize",
+        "torchtune.utils.get_device", "torchtune.training.get_device",
+    }
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
@@ -47,8 +70,13 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "torch.utils.data.DistributedSampler",
         "deepspeed.init_distributed",
         "horovod.torch.init",
+        "ignite.distributed.Parallel",  # `with idist.Parallel(backend="nccl") as parallel:`
+        "ignite.distributed.initialize",
     }
 )
+# Other array frameworks: a file built on them is not a torch distributed script because it reads
+# LOCAL_RANK (copied launcher boilerplate).
+OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
 # Wrappers whose forward / backward synchronise every rank.
 WRAPPED_MODEL_CLASSES = frozenset(
     {
@@ -59,6 +87,12 @@ WRAPPED_MODEL_CLASSES = frozenset(
         "torch.distributed._composable.fsdp.fully_shard",
     }
 )
+# torch.distributed APIs that run in a single process (no process group needed): a script that only
+# calls these is not a distributed one.
+SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
+# Test harness base classes: a file with tests is run by pytest / unittest, not launched per GPU.
+TEST_CASE_CLASSES = frozenset({"unittest.TestCase", "torch.testing._internal.common_utils.TestCase"})
+TEST_FRAMEWORKS = ("pytest", "unittest")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 
@@ -104,3 +138,27 @@ ACCELERATE_PACKAGES = ("accelerate", "ray")
 LIGHTNING_SINKS = frozenset({"fit", "validate", "test", "predict", "setup_dataloaders"})
 ACCELERATE_SINKS = frozenset({"prepare", "prepare_data_loader"})
 ALWAYS_SINKS = frozenset({"setup_dataloaders", "prepare_data_loader"})
+
+# -- ranks within a sub-group (data helper) ---------------------------------------------------------
+# A rank inside a model-parallel / data-parallel group, not in the job: `rank == 0` on one of these
+# lets one rank of every group through (Megatron's tensor-parallel leaders), not one rank in all.
+# Matched by function name, whatever module they come from (megatron.core.parallel_state, an
+# `mpu` of the project, DeepSpeed's groups); `dist.get_rank(group)` is recognised by its argument.
+SUBGROUP_RANK_FUNCTIONS = frozenset(
+    {
+        "get_tensor_model_parallel_rank",
+        "get_model_parallel_rank",
+        "get_pipeline_model_parallel_rank",
+        "get_data_parallel_rank",
+        "get_context_parallel_rank",
+        "get_expert_model_parallel_rank",
+        "get_expert_tensor_parallel_rank",
+        "get_tensor_and_expert_parallel_rank",
+        "get_sequence_parallel_rank",
+        "get_group_rank",
+    }
+)
+# Calls that set up tensor / pipeline model parallelism: the ranks of one model-parallel group must
+# read the same batches, so a loader without a DistributedSampler can be right there (by name, as
+# above: megatron.core.parallel_state, a project's own `mpu`, torch.distributed.tensor.parallel).
+MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.loaders import SamplerKind
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -15,8 +16,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
     data = facts.data
+    if data.loader_model.model_parallel:
+        return  # tensor / pipeline parallel ranks must share batches; the data-parallel split is the mesh's
     for loader in data.loaders:
-        if loader.sampler == "present":
+        if loader.sampler is SamplerKind.PRESENT:
             continue
         if not data.is_training_loader(loader):
             continue  # evaluation-only: redundant work at worst, never wrong results
@@ -24,6 +27,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # only one rank iterates it; the others get their data some other way
         if facts.ranks.runs_single_process(loader.site.context):
             continue  # the `else` of `if args.distributed:`: one process, the whole dataset is right
+        if data.is_test_on_made_up_data(loader):
+            continue  # a test: every rank gets the same made-up batches on purpose
         if data.dataset_comes_from_caller(loader):
             continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
@@ -37,12 +42,25 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"the whole dataset, so an epoch does world_size times the work; give that "
                 f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
             )
-        elif loader.sampler == "whole-dataset":
+        elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
                 "times the work; use DistributedSampler(dataset) (it shuffles too)"
             )
+        elif (unpassed := data.unpassed_sampler_for(loader)) is not None:
+            built = " ".join(facts.module.code_for_node(unpassed.site.node).split())
+            holders = facts.assigned_to.get(id(unpassed.site.node), ())
+            if len(holders) == 1:
+                built = f"{next(iter(holders))} = {built}"
+            message = (
+                f"a DistributedSampler is built for this dataset (`{built}`) but never passed to "
+                f"this DataLoader, so it shards nothing: every rank iterates the whole dataset, an "
+                f"epoch does world_size times the work and the ranks train on the same batches; "
+                f"pass it as sampler= and drop shuffle=True"
+            )
+            yield RULE.finding(loader.site.node, message, _pass_sampler_fix(facts, loader, unpassed))
+            continue
         else:
             message = (
                 "DataLoader has no DistributedSampler in a distributed script: every rank iterates "
@@ -50,6 +68,28 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "the same batches; pass sampler=DistributedSampler(dataset) and drop shuffle=True"
             )
         yield RULE.finding(loader.site.node, message, _sampler_fix(facts, loader))
+
+
+def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFix]:
+    """Hand the existing sampler over as `sampler=<name>`, in place of `shuffle=`; offered only
+    when one plain variable in the loader's scope holds that sampler and nothing else."""
+    call = loader.site.node
+    if any(arg.star for arg in call.args) or len(positional_args(call)) > 2:
+        return None
+    names = facts.assigned_to.get(id(sampler.site.node), ())
+    scope = loader.site.context.scope
+    name = next(iter(names)) if len(names) == 1 else None
+    if name is None or not name.isidentifier():
+        return None
+    bindings = scope.lookup(name)
+    if not bindings or any(binding.value is not sampler.site.node for binding in bindings):
+        return None
+    shuffle = keyword_arg(call, "shuffle")
+    if shuffle is not None:
+        edit = NodeEdit(f"sampler={name}", shuffle.keyword, end=shuffle.value)
+    else:
+        edit = NodeEdit(f", sampler={name}", call.args[-1].value, "after")
+    return FindingFix(f"Pass `sampler={name}` to the DataLoader", (edit,), "unsafe")
 
 
 SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
@@ -71,7 +111,7 @@ def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
     if name is None:
         return None
     dataset_code = facts.module.code_for_node(dataset)
-    if loader.sampler == "whole-dataset":
+    if loader.sampler is SamplerKind.WHOLE_DATASET:
         given = keyword_arg(call, "sampler")
         if given is None:
             return None
@@ -137,7 +177,10 @@ RULE = Rule(
         `torch.multiprocessing.spawn` or reads `LOCAL_RANK` / `RANK` / `WORLD_SIZE`) that is trained
         on but gets no `sampler` / `batch_sampler`, or only a `RandomSampler`. The sampler is looked
         for as a keyword, positionally, through variables (`sampler if distributed else None`), and
-        inside a `**loader_kwargs` dict.
+        inside a `**loader_kwargs` dict. DataLoader drop-ins count as DataLoaders: torchdata's
+        `StatefulDataLoader` and `DataLoader` subclasses of the file. When a DistributedSampler
+        is built over the same dataset in the same function but given to no loader, the message
+        names it, and the fix passes it.
     """,
     why="""
         Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
@@ -169,6 +212,14 @@ RULE = Rule(
           the file passes, as in a `Trainer` class): the caller may have sharded it.
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
+        - Tests that give every rank the same made-up data on purpose: the dataset is a few
+          numbers or random tensors (`TensorDataset(torch.randn(64, 10), ...)`) and the function
+          that builds the loader (or one that calls it, or one it calls) asserts on results.
+        - Scripts that set up tensor or pipeline model parallelism (`initialize_model_parallel`,
+          `parallelize_module`): the ranks of one model-parallel group must read the same
+          batches, and which ranks form a data-parallel replica is the mesh's business.
+        - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
+          sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
           one is there.
     """,
@@ -182,6 +233,10 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
+        - A model-parallel script that also runs several data-parallel replicas and forgets
+          their sampler is not reported (see the silent cases).
+        - A test over made-up data that checks its results only in another file (or through a
+          helper two calls away) is reported.
     """,
     triggers=(b"*DataLoader*",),
     distributed_only=True,
@@ -216,6 +271,19 @@ RULE = Rule(
 
         dist.init_process_group("nccl")
         train_loader = DataLoader(train_set, batch_size=32, sampler=RandomSampler(train_set))  # <- DDP001
+        """,
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        train_sampler = DistributedSampler(train_set)
+        train_loader = DataLoader(train_set, batch_size=32, shuffle=True)  # <- DDP001
+        for epoch in range(epochs):
+            train_sampler.set_epoch(epoch)
+            for x, y in train_loader:
+                loss_fn(model(x), y).backward()
+                optimizer.step()
         """,
     ),
     valid=(

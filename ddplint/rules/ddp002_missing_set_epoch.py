@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -23,20 +23,41 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             if data.is_evaluation_loader(loader):
                 continue  # evaluation visits every sample once whatever the order
             for iteration in data.iterations(loader):
+                if data.replays_first_pass(iteration):
+                    if id(iteration.where.node) not in reported:
+                        reported.add(id(iteration.where.node))
+                        yield RULE.finding(iteration.where.node, CYCLE_MESSAGE)
+                    continue
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
                     continue
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
-                yield RULE.finding(
-                    loop.node,
-                    "this loop iterates a loader whose shuffling DistributedSampler never gets "
-                    "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
-                    "replays the same order on every rank; call sampler.set_epoch(epoch) at the "
-                    "start of each epoch",
-                    _set_epoch_fix(sampler, loop),
-                )
+                if isinstance(iteration.where, LoopSite):
+                    message = (
+                        "this loop iterates a loader whose shuffling DistributedSampler never gets "
+                        "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
+                        "replays the same order on every rank; call sampler.set_epoch(epoch) at the "
+                        "start of each epoch"
+                    )
+                else:  # `it = iter(loader)` again when the last pass is exhausted
+                    message = (
+                        "this loop starts new passes over a loader (a fresh iterator) whose shuffling "
+                        "DistributedSampler never gets set_epoch(): the sampler seeds its shuffle with "
+                        "the epoch, so every pass replays the same order on every rank; count the "
+                        "passes and call sampler.set_epoch(pass_number) before each new iterator"
+                    )
+                yield RULE.finding(loop.node, message, _set_epoch_fix(sampler, loop))
+
+
+CYCLE_MESSAGE = (
+    "itertools.cycle() keeps the batches of the first pass over a loader with a shuffling "
+    "DistributedSampler and replays them: every later pass repeats the first epoch's order (and "
+    "its random augmentations) on every rank, and set_epoch() cannot change batches already "
+    "saved; re-iterate the loader instead, calling sampler.set_epoch(epoch) before each pass "
+    "(`while True: sampler.set_epoch(epoch); yield from loader; epoch += 1`)"
+)
 
 
 def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
@@ -123,7 +144,14 @@ RULE = Rule(
         inside a function of the file that receives the loader or the sampler. A call made once
         beside the epoch loop (not in any loop) does not count, nor `loader.set_epoch(...)` on a
         plain torch DataLoader, which has no such method (only Accelerate's prepared loaders do). The loop is found also when the loader is iterated in a
-        helper (`train_one_epoch(model, loader)`) called from it.
+        helper (`train_one_epoch(model, loader)`) called from it, reached through tuples, dicts
+        and arguments, and when the epochs are not a `for epoch` loop: a step loop that makes a
+        new iterator when the last one is exhausted (`except StopIteration: it = iter(loader)`),
+        or an endless generator (`while True: for batch in loader: yield batch`).
+
+        Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
+        called: `cycle` saves the batches of its first pass and replays them, so every later
+        pass repeats the first one and `set_epoch` cannot change it.
     """,
     why="""
         DistributedSampler derives its permutation from `seed + epoch`. Its epoch only changes when
@@ -138,11 +166,18 @@ RULE = Rule(
     """,
     silent="""
         - Samplers built with `shuffle=False` (same order every epoch is what was asked for).
-        - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`): the order
-          in which a rank evaluates its samples does not matter.
-        - Loaders iterated once, outside any loop.
+        - Evaluation loaders (`val_loader`, a loader only iterated in `evaluate(...)`, or only in
+          functions of the file that run the model frozen with `model.eval()` / `no_grad()` and
+          never step it, also through a helper that wraps it in `(b for b in loader)`): the
+          order in which a rank evaluates its samples does not matter.
+        - Loaders iterated once, outside any loop, or one pass through `iter(loader)` in a step
+          loop that never makes a new iterator.
+        - `cycle()` of an evaluation loader.
         - A sampler rebuilt inside the epoch loop with a seed that changes (`seed=base + epoch`)
           or over a dataset rebuilt in the loop (`ds = base.shuffle(seed=epoch)`).
+        - A sampler handed each epoch to a function the file does not define
+          (`train(..., sampler=train_sampler)` from another module): setting its epoch is what
+          such a function does with it.
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.
@@ -150,6 +185,12 @@ RULE = Rule(
     """,
     blind_spots="""
         - The argument is not checked: `set_epoch(0)` inside the loop counts.
+        - A sampler put in a `**kwargs` dict by a function of another module
+          (`DataLoader(ds, **get_loader_kwargs(...))`) is not seen; one put there in the same
+          file (`kwargs["sampler"] = DistributedSampler(ds)`, also inside a helper that returns
+          the dict) is.
+        - A `cycle` function of another module (`from utils import cycle`) is not looked into;
+          only `itertools.cycle` is known to replay its first pass.
         - Samplers and loaders built in another module, and per-epoch helpers of another module
           that call `set_epoch`, are followed only when the project's files are checked together;
           checked alone, a loader handed to an outside `train_one_epoch(...)` that sets the epoch
@@ -186,6 +227,20 @@ RULE = Rule(
         while step < 1000:  # <- DDP002
             train_one_epoch(model, loader, optimizer)
             step += len(loader)
+        """,
+        """
+        import itertools
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        batches = itertools.cycle(loader)  # <- DDP002
+        for step in range(max_steps):
+            x, y = next(batches)
+            loss_fn(model(x), y).backward()
+            optimizer.step()
         """,
     ),
     valid=(

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ddplint.analysis.facts import ModuleFacts
-from ddplint.analysis.torch_api import DATA_PARALLEL
+import libcst as cst
+
+from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.syntax import argument
+from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL
 from ddplint.rules.base import Finding, Rule
 
 # The functional form does the same scatter / replicate / gather on every call.
@@ -14,15 +17,122 @@ FUNCTIONAL_DATA_PARALLEL = {"torch.nn.parallel.data_parallel"}
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     local_subclasses = facts.subclasses_of(DATA_PARALLEL)
+    ddp_sites = list(facts.calls_named(*DISTRIBUTED_DATA_PARALLEL))
     for site in facts.calls:
-        if facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
-            yield RULE.finding(
-                site.node,
-                "nn.DataParallel drives all GPUs from one process: every step it scatters the "
-                "batch from GPU 0, replicates the model and gathers outputs back on GPU 0, so GPU 0 "
-                "runs hot while the others wait and the GIL caps throughput; use "
-                "DistributedDataParallel with one process per GPU (torchrun)",
+        if not facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
+            continue
+        if _fallback_next_to_ddp(facts, site, ddp_sites) or _one_device(facts, site):
+            continue
+        if _only_loads_weights(facts, site):
+            continue
+        yield RULE.finding(
+            site.node,
+            "nn.DataParallel drives all GPUs from one process: every step it scatters the "
+            "batch from GPU 0, replicates the model and gathers outputs back on GPU 0, so GPU 0 "
+            "runs hot while the others wait and the GIL caps throughput; use "
+            "DistributedDataParallel with one process per GPU (torchrun) (a DataParallel kept "
+            "as the single-process fallback next to a DDP path is left alone)",
+        )
+
+
+def _fallback_next_to_ddp(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSite]) -> bool:
+    """DataParallel on the script's single-process path (`if args.distributed: DDP(...)
+    elif n_gpu > 1: DataParallel(...)`): the user already has the DDP path; whoever runs one
+    process on several GPUs chose this. Unsure whether that is a bug, the rule stays silent."""
+    if facts.ranks.runs_single_process(site.context):
+        return True
+    for branch, arm in site.context.branches:
+        if any((branch, not arm) in ddp.context.branches for ddp in ddp_sites):
+            return True
+    return False
+
+
+def _one_device(facts: ModuleFacts, site: CallSite) -> bool:
+    """`DataParallel(net, device_ids=[0])` (or a parameter that defaults to a one-GPU list that
+    no caller changes): one GPU, nothing scattered."""
+    ids = argument(site.node, "device_ids", 1)
+    if ids is None:
+        return False
+    sources = facts.flow.sources(ids, site.context.scope, site.context.branches)
+    return bool(sources) and all(_one_element(source.node or _default_of(source, ids)) for source in sources)
+
+
+def _one_element(node) -> bool:
+    return isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1
+
+
+def _default_of(source, ids: cst.BaseExpression):
+    """`def initialize(self, gpu_ids=[0])` called from another module: the default stands for
+    what callers pass (a caller passing more GPUs is a blind spot)."""
+    function = source.parameter_of
+    if function is None or not isinstance(ids, cst.Name):
+        return None
+    params = function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == ids.value:
+            return param.default
+    return None
+
+
+def _only_loads_weights(facts: ModuleFacts, site: CallSite) -> bool:
+    """Wrapped only to load a checkpoint whose keys start with `module.`: `load_state_dict` is
+    called on the wrapper (`model = DataParallel(model); model.load_state_dict(ckpt);
+    model = model.module`) and the wrapper itself is never called, handed to another call,
+    returned or stored on an object, so no forward runs through it."""
+    flow, target = facts.flow, site.node
+
+    seen: set[int] = set()
+
+    def holds(expr, scope, arms) -> bool:  # the wrapper itself, not something read off it
+        if id(expr) in seen:
+            return False
+        seen.add(id(expr))
+        try:
+            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_MODULE:
+                return holds(expr.func.value, scope, arms)  # `model.cuda()` is the same module
+            if not isinstance(expr, (cst.Name, cst.Attribute)):
+                return False
+            return any(
+                source.node is target or (isinstance(source.node, cst.Call) and holds(source.node, source.scope, ()))
+                for source in flow.sources(expr, scope, arms)
             )
+        finally:
+            seen.discard(id(expr))
+
+    if not facts.assigned_to.get(id(target)):
+        return False  # used in place: `DataParallel(net)(x)`, `return DataParallel(net)`
+    loads = False
+    for call in facts.calls:
+        scope, arms = call.context.scope, call.context.branches
+        func = call.node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            owner = func.value.value if isinstance(func.value, cst.Attribute) and func.value.attr.value == "module" else func.value
+            loads = loads or holds(owner, scope, arms)
+        if holds(func, scope, arms) or any(holds(arg.value, scope, arms) for arg in call.node.args):
+            return False
+    if not loads:
+        return False
+    for function in facts.functions:
+        if any(holds(value, function.scope, arms) for value, arms in function.returns):
+            return False
+    for scope in _scopes(facts):
+        for key, bindings in scope.bindings.items():
+            if "." in key and any(b.value is not None and holds(b.value, b.scope, b.arms) for b in bindings):
+                return False
+    return True
+
+
+# Module methods that return the module itself.
+_SAME_MODULE = frozenset({"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+def _scopes(facts: ModuleFacts):
+    yield facts.module_scope
+    for function in facts.functions:
+        yield function.scope
+    for info in facts.classes.values():
+        if info.scope is not None:
+            yield info.scope
 
 
 RULE = Rule(
@@ -51,9 +161,23 @@ RULE = Rule(
     silent="""
         - `isinstance(model, nn.DataParallel)` checks and other references that do not build one.
         - `DistributedDataParallel`, strings and comments that mention DataParallel.
+        - A DataParallel that never runs a forward: wrapped only to load a checkpoint whose keys
+          start with `module.` and unwrapped again (never called, handed on, returned or stored).
+        - A DataParallel over one GPU (`device_ids=[0]`, or a parameter defaulting to a one-GPU
+          list no caller changes).
+        - DataParallel as the single-process fallback of a script that also has a DDP path
+          (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`, `else:` after
+          `if args.distributed`, `if RANK == -1 and device_count() > 1:`). Whether running that
+          path on several GPUs is a bug depends on how the user launches the script, which the
+          file does not say; the team's principle is to stay silent when unsure. Put the DDP path
+          first and users who launch with torchrun never reach the fallback.
     """,
     blind_spots="""
         - A DataParallel class reached through a factory function or `getattr` is not seen.
+        - A DataParallel whose forward is only reached through `model.forward(x)` or a callback
+          that receives it from another module is taken as never running one.
+        - `device_ids` from a parameter that defaults to one GPU is taken as one GPU even if a
+          caller in another module passes more.
     """,
     triggers=(b"DataParallel", b"data_parallel"),
     distributed_only=False,
@@ -63,12 +187,15 @@ RULE = Rule(
         import torch.nn as nn
 
         model = nn.DataParallel(Net().cuda())  # <- DDP003
+        for batch in loader:
+            loss = model(batch).sum()
         """,
         """
         from torch.nn.parallel import DataParallel as DP
 
         if n_gpu > 1:
             model = DP(model, device_ids=list(range(n_gpu)))  # <- DDP003
+        train(model, loader)
         """,
     ),
     valid=(
@@ -91,6 +218,26 @@ RULE = Rule(
             if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):
                 return model.module
             return model
+        """,
+        """
+        import torch
+        import torch.nn as nn
+
+        def load_weights(path):
+            # Wrapped only so that `module.`-prefixed keys load; never run.
+            model = nn.DataParallel(Net())
+            model.load_state_dict(torch.load(path, map_location="cpu"))
+            return model.module
+        """,
+        """
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        if args.distributed:
+            model = DDP(model, device_ids=[args.gpu])
+        elif n_gpu > 1:
+            model = nn.DataParallel(model)  # the single-process fallback
+        train(model, loader)
         """,
     ),
 )

@@ -6,9 +6,10 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
+from ddplint.analysis.data_work import Work
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
-from ddplint.analysis.syntax import walk
+from ddplint.analysis.syntax import last_name, walk
+from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, SUBGROUP_RANK_FUNCTIONS
 from ddplint.rules.base import Finding, Rule
 
 
@@ -17,37 +18,134 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         return
     for branch in facts.branches:
         arm = facts.ranks.single_rank_arm(branch)
-        if arm is None:
+        if arm is None or _one_rank_per_group(facts, branch):
             continue
-        work = _first_data_work(facts, facts.calls_in_arm(branch, arm))
-        if work is None:
+        works = _data_work_in(facts, branch, arm)
+        if not works:
             continue
-        if _first_data_work(facts, facts.calls_in_arm(branch, not arm)) is not None:
+        if _data_work_in(facts, branch, not arm):
             continue  # the other ranks do the same work in the other arm
         wait = _what_the_others_wait_in(facts, branch, arm)
         if wait is None:
             continue
+        work = _work_they_wait_for(facts, branch, arm, works, wait)
+        if work is None:
+            continue
         yield RULE.finding(
             branch.node,
-            f"only one rank (rank 0 or a leader) runs the data loading / preprocessing in this branch "
-            f"(`{work.name}(...)`) while the other ranks wait for it in `{wait}`: their GPUs idle "
-            f"for the whole step; have every rank load or preprocess its own shard, or cache the "
-            f"result once and let every rank read it",
+            f"only one rank (rank 0 or a leader) {work.what} (`{work.code}`) while the other ranks "
+            f"wait for it in `{wait.name}()`: their GPUs idle for as long as the work takes, which "
+            f"grows with the dataset; have every rank load or preprocess its own shard, or do it "
+            f"once, cache the result, and let every rank read the cache",
         )
+
+
+def _one_rank_per_group(facts: ModuleFacts, branch: BranchSite) -> bool:
+    """The guard compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank() == 0`,
+    `dist.get_rank(group=tp_group) == 0`): one rank of every model-parallel group prepares the
+    batches its group must share, which is the design, not one rank working for the whole job."""
+    candidates = [branch.test]
+    for node in walk(branch.test):
+        if isinstance(node, cst.Name):
+            candidates += [s.node for s in facts.flow.sources(node, branch.context.scope) if s.node is not None]
+    for candidate in candidates:
+        for node in walk(candidate):
+            if not isinstance(node, cst.Call):
+                continue
+            name = last_name(node.func)
+            if name in SUBGROUP_RANK_FUNCTIONS:
+                return True
+            if name == "get_rank" and (node.args and (node.args[0].keyword is None or node.args[0].keyword.value == "group")):
+                return True
+    return False
 
 
 def _arm_node(branch: BranchSite, arm: bool) -> Optional[cst.CSTNode]:
     return branch.node.body if arm else branch.node.orelse
 
 
-def _first_data_work(facts: ModuleFacts, sites: list[CallSite]) -> Optional[CallSite]:
-    for site in sites:
-        if facts.data.is_data_work(site):
-            return site
+def _data_work_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> list[Work]:
+    """The data work in one arm, in source order: calls, then loops over a loader or dataset
+    (an evaluation loop is DDP010's, not data work)."""
+    work_model = facts.data.work
+    calls = facts.calls_in_arm(branch, arm)
+    found = [work for work in map(work_model.work_of, calls) if work is not None]
+    if isinstance(branch.node, cst.If):
+        for loop in facts.loops:
+            if (branch.node, arm) not in loop.context.branches:
+                continue
+            if facts.data.loop_trains(loop) or facts.data.evaluation_pass(calls, [loop]) is not None:
+                continue
+            work = work_model.loop_work(loop, facts.data.loaders)
+            if work is not None:
+                found.append(work)
+    return found
+
+
+def _work_they_wait_for(
+    facts: ModuleFacts, branch: BranchSite, arm: bool, works: list[Work], wait: CallSite
+) -> Optional[Work]:
+    """Work that scales with the dataset, or a read (`torch.load(path)`, `load_data(...)`)
+    whose result is what the other ranks receive in the broadcast: a checkpoint or a config
+    read by rank 0 for itself is not what they wait for."""
+    for work in works:
+        if work.scales:
+            return work
+    if facts.ranks.collective_kind(wait) != "broadcast":
+        return None
+    received = {n.value for arg in wait.node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
+    for work in works:
+        if _results_of(facts, branch, arm, work) & received:
+            return work
     return None
 
 
-def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> Optional[str]:
+def _results_of(facts: ModuleFacts, branch: BranchSite, arm: bool, work: Work) -> set[str]:
+    """Names that hold the work's result or something computed from it, following the arm's
+    statements and those after the branch in order (`data = load()`, `box = [data]`)."""
+    if isinstance(branch.node, cst.IfExp):
+        statements = [branch.context.current_statement()]
+    else:
+        arm_node = _arm_node(branch, arm)
+        if isinstance(arm_node, cst.Else):
+            arm_node = arm_node.body
+        if isinstance(arm_node, cst.IndentedBlock):
+            statements = list(arm_node.body)
+        else:  # one-line suite or `elif`
+            statements = [arm_node]
+    statements += list(branch.context.statements_after())
+    tainted: set[str] = set()
+    for statement in statements:
+        if statement is None:
+            continue
+        nodes = walk(statement)
+        holds_work = any(node is work.node for node in nodes)
+        mentions = {node.value for node in nodes if isinstance(node, cst.Name)}
+        if holds_work or mentions & tainted:
+            tainted |= _names_written_by(nodes)
+    return tainted
+
+
+def _names_written_by(nodes: list[cst.CSTNode]) -> set[str]:
+    """Variables a statement assigns or mutates: `x = ...`, `x[0] = ...`, `x.append(...)`,
+    `x.copy_(...)`."""
+    names = set()
+    targets = []
+    for node in nodes:
+        if isinstance(node, cst.AssignTarget):
+            targets.append(node.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets.append(node.target)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            targets.append(node.func.value)
+    for target in targets:
+        for sub in walk(target):
+            if isinstance(sub, cst.Name):
+                names.add(sub.value)
+    return names
+
+
+def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> Optional[CallSite]:
     """The collective in which the other ranks wait for rank 0's result, if any: a broadcast /
     scatter in the other arm or after the branch, or a barrier after which they do not load data
     themselves (that would be the download-then-everyone-loads pattern, which is fine)."""
@@ -55,7 +153,7 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) 
     ranks = facts.ranks
     for site in facts.calls_in_arm(branch, not arm):
         if ranks.collective_kind(site) == "broadcast":
-            return site.name
+            return site
     statements = list(branch.context.statements_after())
     if isinstance(node, cst.IfExp) and branch.context.current_statement() is not None:
         # `objs = broadcast(load() if rank == 0 else None)`: the wait is in the same statement
@@ -64,13 +162,13 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) 
     for index, site in enumerate(following):
         kind = ranks.collective_kind(site)
         if kind == "broadcast":
-            return site.name
+            return site
         if kind == "barrier":
             produced = _names_written_in(facts, branch, arm)
             later = following[index + 1 :]
             if any(_redoes_the_work(facts, s, produced) for s in later):
                 return None
-            return site.name
+            return site
     return None
 
 
@@ -106,11 +204,20 @@ RULE = Rule(
         Flags a guard that lets one rank through (`if rank == 0:`, `if dist.get_rank() == 0:`,
         `if local_rank in (-1, 0):`, `if is_main_process():`, `if master_process:` with
         `master_process = rank == 0`, `if rank == leader:`, `x = load() if rank == 0 else None`,
-        ...) whose body loads or preprocesses data (dataset
-        constructors, `torch.load` / `np.load` / `pd.read_*` / `load_dataset`, functions named like
-        `load_data`, `preprocess`, `tokenize`, `build_dataset`) when the other ranks then wait for
-        the result: in a `broadcast_object_list` / `broadcast` / `scatter` / `scatter_object_list`,
-        or at a `barrier` after which they never load the data themselves.
+        ...) whose body does work that grows with the dataset while the other ranks wait for
+        it, in a `broadcast_object_list` / `broadcast` / `scatter` / `scatter_object_list`, or at
+        a `barrier` after which they never load the data themselves. The work is named in the
+        message:
+        - building a dataset (a `Dataset` class, `torchvision.datasets.*`, `ImageFolder`),
+          loading one (`load_dataset`, `load_from_disk`) or reading a table (`pd.read_*`);
+        - tokenising or preprocessing it (`tokenize(...)`, `preprocess(...)`), mapping or
+          filtering a function over it (`ds.map(fn, batched=True)`);
+        - iterating a loader or a dataset (`for batch in loader:` computing statistics);
+        - a function of the file that does any of these;
+        - reading a file (`torch.load`, `np.load`, `json.load`, `pickle.load`) or calling a
+          data-named function of another module (`load_data(...)`), or handing a tokenizer to
+          one (`convert_examples_to_features(examples, tokenizer)`), only when its result is
+          what the broadcast sends to the other ranks.
     """,
     why="""
         While rank 0 reads and preprocesses, every other rank sits in the collective with its GPU
@@ -127,6 +234,19 @@ RULE = Rule(
     silent="""
         - Logging, printing, TensorBoard / W&B writes, checkpoint saving and loading, and
           reading a config file under a rank-0 guard.
+        - Work that does not grow with the dataset: converting a checkpoint, reading reference
+          statistics for a score, generating one sample for the log from a literal prompt
+          (`tokenizer("Once upon a time")`), packing outputs at exit, a test's assertions.
+        - A read (`torch.load(path)`, `np.load(...)`) whose result stays on rank 0: only the
+          result the others receive is what they wait for.
+        - Datasets made up of a few numbers or random tensors (`TensorDataset(torch.randn(8, 3))`,
+          `RandomDataset(16)`): test fixtures.
+        - A whole evaluation pass on rank 0 (that is DDP010).
+        - Guards on a rank within a sub-group (`mpu.get_tensor_model_parallel_rank() == 0`,
+          `dist.get_rank(group=tp_group) == 0`): one rank of every model-parallel group builds
+          the batches that group must share, by design.
+        - Helpers named for a checkpoint, a model, a config or a tool (`verify_checkpoint(...)`,
+          `get_tokenizer()`, `save_tokenizer_assets(...)`), whatever they read.
         - Guards whose other arm does the same data work (every rank loads, rank 0 just with a
           progress bar).
         - Download-only steps: rank 0 downloads, a barrier, then every rank builds the dataset.
@@ -136,11 +256,14 @@ RULE = Rule(
         - Scripts that are not distributed.
     """,
     blind_spots="""
-        - "Data work" is recognised by library calls and by function names; a helper called
-          `setup()` that secretly preprocesses is not seen.
+        - Work done by another module's function is recognised by the callee's name only
+          (`tokenize`, `preprocess`, `load_data`); a helper called `setup()` that secretly
+          preprocesses is not seen.
         - The collective must be in the same function as the guard (after it, or in its `else`).
-        - The cost is not estimated: cheap work under a rank-0 guard followed by a broadcast is
-          reported like expensive work.
+        - A file read counts only when the broadcast argument is a variable the read's result
+          flows into (assignments, `append`, `copy_`), followed by name.
+        - The cost is not estimated: a dataset-building call on a small dataset is reported like
+          one on a large dataset.
     """,
     # The other ranks can only wait in one of these collectives.
     triggers=tuple(name.encode() for name in sorted(BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES)),
@@ -172,6 +295,18 @@ RULE = Rule(
         dist.barrier()
         train(model)
         """,
+        """
+        import torch.distributed as dist
+        from datasets import load_dataset
+
+        dist.init_process_group("nccl")
+        raw = load_dataset("json", data_files="train.jsonl")["train"]
+        if dist.get_rank() == 0:  # <- DDP004
+            encoded = raw.map(encode_batch, batched=True, num_proc=8)
+            encoded.save_to_disk("encoded")
+        dist.barrier()
+        train(model)
+        """,
     ),
     valid=(
         """
@@ -200,6 +335,19 @@ RULE = Rule(
         if dist.get_rank() == 0:
             print(f"epoch {epoch} loss {loss:.3f}")
             torch.save(model.state_dict(), "checkpoint.pt")
+        dist.barrier()
+        """,
+        """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            # converting a checkpoint once, and one sample for the log: nothing the size of the data
+            state = torch.load(args.source_checkpoint, map_location="cpu")
+            torch.save(rename_keys(state), args.target_checkpoint)
+            prompt = tokenizer("The quick brown fox", return_tensors="pt")
+            print(tokenizer.decode(model.generate(**prompt)[0]))
         dist.barrier()
         """,
     ),

@@ -12,7 +12,6 @@ from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
 from ddplint.rules.base import Finding, Rule
 
 
-
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not facts.distributed:
         return
@@ -111,6 +110,14 @@ RULE = Rule(
           GPU per machine, or a launcher that hides the others), where GPU 0 is right.
         - Placements under a rank-0 guard or on the single-process path, and non-distributed
           scripts.
+        - A device picked from a table by a computed key (`{0: "cuda:0", 1: "cuda:1"}[rank]`,
+          `devices[local_rank]`): one of several devices, each rank its own.
+        - A 0 that the distributed path replaces before the placement (`args.gpu = 0`, then
+          `if args.distributed: args.gpu = args.local_rank`): it reaches the placement only on
+          the single-process path (statements are read in program order).
+        - Scripts that never start a process group (conversion, export, precompile tools that
+          only use `torch.distributed.checkpoint`, or a group of one: literal `rank=0`, the
+          "fake" backend) and test code.
     """,
     blind_spots="""
         - A launcher that sets `CUDA_VISIBLE_DEVICES` per process (SLURM `--gpus-per-task=1`,

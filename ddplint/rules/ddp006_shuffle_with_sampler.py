@@ -6,9 +6,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.torch_api import DATALOADER
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
+from ddplint.analysis.torch_api import DATALOADER
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
-from ddplint.analysis.syntax import keyword_arg
+from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES, LIGHTNING_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     # Accelerate scripts are multi-process whenever `accelerate launch` starts them, without a
     # line of torch.distributed in the file.
-    if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
+    if not facts.distributed and not facts.imports.imports_any(("accelerate", *LIGHTNING_PACKAGES)):
         return
     ranks = facts.ranks
     reported: set[int] = set()
@@ -32,13 +31,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls:
         if id(site.node) in reported or site.context.branches and ranks.runs_on_one_rank_only(site.context):
             continue
-        if ranks.collective_name(site) is None or keyword_arg(site.node, "group") is not None:
+        if not ranks.after_other_ranks_left(site.context):
             continue
-        if ranks.after_other_ranks_left(site.context):
+        reach = ranks.collective_reached(site, on_one_rank=True)
+        if reach is not None and not reach.subgroup:
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
-                f"`{site.name}` is reached only by the rank that gets past the early `return` of "
+                f"`{reach}` is reached only by the rank that gets past the early `return` of "
                 f"the other ranks above; they never make this call, so this rank blocks in it "
                 f"until the NCCL timeout and the job hangs; make the collective before the early "
                 f"return, or on every rank",
@@ -47,11 +47,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 
 def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite) -> Optional[Finding]:
     ranks = facts.ranks
-    collective = ranks.collective_reached(site)
+    collective = ranks.collective_reached(site, on_one_rank=True)
     if collective is not None:
-        if keyword_arg(site.node, "group") is not None:
+        if collective.subgroup:
             return None  # a subgroup: it may hold exactly the ranks that get here
-        if _matched(facts, branch, arm, site, collective.split()[0]):
+        if _matched(facts, branch, arm, site, collective.name):
             return None
         return RULE.finding(
             site.node,
@@ -81,14 +81,14 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
     ranks = facts.ranks
     for other in facts.calls_in_arm(branch, not arm):
         reached = ranks.collective_reached(other)
-        if reached is not None and reached.split()[0] == name:
+        if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
         reached = ranks.collective_reached(other)
-        if reached is None or reached.split()[0] != name:
+        if reached is None or reached.name != name:
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
@@ -140,7 +140,9 @@ RULE = Rule(
         - A rank-0 forward through a DDP model with no sign of buffers (a GPT with flash
           attention has none, so DDP broadcasts nothing); DDP010 still reports a whole
           evaluation pass there.
-        - Non-distributed scripts.
+        - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
+          launchers start the processes).
+        - Test code (pytest / unittest files).
     """,
     blind_spots="""
         - Buffers are inferred from the file's text; a BatchNorm model built in another module
@@ -150,12 +152,18 @@ RULE = Rule(
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
           are followed only when the project's files are checked together.
         - An early `return` of the other ranks counts only in the same function (`if rank != 0:
-          return` ... `dist.barrier()`); one in a caller does not.
+          return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
+          does not.
+        - Framework methods that synchronise inside are known by name for Lightning
+          (`trainer.save_checkpoint`, Fabric's `save` / `load` / `barrier` / ...; see
+          torch_api.FRAMEWORK_COLLECTIVES); others are not.
     """,
     triggers=tuple(
         name.encode()
         for name in sorted(
-            COLLECTIVES | ACCELERATOR_COLLECTIVES | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard"}
+            COLLECTIVES
+            | ACCELERATOR_COLLECTIVES
+            | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token

@@ -6,8 +6,18 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
-from ddplint.analysis.syntax import argument, double_star_args, has_star_args, is_none, keyword_arg, positional_args
+from ddplint.analysis.syntax import (
+    argument,
+    double_star_args,
+    has_star_args,
+    is_none,
+    keyword_arg,
+    positional_args,
+    string_value,
+    walk,
+)
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 TORCH_LOAD = "torch.load"
@@ -27,6 +37,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
         if _other_arm_maps(facts, site):
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
+        if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
+            continue
         yield RULE.finding(
             site.node,
             "torch.load without map_location restores every tensor onto the device it was saved "
@@ -67,6 +79,77 @@ def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
     return False
 
 
+def _own_rank_file(facts: ModuleFacts, site: CallSite) -> bool:
+    """`torch.load(f"queue{rank}.pth")`: each rank reads back the file it saved itself, from its
+    own GPU, onto its own GPU."""
+    path = argument(site.node, "f", 0)
+    return path is not None and facts.ranks.depends_on_rank(path, site.context.scope)
+
+
+def _saved_from_cpu(facts: ModuleFacts, site: CallSite) -> bool:
+    """The file is written in this file by `torch.save(x.cpu(), ...)` under the same file name
+    (`"trainfeat.pth"`): it holds CPU tensors, which load onto the CPU."""
+    names = _file_names(argument(site.node, "f", 0))
+    if not names:
+        return False
+    for save in facts.calls_named("torch.save"):
+        saved, where = argument(save.node, "obj", 0), argument(save.node, "f", 1)
+        if saved is None or where is None or names.isdisjoint(_file_names(where)):
+            continue
+        sources = facts.flow.sources(saved, save.context.scope, save.context.branches)
+        if sources and all(_is_cpu_copy(source.node) for source in sources):
+            return True
+    return False
+
+
+def _file_names(path: Optional[cst.BaseExpression]) -> set[str]:
+    """The literal file names (`name.ext`) written in a path expression."""
+    if path is None:
+        return set()
+    names = set()
+    for node in walk(path):
+        text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
+        if isinstance(node, cst.FormattedStringText):
+            text = node.value
+        if text and "." in text.rsplit("/", 1)[-1]:
+            names.add(text.rsplit("/", 1)[-1])
+    return names
+
+
+def _is_cpu_copy(node: Optional[cst.CSTNode]) -> bool:
+    """`x.cpu()`, `x.detach().cpu()`, `x.to("cpu")`, `x.numpy()`: a value that lives on the CPU."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return False
+    method = node.func.attr.value
+    if method in ("cpu", "numpy", "tolist"):
+        return True
+    return method == "to" and bool(node.args) and string_value(node.args[0].value) == "cpu"
+
+
+def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
+    """In a script (a file with a `__main__` block), a top-level function nothing calls: dead
+    code, or an entry point of another tool, not something every rank runs."""
+    function = facts.function_of(site.context.scope)
+    if function is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
+        return False
+    if not is_script(facts) or facts.call_sites_of(function):
+        return False
+    return not _referenced(facts, function.name)
+
+
+def _referenced(facts: ModuleFacts, name: str) -> bool:
+    """The function is named somewhere other than its `def` (a callback, `mp.spawn(fn)`, a table)."""
+    return any(
+        isinstance(node, cst.Name) and node.value == name and id(node) in facts.name_contexts
+        for node in _names_outside_defs(facts)
+    )
+
+
+def _names_outside_defs(facts: ModuleFacts):
+    defined = {id(function.node.name) for function in facts.functions}
+    return [node for node in walk(facts.module) if isinstance(node, cst.Name) and id(node) not in defined]
+
+
 def _places_its_tensors(site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
     `**kwargs` the tool does not resolve."""
@@ -104,10 +187,17 @@ RULE = Rule(
         - Files named as data rather than model state (`torch.load("cache/train_features.pt")`):
           preprocessing caches hold CPU tensors.
         - Calls with `*args` / `**kwargs`, which may carry a map_location.
+        - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
+          from its own GPU, onto its own GPU.
+        - Files this script writes from CPU tensors under the same name
+          (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`).
+        - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
+          in the file calls or names.
+        - Test code (pytest / unittest files): not a training script.
     """,
     blind_spots="""
-        - Whether the file really holds CUDA tensors is not known; a checkpoint saved from CPU
-          tensors is flagged although it loads to CPU.
+        - Whether the file really holds CUDA tensors is only known when this file saves it; a
+          checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
     """,

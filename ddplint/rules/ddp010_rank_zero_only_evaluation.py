@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.facts import BranchSite, ModuleFacts
+import libcst as cst
+
+from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
 
@@ -17,7 +19,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         arm = ranks.single_rank_arm(branch)
         if arm is None or branch.context.branches and ranks.runs_on_one_rank_only(branch.context):
             continue  # an inner guard of an already guarded block: the outer one is reported
-        loops = [loop for loop in facts.loops if (branch.node, arm) in loop.context.branches]
+        loops = [
+            loop for loop in facts.loops if (branch.node, arm) in loop.context.branches and not _fixed_items(facts, loop)
+        ]
         work = data.evaluation_pass(facts.calls_in_arm(branch, arm), loops)
         if work is None:
             continue
@@ -34,19 +38,49 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
+def _fixed_items(facts: ModuleFacts, loop: LoopSite) -> bool:
+    """A loop over items written in the code (`for prompt in ["The capital of France is", ...]`):
+    a few samples for the log, the same size however large the dataset, not an evaluation pass."""
+    iterable = loop.iterable
+    if iterable is None:
+        return False
+    sources = facts.flow.sources(iterable, loop.context.scope, loop.context.branches)
+    return bool(sources) and all(
+        isinstance(source.node, (cst.List, cst.Tuple)) and all(_literal(e.value) for e in source.node.elements)
+        for source in sources
+    )
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
+
+
 def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
     """The next place the other ranks need rank 0: a collective after the branch, or the next
     training step of the loop around it (DDP's gradient all-reduce)."""
     ranks = facts.ranks
-    after = facts.calls_in_statements(list(branch.context.statements_after()))
+    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
+    statements = list(branch.context.statements_after())
+    after = facts.calls_in_statements(statements)
     for site in after:
         collective = ranks.collective_reached(site)
         if collective is not None:
+            if loop is None and not _training_follows(facts, statements):
+                return None  # a final evaluation: the others wait once, at the closing collective
             return f"`{collective}`"
-    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
     if loop is not None and facts.data.loop_trains(loop):
         return "the next training step's gradient all-reduce"
     return None
+
+
+def _training_follows(facts: ModuleFacts, statements: list) -> bool:
+    """A training loop runs after the evaluation (in the same function): the run goes on."""
+    wanted = {id(statement) for statement in statements}
+    return any(
+        facts.data.loop_trains(loop)
+        for loop in facts.loops
+        if any(id(body[index]) in wanted for body, index in loop.context.path) or id(loop.node) in wanted
+    )
 
 
 RULE = Rule(
@@ -78,6 +112,10 @@ RULE = Rule(
     """,
     silent="""
         - Evaluation under a rank-0 guard at the very end, with nothing after it that waits.
+        - A loop over items written in the code (a handful of prompts to sample for the log):
+          its size does not grow with the dataset.
+        - A final evaluation that runs once (in no loop, nor in a function called from one) with no
+          training after it: the others wait once, at the closing barrier, not every epoch.
         - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
         - Evaluation that every rank runs (`evaluate(...)` outside the guard).
         - Scripts that are not distributed.

@@ -6,8 +6,9 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.data import LoaderInfo
+from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import LoopSite, ModuleFacts
+from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
 from ddplint.rules.base import Finding, Rule
 
@@ -17,8 +18,8 @@ PIN_MEMORY_POSITION = 7
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.devices.uses_gpu:
-        return
+    if not facts.devices.uses_gpu or is_test_code(facts):
+        return  # a test's loaders feed a few batches to check behaviour, not a GPU for hours
     data = facts.data
     for loader in data.loaders:
         call = loader.site.node
@@ -99,6 +100,7 @@ RULE = Rule(
         - `num_workers` / `pin_memory` from a variable or config (`num_workers=args.workers`),
           or through `**loader_kwargs` / `*args`.
         - Evaluation loaders, scripts that never mention CUDA.
+        - Test code (`unittest.TestCase` classes, pytest / unittest test functions).
         - Loaders over a `TensorDataset` (tensors already in memory: workers would only add
           inter-process copies).
         - Off by default: enable with `--select DDP012`.

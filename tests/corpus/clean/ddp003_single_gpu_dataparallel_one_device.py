@@ -1,5 +1,5 @@
-"""A single-GPU script that still wraps the model in nn.DataParallel with one
-device id (copied from a multi-GPU notebook). DDP003 applies to any script."""
+"""A single-GPU script that still wraps the model in nn.DataParallel with one device
+id: DataParallel over one device calls the module directly, nothing is scattered."""
 import argparse
 
 import torch
@@ -23,7 +23,7 @@ train_loader = DataLoader(train_ds, batch_size=128, shuffle=True)
 val_loader = DataLoader(val_ds, batch_size=512)
 
 model = TemporalConvNet(n_inputs=321, channels=[64, 64, 64, 64], horizon=24)
-model = nn.DataParallel(model, device_ids=[0])  # <- DDP003
+model = nn.DataParallel(model, device_ids=[0])
 model.to(device)
 
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)

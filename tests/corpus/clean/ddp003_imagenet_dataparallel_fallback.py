@@ -1,6 +1,5 @@
-"""ImageNet trainer in the classic pytorch/examples layout, including its
-non-distributed fallback that wraps the model in torch.nn.DataParallel (and the
-AlexNet/VGG special case that wraps only the features)."""
+"""ImageNet trainer in the classic pytorch/examples layout: DataParallel only as the
+non-distributed fallback next to the DDP path (DDP003 stays silent there, see its page)."""
 import argparse
 import os
 
@@ -50,10 +49,10 @@ def main_worker(gpu, ngpus, args):
         args.batch_size = args.batch_size // ngpus
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
     elif args.arch.startswith("alexnet") or args.arch.startswith("vgg"):
-        model.features = torch.nn.DataParallel(model.features)  # <- DDP003
+        model.features = torch.nn.DataParallel(model.features)
         model.cuda()
     else:
-        model = torch.nn.DataParallel(model).cuda()  # <- DDP003
+        model = torch.nn.DataParallel(model).cuda()
 
     criterion = nn.CrossEntropyLoss().cuda()
     optimizer = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)

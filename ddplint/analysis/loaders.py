@@ -1,0 +1,420 @@
+"""Which DataLoaders a file builds, what sampler each is given, and whether something other than
+its sampler shards it (a framework that re-wraps it, a hand-sharded or caller-provided dataset).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.syntax import (
+    argument,
+    dotted_name,
+    double_star_args,
+    has_star_args,
+    identifier_words,
+    is_false,
+    is_none,
+    is_true,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+    walk,
+)
+from ddplint.analysis.torch_api import (
+    ACCELERATE_PACKAGES,
+    ACCELERATE_SINKS,
+    ALWAYS_SINKS,
+    DATALOADER,
+    FRAMEWORK_LOADER_HOOKS,
+    LIGHTNING_PACKAGES,
+    LIGHTNING_SINKS,
+    MODEL_PARALLEL_SETUP,
+    SUBSET_SAMPLERS,
+    WHOLE_DATASET_SAMPLERS,
+)
+
+if TYPE_CHECKING:
+    from ddplint.analysis.records import CallSite
+
+# Functions that split a dataset or stream per rank (the file shards by hand or by library).
+SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
+
+
+class SamplerKind(enum.Enum):
+    """What a loader is given to choose its samples."""
+
+    PRESENT = "present"  # a sampler (or one the tool cannot see, such as **kwargs): assume it shards
+    ABSENT = "absent"  # none: every rank iterates the whole dataset
+    WHOLE_DATASET = "whole-dataset"  # a RandomSampler and the like: no sharding either
+
+
+@dataclass(eq=False)
+class LoaderInfo:
+    site: "CallSite" = field(repr=False)
+    sampler: SamplerKind
+    dataset: Optional[cst.BaseExpression] = field(repr=False)
+    shuffle: Optional[bool] = None  # True / False literal, None when not passed or not a literal
+    names: set[str] = field(default_factory=set)  # words of the names it is stored under
+    # For a loader built by a function of another project module (`build_loader(ds)`): where
+    # ("data.py:12"). `site` is then the call of that function in this file.
+    built_in: Optional[str] = None
+
+
+def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
+    """`node` is a call of one of these classes (qualified names, or classes of this file)."""
+    return isinstance(node, cst.Call) and facts.is_instance_of(node, qualified, local)
+
+
+class Loaders:
+    def __init__(self, facts, flow) -> None:
+        self.facts = facts
+        self.flow = flow
+
+    @cached_property
+    def loader_classes(self) -> set[str]:
+        """DataLoader subclasses of this file: drop-ins, built like a DataLoader."""
+        return self.facts.subclasses_of(DATALOADER)
+
+    @cached_property
+    def all(self) -> list[LoaderInfo]:
+        out = []
+        for site in self.facts.calls:
+            if constructs(self.facts, site.node, DATALOADER, self.loader_classes):
+                out.append(self._describe(site))
+        out.extend(self.from_project)
+        return out
+
+    @cached_property
+    def from_project(self) -> list[LoaderInfo]:
+        """Calls of loader factories of the project's other modules (`build_loader(ds)` from
+        `.data`), described from the factory's summary, with the dataset the caller passes."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            factory = project.loader_factory(self.facts, site)
+            if factory is None:
+                continue
+            dataset = None
+            if factory.dataset_parameter is not None:
+                dataset = argument(site.node, factory.dataset_keyword, factory.dataset_parameter)
+            words = {w for name in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(name)}
+            words.update(identifier_words(site.name or ""))
+            out.append(LoaderInfo(site, factory.sampler, dataset, factory.shuffle, words, built_in=factory.where))
+        return out
+
+    def _describe(self, site: "CallSite") -> LoaderInfo:
+        call = site.node
+        shuffle_arg = argument(call, "shuffle", 2)
+        shuffle = True if is_true(shuffle_arg) else False if is_false(shuffle_arg) else None
+        return LoaderInfo(
+            site=site,
+            sampler=self._sampler_kind(site),
+            dataset=argument(call, "dataset", 0),
+            shuffle=shuffle,
+            names=self._stored_names(site),
+        )
+
+    def _sampler_kind(self, site: "CallSite") -> SamplerKind:
+        call, scope = site.node, site.context.scope
+        if self._subclass_brings_its_own_sampler(call):
+            return SamplerKind.PRESENT
+        passed = [e for e in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)) if e is not None]
+        if has_star_args(call):
+            return SamplerKind.PRESENT  # positional *args: cannot tell, so assume the author passed one
+        for kwargs in double_star_args(call):
+            keys = self._dict_keys(kwargs, scope)
+            if keys is None or keys & {"sampler", "batch_sampler"}:
+                return SamplerKind.PRESENT
+        kind = SamplerKind.ABSENT
+        for expr in passed:
+            sources = self.flow.sources(expr, scope)
+            if all(is_none(s.node) for s in sources):
+                continue
+            if all(self._samples_whole_dataset(s) for s in sources):
+                kind = SamplerKind.WHOLE_DATASET
+                continue
+            return SamplerKind.PRESENT
+        return kind
+
+    def _subclass_brings_its_own_sampler(self, call: cst.Call) -> bool:
+        """A DataLoader subclass of this file that picks its samples itself: its `__init__`
+        hands `super().__init__` a sampler or batch sampler, or it replaces `__iter__`."""
+        callee = dotted_name(call.func) or ""
+        if callee not in self.loader_classes:
+            return False
+        classes = {info.name for info in self.facts.class_lineage(callee)}
+        for function in self.facts.functions:
+            if function.class_name not in classes:
+                continue
+            if function.name == "__iter__":
+                return True
+            if function.name != "__init__":
+                continue
+            for inner in self.facts.calls_by_function.get(id(function), []):
+                if inner.name == "__init__" and (
+                    argument(inner.node, "sampler", 3) is not None or argument(inner.node, "batch_sampler", 4) is not None
+                ):
+                    return True
+        return False
+
+    def _samples_whole_dataset(self, source) -> bool:
+        """RandomSampler / WeightedRandomSampler, or a SubsetRandomSampler whose indices do not
+        depend on the rank (with rank-dependent indices it is the usual hand-made sharding)."""
+        if constructs(self.facts, source.node, WHOLE_DATASET_SAMPLERS, set()):
+            return True
+        if constructs(self.facts, source.node, SUBSET_SAMPLERS, set()):
+            return not self.facts.ranks.depends_on_rank(source.node, source.scope)
+        return False
+
+    def _dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
+        """The literal keys a `**kwargs` dict may hold, or None if they cannot be known."""
+        if depth > 3:
+            return None
+        keys: set[str] = set()
+        for source in self.flow.sources(expr, scope):
+            literal = _literal_dict_keys(source.node)
+            if literal is None:
+                return None
+            keys |= literal
+        name = dotted_name(expr)
+        if name is not None:
+            added = self._keys_added_later(name, scope, depth)
+            if added is None:
+                return None
+            keys |= added
+        keys |= {binding.item for binding in self.items_set_on(expr, scope)}
+        return keys
+
+    def items_set_on(self, expr: cst.BaseExpression, scope) -> list:
+        """Item bindings (`d["key"] = v`) anywhere in the file on a dict that `expr` may be,
+        also in a helper that builds and returns it (`kwargs["sampler"] = s; return kwargs`)."""
+        dicts = {id(source.node) for source in self.flow.sources(expr, scope) if source.node is not None}
+        if not dicts:
+            return []
+        return [
+            binding
+            for binding, holder in self._item_bindings
+            if dicts & {id(s.node) for s in self.flow.sources(holder, binding.scope) if s.node is not None}
+        ]
+
+    @cached_property
+    def _item_bindings(self) -> list[tuple]:
+        """(binding, the dict's name node) for every `d["key"] = v` of the file."""
+        out = []
+        scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]
+        for holder_scope in scopes:
+            for bindings in holder_scope.bindings.values():
+                for binding in bindings:
+                    if binding.kind != "item" or binding.item is None:
+                        continue
+                    holder = next(
+                        (
+                            sub.value
+                            for sub in walk(binding.node)
+                            if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
+                        ),
+                        None,
+                    )
+                    if holder is not None:
+                        out.append((binding, holder))
+        return out
+
+    def _keys_added_later(self, name: str, scope, depth: int) -> Optional[set[str]]:
+        """Keys put into dict `name` after it is built: `d["k"] = v`, `d.update(k=v)`,
+        `d.update(other_dict)`."""
+        keys = {b.item for holder in _scopes_up(scope) for b in holder.bindings.get(name, []) if b.kind == "item"}
+        for site in self.facts.calls:
+            owner = receiver(site.node.func)
+            if site.name not in ("update", "setdefault") or owner is None or dotted_name(owner) != name:
+                continue
+            if site.name == "setdefault" and site.node.args:
+                literal = string_value(site.node.args[0].value)
+                if literal is None:
+                    return None
+                keys.add(literal)
+            elif site.name == "update":
+                for arg in site.node.args:
+                    if arg.keyword is not None:
+                        keys.add(arg.keyword.value)
+                        continue
+                    merged = self._dict_keys(arg.value, site.context.scope, depth + 1)
+                    if merged is None:
+                        return None
+                    keys |= merged
+            else:
+                return None
+        return keys
+
+    def _stored_names(self, site: "CallSite") -> set[str]:
+        """Words of the names a loader is assigned to or handed over as (`train_loader` ->
+        {'train', 'loader'}), and of its dataset argument."""
+        call = site.node
+        words = {word for name in self.facts.assigned_to.get(id(call), ()) for word in identifier_words(name)}
+        function = self.facts.function_of(site.context.scope)
+        if function is not None and any(call is value for value, _ in function.returns):
+            words.update(identifier_words(function.name))
+        dataset = argument(call, "dataset", 0)
+        if dataset is not None:
+            name = dotted_name(dataset)
+            if name:
+                words.update(identifier_words(name.split(".")[-1]))
+        return words
+
+    # -- who shards for you -------------------------------------------------------------------
+    @cached_property
+    def model_parallel(self) -> bool:
+        """The file sets up tensor or pipeline model parallelism (`initialize_model_parallel`,
+        `parallelize_module`): ranks of one model-parallel group share their batches."""
+        return any(site.name in MODEL_PARALLEL_SETUP for site in self.facts.calls)
+
+    def handed_to_framework(self, loader: LoaderInfo) -> bool:
+        """Whether a framework re-wraps this loader with a sampler of its own."""
+        for function in self.facts.functions:
+            if function.name in FRAMEWORK_LOADER_HOOKS and function.class_name is not None:
+                for value, _ in function.returns:
+                    if self.flow.feeds(value, function.scope, loader.site.node):
+                        return True
+        for site in self._framework_sinks:
+            for arg in site.node.args:
+                if self.flow.feeds(arg.value, site.context.scope, loader.site.node, site.context.branches):
+                    return True
+        return self._dataset_given_to_deepspeed(loader)
+
+    def _dataset_given_to_deepspeed(self, loader: LoaderInfo) -> bool:
+        """`deepspeed.initialize(training_data=ds)` builds the sharded training loader itself; a
+        loader of the script's own over the same dataset is a preview, not the training loader."""
+        if loader.dataset is None:
+            return False
+        mine = {id(s.node) for s in self.flow.sources(loader.dataset, loader.site.context.scope) if s.node is not None}
+        for site in self.facts.calls_named("deepspeed.initialize"):
+            data = keyword_arg(site.node, "training_data")
+            if data is None:
+                continue
+            theirs = {id(s.node) for s in self.flow.sources(data.value, site.context.scope) if s.node is not None}
+            if mine & theirs:
+                return True
+        return False
+
+    @cached_property
+    def _framework_sinks(self) -> list["CallSite"]:
+        imports = self.facts.imports
+        uses_lightning = imports.imports_any(LIGHTNING_PACKAGES)
+        uses_accelerate = imports.imports_any(ACCELERATE_PACKAGES)
+        sinks = []
+        for site in self.facts.calls:
+            name = site.name
+            owner = receiver(site.node.func)
+            owner_words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+            if name in ALWAYS_SINKS:
+                sinks.append(site)
+            elif name in LIGHTNING_SINKS and owner is not None and uses_lightning:
+                sinks.append(site)
+            elif name in ACCELERATE_SINKS and (uses_accelerate or "accelerator" in owner_words):
+                sinks.append(site)
+        return sinks
+
+    def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
+        """The dataset is already this rank's part (`Subset(ds, range(rank, n, world))`,
+        `ds.shard(num_shards=world, index=rank)`, `split_dataset_by_node(...)`)."""
+        if loader.dataset is None:
+            return False
+        ranks = self.facts.ranks
+        scope = loader.site.context.scope
+        for source in self.flow.sources(loader.dataset, scope):
+            if source.node is None:
+                continue
+            if ranks.depends_on_rank(source.node, source.scope):
+                return True
+            for sub in walk(source.node):
+                # split_dataset_by_node(...), .shard(...), nodesplitter=wds.split_by_node
+                if isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS:
+                    return True
+        return False
+
+    def dataset_comes_from_caller(self, loader: LoaderInfo) -> bool:
+        """The dataset (or what it is built from) is a parameter filled in by code this file
+        cannot follow: a method of a class the file never instantiates (library code, a
+        `Trainer`), or a function handed to something else to call (`pool.submit(fn, ...)`,
+        `launch(main, ...)`). That caller decides what the dataset holds and may have sharded it."""
+        if loader.dataset is None:
+            return False
+        scope, arms = loader.site.context.scope, loader.site.context.branches
+        for source in self.flow.sources(loader.dataset, scope, arms):
+            if self._filled_in_elsewhere(source):
+                return True
+            if isinstance(source.node, cst.Call):
+                for arg in source.node.args:
+                    if isinstance(arg.value, cst.Name) and any(
+                        self._filled_in_elsewhere(s) for s in self.flow.sources(arg.value, source.scope)
+                    ):
+                        return True
+        return False
+
+    def checked_by_assertions(self, loader: LoaderInfo) -> bool:
+        """The function that builds the loader, one that calls it, or one it calls asserts on
+        results (`assert ...`, `torch.testing.assert_close(...)`, `self.assertEqual(...)`): the
+        code is a test."""
+        function = self.facts.function_of(loader.site.context.scope)
+        if function is None:
+            return False
+        related = [function]
+        related += [self.facts.function_of(site.context.scope) for site, _ in self.facts.call_sites_of(function)]
+        for site in self.facts.calls_by_function.get(id(function), []):
+            related += [callee for callee, _ in self.facts.functions_called_by(site)]
+        return any(other is not None and _asserts(other.node) for other in related)
+
+    def _filled_in_elsewhere(self, source) -> bool:
+        function = source.parameter_of
+        if function is None:
+            return False
+        return function.class_name is not None or function.name in self._functions_passed_as_values
+
+    @cached_property
+    def _functions_passed_as_values(self) -> set[str]:
+        """Names of the file's functions handed to other calls (`pool.submit(fn, ...)`)."""
+        return {
+            arg.value.value
+            for site in self.facts.calls
+            for arg in site.node.args
+            if isinstance(arg.value, cst.Name) and arg.value.value in self.facts.functions_by_name
+        }
+
+
+def _asserts(function: cst.FunctionDef) -> bool:
+    for node in walk(function.body):
+        if isinstance(node, cst.Assert):
+            return True
+        if isinstance(node, cst.Call) and (last_name(node.func) or "").lower().startswith("assert"):
+            return True
+    return False
+
+
+def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:
+    """Keys of `{"a": 1}` or `dict(a=1)`; None for anything whose keys are not all literal."""
+    if isinstance(node, cst.Dict):
+        keys = set()
+        for element in node.elements:
+            literal = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if literal is None:
+                return None
+            keys.add(literal)
+        return keys
+    if isinstance(node, cst.Call) and last_name(node.func) == "dict":
+        if any(arg.keyword is None for arg in node.args):
+            return None
+        return {arg.keyword.value for arg in node.args}
+    return None
+
+
+def _scopes_up(scope):
+    while scope is not None:
+        yield scope
+        scope = scope.parent

@@ -1,0 +1,113 @@
+"""IterableDatasets (DDP009): which loaders iterate a stream, and whether something splits that
+stream by rank or worker. A DistributedSampler cannot shard a stream, so the stream must do it.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Optional
+
+import libcst as cst
+
+from ddplint.analysis.loaders import LoaderInfo, constructs
+from ddplint.analysis.syntax import dotted_name, identifier_words, is_false, keyword_arg, last_name, walk
+from ddplint.analysis.torch_api import ITERABLE_DATASETS, SELF_PARTITIONING_STREAMS
+
+# Calls inside an IterableDataset that mean it splits its stream (DDP009).
+STREAM_SPLITTING_CALLS = {
+    "get_worker_info", "get_rank", "get_world_size", "split_by_node", "split_by_worker", "split_dataset_by_node",
+    "nodesplitter", "pytorch_worker_info", "get_local_rank", "shard",
+}
+_SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
+
+
+class Streams:
+    def __init__(self, facts, flow) -> None:
+        self.facts = facts
+        self.flow = flow
+
+    @cached_property
+    def iterable_dataset_classes(self) -> set[str]:
+        return self.facts.subclasses_of(ITERABLE_DATASETS)
+
+    def is_iterable_dataset(self, loader: LoaderInfo) -> bool:
+        if loader.dataset is None:
+            return False
+        for source in self.flow.sources(loader.dataset, loader.site.context.scope):
+            node = _innermost_receiver(source.node)  # wds.WebDataset(urls).shuffle(...).decode(...)
+            if constructs(self.facts, node, ITERABLE_DATASETS, self.iterable_dataset_classes):
+                return True
+            if self._project_iterable_class(node) is not None:
+                return True
+            if _is_streaming_dataset(source.node):
+                return True  # datasets.load_dataset(..., streaming=True), ds.to_iterable_dataset()
+        return False
+
+    def unsplit_stream(self, loader: LoaderInfo) -> Optional[str]:
+        """For a loader over an IterableDataset: the name of a stream that nothing splits by
+        rank or worker (DDP009), or None. A class of this file splits its stream when any of its
+        methods (or its bases' in this file) asks for the rank, the world size or the worker
+        (`get_worker_info()`, `dist.get_rank()`, `os.environ["RANK"]`, `self.rank`,
+        `split_by_node`, `islice(it, rank, None, world)`); library streams (a streaming HF
+        dataset, a WebDataset) are split when the file shards them (`split_dataset_by_node`,
+        `nodesplitter=wds.split_by_node`, `.shard(...)`). Self-partitioning streams (MosaicML
+        `StreamingDataset`, litdata) never count."""
+        if loader.dataset is None:
+            return None
+        for source in self.flow.sources(loader.dataset, loader.site.context.scope):
+            node = _innermost_receiver(source.node)
+            if not isinstance(node, cst.Call):
+                continue
+            callee = dotted_name(node.func) or ""
+            if callee in self.iterable_dataset_classes:
+                if not self.class_splits_stream(callee):
+                    return callee
+                continue
+            splits = self._project_iterable_class(node)
+            if splits is not None:
+                if not splits:
+                    return callee
+                continue
+            qualified = self.facts.qualified_names(node.func)
+            if qualified & SELF_PARTITIONING_STREAMS:
+                continue
+            if qualified & ITERABLE_DATASETS or _is_streaming_dataset(source.node):
+                return last_name(node.func) or callee
+        return None
+
+    def _project_iterable_class(self, node: Optional[cst.CSTNode]) -> Optional[bool]:
+        """For a call of an IterableDataset class of another project module: whether it splits
+        its stream; None for anything else."""
+        if self.facts.project is None or not isinstance(node, cst.Call):
+            return None
+        return self.facts.project.iterable_class(self.facts, node.func)
+
+    def class_splits_stream(self, class_name: str) -> bool:
+        ranks = self.facts.ranks
+        for info in self.facts.class_lineage(class_name):
+            for function in self.facts.functions:
+                if function.class_name != info.name:
+                    continue
+                for site in self.facts.calls_by_function.get(id(function), []):
+                    if site.name in STREAM_SPLITTING_CALLS or ranks.is_rank(site.node, site.context.scope):
+                        return True
+                for node in walk(function.node.body):
+                    if isinstance(node, (cst.Name, cst.Attribute)):
+                        words = set(identifier_words(last_name(node) or ""))
+                        if words & _SPLITTING_WORDS:
+                            return True
+        return False
+
+
+def _is_streaming_dataset(node: Optional[cst.CSTNode]) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    streaming = keyword_arg(node, "streaming")
+    return (streaming is not None and not is_false(streaming.value)) or last_name(node.func) == "to_iterable_dataset"
+
+
+def _innermost_receiver(node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """For a method chain `A(...).b(...).c(...)`, the call `A(...)` it starts from."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        node = node.func.value
+    return node
