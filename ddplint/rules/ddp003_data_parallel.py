@@ -30,11 +30,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             site.node,
-            "nn.DataParallel drives all GPUs from one process: every step it scatters the "
+            "nn.DataParallel drives all GPUs from one process: on this path (no DDP path next to "
+            "it to fall back from) every step it scatters the "
             "batch from GPU 0, replicates the model and gathers outputs back on GPU 0, so GPU 0 "
             "runs hot while the others wait and the GIL caps throughput; use "
-            "DistributedDataParallel with one process per GPU (torchrun) (a DataParallel kept "
-            "as the single-process fallback next to a DDP path is left alone)",
+            "DistributedDataParallel with one process per GPU (torchrun)",
         )
 
 
