@@ -1214,3 +1214,19 @@ def test_data_parallel_in_test_code_and_in_a_loop_that_rebuilds_the_model(lint):
         """
     assert lint(looped.format(tail="pass"), ["DDP003"]) == []
     assert lint(looped.format(tail="model(batch)"), ["DDP003"]) == [(7, "DDP003")]
+
+
+def test_classy_vision_sets_the_device(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+        {imports}
+
+        def run(local_rank):
+            dist.init_process_group("nccl")
+            {call}
+            dist.all_reduce(torch.zeros(1).cuda())
+        """
+    helper = "from classy_vision.generic.distributed_util import set_cuda_device_index"
+    assert lint(source.format(imports=helper, call="set_cuda_device_index(local_rank)"), ["DDP005"]) == []
+    assert lint(source.format(imports="", call="pass"), ["DDP005"]) == [(8, "DDP005")]
