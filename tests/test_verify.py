@@ -159,9 +159,9 @@ def test_fixed_example_has_nothing_confirmed(code):
 def _check_fixed_measurements(code: str, ranks: list) -> None:
     loaders = [r["loaders"][0] for r in ranks]
     if code == "DDP001":
-        assert {(l["sampler"], l["sampler_len"], l["dataset_len"]) for l in loaders} == {("DistributedSampler", 256, 512)}
+        assert {(loader["sampler"], loader["sampler_len"], loader["dataset_len"]) for loader in loaders} == {("DistributedSampler", 256, 512)}
     elif code == "DDP002":
-        assert all(l["sampler_epochs"][:4] == [0, 1, 2, 3] for l in loaders), loaders
+        assert all(loader["sampler_epochs"][:4] == [0, 1, 2, 3] for loader in loaders), loaders
     elif code == "DDP003":
         assert all(r["distributed_data_parallel"] and not r["data_parallel"] for r in ranks)
     elif code == "DDP004":

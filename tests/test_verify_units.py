@@ -301,8 +301,8 @@ def _report(**overrides) -> Report:
             for r in (0, 1)]
     ctx = context(*logs)
     static = Diagnostic("DDP001", "no DistributedSampler", SCRIPT, Location(10, 14), Location(10, 40))
-    fields = dict(script=SCRIPT, world_size=2, verdicts=judge_run([static], ctx), ranks=list(ctx.ranks),
-                  timed_out=False, elapsed_s=3.2, stopped_at=ctx.stopped_at)
+    fields = {"script": SCRIPT, "world_size": 2, "verdicts": judge_run([static], ctx), "ranks": list(ctx.ranks),
+                  "timed_out": False, "elapsed_s": 3.2, "stopped_at": ctx.stopped_at}
     fields.update(overrides)
     return Report(**fields)
 

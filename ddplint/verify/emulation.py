@@ -26,7 +26,7 @@ import os
 import sys
 import time
 import types
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 ENV_CPU_GPUS = "DDPLINT_VERIFY_CPU_GPUS"
 # torch.save in one rank, torch.load in another: which logical device the saved tensors were on.
@@ -380,7 +380,7 @@ def _install_amp(torch) -> None:
     """autocast for "cuda" is off on the CPU (float32 throughout: the verdicts rest on ordering,
     indices and devices, not on precision); GradScaler works on the CPU (fp32 gradients are finite,
     so scaling and unscaling leave the update as it is)."""
-    base_autocast = torch.amp.autocast
+    base_autocast: Any = torch.amp.autocast
 
     class autocast(base_autocast):
         def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
@@ -392,7 +392,7 @@ def _install_amp(torch) -> None:
         def __init__(self, enabled=True, dtype=None, cache_enabled=True):
             super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    base_scaler = torch.amp.GradScaler
+    base_scaler: Any = torch.amp.GradScaler
 
     class GradScaler(base_scaler):
         def __init__(self, device="cuda", *args, **kwargs):
@@ -729,7 +729,7 @@ class _GpuOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def _imported_by_user(self) -> bool:
-        frame = sys._getframe(1)
+        frame: Optional[types.FrameType] = sys._getframe(1)
         while frame is not None:
             filename = frame.f_code.co_filename
             if not filename.startswith("<frozen") and "importlib" not in filename \

@@ -25,23 +25,24 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 
 _STARTED = time.time()  # before torch is imported: the rank's start, as the script would see it
 
+from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
 from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken first on purpose)
+    ENV_COLLECT_UNTIL,
     ENV_DIR,
     ENV_EPOCH_STEPS,
     ENV_MAX_STEPS,
     ENV_NODE_RANK,
     ENV_PASSTHROUGH,
-    ENV_COLLECT_UNTIL,
     STORE_PREFIX,
     TelemetryWriter,
     rank_file,
     rank_log,
     stack_file,
 )
-from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
 
 
 def _load_torch_api():
@@ -601,7 +602,7 @@ def main(argv: list) -> None:
         print("usage: python -m ddplint.verify.probe SCRIPT [ARGS ...]", file=sys.stderr)
         os._exit(2)
     script, script_args = argv[0], argv[1:]
-    directory = os.environ.get(ENV_DIR) or os.getcwd()
+    directory = Path(os.environ.get(ENV_DIR) or os.getcwd())
     rank = _int_env("RANK", 0)
     if not os.environ.get(ENV_PASSTHROUGH):
         _redirect_output(rank_log(directory, rank))

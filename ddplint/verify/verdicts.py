@@ -146,8 +146,8 @@ def _judge_loader_sharding(ctx: RunContext, site_row, per_rank: dict) -> Judgeme
         return Judgement(INCONCLUSIVE, f"only {_ranks_text(sorted(per_rank))} iterated the loader", site_row)
     return Judgement(INCONCLUSIVE, (
         "sampler lengths vs dataset length do not settle it: "
-        + "; ".join(f"rank {r}: {l['sampler']} len {l['sampler_len']} of {l['dataset_len']}"
-                    for r, (l, _) in sorted(per_rank.items()))), site_row)
+        + "; ".join(f"rank {r}: {loader['sampler']} len {loader['sampler_len']} of {loader['dataset_len']}"
+                    for r, (loader, _) in sorted(per_rank.items()))), site_row)
 
 
 def _reads_whole_dataset(loader: dict) -> bool:
@@ -191,25 +191,25 @@ def judge_ddp002(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
                 observations.append((rank.rank, loader, epochs))
     if not observations:
         return Judgement(INCONCLUSIVE, "no shuffling sampler with an epoch (DistributedSampler) was iterated")
-    repeated = [(r, l, e) for r, l, e in observations if len(e) >= 2]
+    repeated = [(r, loader, e) for r, loader, e in observations if len(e) >= 2]
     if not repeated:
         return Judgement(INCONCLUSIVE, "each shuffling DistributedSampler was iterated only once within the step "
                          "budget: raise --max-steps or lower --epoch-steps to reach an epoch boundary")
-    stuck = [(r, l, e) for r, l, e in repeated if _epoch_never_changes(e)]
+    stuck = [(r, loader, e) for r, loader, e in repeated if _epoch_never_changes(e)]
     if stuck and len(stuck) == len(repeated):
-        rank, loader, epochs = stuck[0]
+        stuck_rank, loader, epochs = stuck[0]
         first = epochs[0].indices[:4]
         same_order = all(_same_order(eps[0], e) for _, _, eps in stuck for e in eps[1:])
-        order = (f"each rank drew the same order every epoch (rank {rank} started each with {first})"
+        order = (f"each rank drew the same order every epoch (rank {stuck_rank} started each with {first})"
                  if same_order else "yet the order differed between epochs (a sampler that reseeds itself?)")
         return Judgement(CONFIRMED if same_order else INCONCLUSIVE, (
             f"{loader['sampler']}.epoch was {epochs[0].sampler_epoch} at all {len(epochs)} epoch starts on "
             f"{_ranks_text(sorted({r for r, _, _ in stuck}))}: {order}"))
-    rank, loader, epochs = next((o for o in repeated if not _epoch_never_changes(o[2])), repeated[0])
+    moving_rank, loader, epochs = next((o for o in repeated if not _epoch_never_changes(o[2])), repeated[0])
     values = [e.sampler_epoch for e in epochs]
     reordered = sum(1 for a, b in zip(epochs, epochs[1:]) if not _same_order(a, b))
     return Judgement(REFUTED, (
-        f"{loader['sampler']}.epoch was {values} at the {len(epochs)} epoch starts on rank {rank}, and "
+        f"{loader['sampler']}.epoch was {values} at the {len(epochs)} epoch starts on rank {moving_rank}, and "
         f"{reordered} of {len(epochs) - 1} epoch changes drew a new order"))
 
 
@@ -351,7 +351,7 @@ def judge_ddp006(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
             f"before any batch"), line)
     if row is None:
         return None
-    built = [r.rank for r in ctx.ranks if any((l.get("site") or {}).get("line") == row for l in r.loaders.values())]
+    built = [r.rank for r in ctx.ranks if any((loader.get("site") or {}).get("line") == row for loader in r.loaders.values())]
     if built and len(built) == len(ctx.ranks):
         return Judgement(REFUTED, f"the DataLoader on line {row} was built without an error on {_ranks_text(built)}")
     return Judgement(INCONCLUSIVE, f"the DataLoader on line {row} was not built on every rank")
@@ -510,8 +510,8 @@ def judge_ddp008(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
              if row is None or (load.get("site") or {}).get("line") == row]
     if not loads:
         return None if row is None else Judgement(INCONCLUSIVE, f"torch.load on line {row} did not run on any rank")
-    foreign = [(r, l) for r, l in loads
-               if any(d.startswith("cuda") and d != l.get("own") for d in l.get("devices") or [])]
+    foreign = [(r, entry) for r, entry in loads
+               if any(d.startswith("cuda") and d != entry.get("own") for d in entry.get("devices") or [])]
     note = _LOGICAL_NOTE if ctx.emulated else ""
     if foreign:
         rank, load = foreign[0]
@@ -520,14 +520,14 @@ def judge_ddp008(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         return Judgement(CONFIRMED, (
             f"torch.load on line {line} restored the tensors onto {', '.join(load['devices'])} on "
             f"{_ranks_text(others)}, whose own GPU is {load.get('own')}{note}"), line)
-    on_gpu = [(r, l) for r, l in loads if any(d.startswith("cuda") for d in l.get("devices") or [])]
+    on_gpu = [(r, entry) for r, entry in loads if any(d.startswith("cuda") for d in entry.get("devices") or [])]
     if not on_gpu and not ctx.emulated:
         return Judgement(INCONCLUSIVE, "every torch.load restored CPU tensors: the run had no GPU"
                          + _rehearse_hint(ctx))
     ranks = sorted({r for r, _ in loads})
     return Judgement(REFUTED, f"torch.load put the tensors on each rank's own device or the CPU ({_ranks_text(ranks)}: "
-                     + "; ".join(f"rank {r}: {', '.join(l.get('devices') or ['(decided by map_location)'])}"
-                                 for r, l in loads[:4]) + ")" + note)
+                     + "; ".join(f"rank {r}: {', '.join(entry.get('devices') or ['(decided by map_location)'])}"
+                                 for r, entry in loads[:4]) + ")" + note)
 
 
 # -- DDP009: an IterableDataset every rank reads whole ---------------------------------------------
@@ -597,9 +597,9 @@ def judge_ddp010(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     eval_sites = {(rank0.loaders.get(e.loader) or {}).get("site", {}).get("line") for e in evaluation}
     others = [r for r in by_rank.values() if r.rank != 0]
     sharded = [r.rank for r in others
-               if any((l.get("site") or {}).get("line") in eval_sites and any(e.loader == i and e.batches
+               if any((loader.get("site") or {}).get("line") in eval_sites and any(e.loader == i and e.batches
                                                                                for e in r.epochs)
-                      for i, l in r.loaders.items())]
+                      for i, loader in r.loaders.items())]
     if sharded and len(sharded) == len(others):
         return Judgement(REFUTED, f"every rank ran the evaluation pass (loader on line "
                          f"{', '.join(str(s) for s in sorted(x for x in eval_sites if x))}), not rank 0 alone")

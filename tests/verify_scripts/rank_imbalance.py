@@ -26,7 +26,7 @@ dist.init_process_group("gloo")
 rank = dist.get_rank()
 dataset = SlowOnRankOne(rank)
 loader = DataLoader(dataset, batch_size=16, sampler=DistributedSampler(dataset, shuffle=False))
-for epoch in range(3):
+for _ in range(3):
     for batch in loader:
         loss = batch.sum()
         dist.all_reduce(loss)
