@@ -31,6 +31,7 @@ dist.init_process_group("nccl")
 net = torch.nn.Linear(4, 4)
 net = torch.nn.DataParallel(net)
 net.load_state_dict(torch.load("resume.pt"))
+out = net(torch.zeros(2, 4))
 """
 
 RESUME = """\

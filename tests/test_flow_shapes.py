@@ -1188,3 +1188,45 @@ def test_rank_in_a_process_group_object(lint):
         """
     assert lint(source.format(owner="data_parallel_group"), ["DDP008"]) == []
     assert lint(source.format(owner="scheduler"), ["DDP008"]) == [(8, "DDP008")]
+
+
+def test_data_parallel_in_test_code_and_in_a_loop_that_rebuilds_the_model(lint):
+    test_file = """
+        import unittest
+        import torch.nn as nn
+
+        class CheckpointTest(unittest.TestCase):
+            def test_loads_into_wrapped_model(self):
+                self.trainer.model = nn.DataParallel(self.trainer.model)
+                self.checkpoint.load_state_dict()
+        """
+    assert lint(test_file, ["DDP003"]) == []
+    looped = """
+        import torch.nn as nn
+
+        def check_loading(state):
+            for wrap in [False, True]:
+                model = build()
+                if wrap:
+                    model = nn.DataParallel(model)
+                model.load_state_dict(state)
+                {tail}
+        """
+    assert lint(looped.format(tail="pass"), ["DDP003"]) == []
+    assert lint(looped.format(tail="model(batch)"), ["DDP003"]) == [(7, "DDP003")]
+
+
+def test_classy_vision_sets_the_device(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+        {imports}
+
+        def run(local_rank):
+            dist.init_process_group("nccl")
+            {call}
+            dist.all_reduce(torch.zeros(1).cuda())
+        """
+    helper = "from classy_vision.generic.distributed_util import set_cuda_device_index"
+    assert lint(source.format(imports=helper, call="set_cuda_device_index(local_rank)"), ["DDP005"]) == []
+    assert lint(source.format(imports="", call="pass"), ["DDP005"]) == [(8, "DDP005")]

@@ -82,7 +82,7 @@ class DeviceModel:
     def _devices_queried(self) -> set[int]:
         """`torch.device("cuda:0")` handed straight to a `torch.cuda` query
         (`get_device_properties(torch.device("cuda:0")).major`): nothing is placed there."""
-        out = set()
+        out: set[int] = set()
         for site in self.facts.calls:
             names = self.facts.qualified_names(site.node.func)
             if any(name.startswith("torch.cuda.") and name not in SET_DEVICE for name in names):
@@ -137,7 +137,7 @@ class DeviceModel:
         use = self.facts.context_of(expr)
         if key is None or use is None:
             return set()
-        out = set()
+        out: set[int] = set()
         for binding in self.facts.reaching(use.scope.lookup(key), expr):
             for branch, in_body in self.facts.hidden_in_arms(binding, expr):
                 if self.facts.ranks.distributed_polarity(branch.test, use.scope) == in_body:

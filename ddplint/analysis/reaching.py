@@ -102,8 +102,29 @@ def _hides(killer: Path, binding: Path, use: Path) -> bool:
         use_index = use[depth][1]
         if use_index <= killer_index:
             continue  # the use comes first (or is the assignment's own value: `x = f(x)`)
-        survives = len(binding) > depth and binding[depth][0] is block and killer_index <= binding[depth][1] <= use_index
-        if not survives:
+        if not (len(binding) > depth and binding[depth][0] is block):
+            return True  # the binding is outside the block: every path to the use passes the killer
+        binding_index = binding[depth][1]
+        if binding_index == use_index:
+            # Inside the statement that holds the use: it reaches only if it runs before the use
+            # there (`if flag: model = DP(model)` after the use `DP(model)` comes round the loop,
+            # through the killer).
+            if order(binding[depth + 1 :], use[depth + 1 :]) in ("same", "after", "inside"):
+                if not _loop_around_both(binding, use, depth):
+                    return True
+        elif not killer_index <= binding_index < use_index:
+            return True
+    return False
+
+
+def _loop_around_both(first: Path, second: Path, depth: int) -> bool:
+    """A loop statement, at `depth` or below, that holds both places: its next iteration reaches
+    the earlier one without passing the statements before the loop."""
+    for level in range(depth, min(len(first), len(second))):
+        block, index = first[level]
+        if second[level][0] is not block or second[level][1] != index:
+            return False
+        if isinstance(block[index], (cst.For, cst.While)):
             return True
     return False
 

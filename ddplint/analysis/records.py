@@ -103,7 +103,7 @@ class Context:
         body, index = self.path[-1]
         return body[index]
 
-    def statements_after(self) -> Iterator[cst.BaseStatement]:
+    def statements_after(self) -> Iterator[cst.CSTNode]:
         """Statements that run after this one in the same function, innermost block first,
         including the `else:` / `finally:` of a `try` whose body holds it."""
         for level in range(len(self.path) - 1, -1, -1):

@@ -51,6 +51,7 @@ DEVICE_SETTING_CALLS = frozenset(
     {
         "transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize",
         "torchtune.utils.get_device", "torchtune.training.get_device",
+        "classy_vision.generic.distributed_util.set_cuda_device_index",  # VISSL / Classy Vision
     }
 )
 

@@ -6,6 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import argument
 from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL
@@ -16,6 +17,8 @@ FUNCTIONAL_DATA_PARALLEL = {"torch.nn.parallel.data_parallel"}
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
+    if is_test_code(facts):
+        return  # a test wraps models in DataParallel to test code that handles them
     local_subclasses = facts.subclasses_of(DATA_PARALLEL)
     ddp_sites = list(facts.calls_named(*DISTRIBUTED_DATA_PARALLEL))
     for site in facts.calls:
@@ -27,11 +30,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             site.node,
-            "nn.DataParallel drives all GPUs from one process: every step it scatters the "
+            "nn.DataParallel drives all GPUs from one process: on this path (no DDP path next to "
+            "it to fall back from) every step it scatters the "
             "batch from GPU 0, replicates the model and gathers outputs back on GPU 0, so GPU 0 "
             "runs hot while the others wait and the GIL caps throughput; use "
-            "DistributedDataParallel with one process per GPU (torchrun) (a DataParallel kept "
-            "as the single-process fallback next to a DDP path is left alone)",
+            "DistributedDataParallel with one process per GPU (torchrun)",
         )
 
 
@@ -163,6 +166,8 @@ RULE = Rule(
         - `DistributedDataParallel`, strings and comments that mention DataParallel.
         - A DataParallel that never runs a forward: wrapped only to load a checkpoint whose keys
           start with `module.` and unwrapped again (never called, handed on, returned or stored).
+        - Test code (pytest / unittest files): tests wrap models in DataParallel to test the code
+          that handles wrapped models, not to train.
         - A DataParallel over one GPU (`device_ids=[0]`, or a parameter defaulting to a one-GPU
           list no caller changes).
         - DataParallel as the single-process fallback of a script that also has a DDP path
