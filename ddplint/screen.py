@@ -42,6 +42,7 @@ class Unparsable:
     reason: str
     row: int = 1
     column: int = 1
+    is_syntax_error: bool = False  # the code, not its encoding or its depth: recovery.py may save the rest
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], fr
     except SyntaxError as exc:
         message = str(exc.msg)
         reason = "cannot decode file" if "decod" in message or "encoding" in message else "syntax error"
-        return Unparsable(f"{reason}: {message}", exc.lineno or 1, exc.offset or 1), frozenset()
+        return Unparsable(f"{reason}: {message}", exc.lineno or 1, exc.offset or 1, reason == "syntax error"), frozenset()
     except (RecursionError, MemoryError):
         return Unparsable("cannot parse: code nested too deeply"), frozenset()
     except (ValueError, UnicodeDecodeError, LookupError) as exc:
