@@ -22,7 +22,7 @@ from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.fix import locate_fix
 from ddplint.positions import positions_of
-from ddplint.recovery import recover
+from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import ERROR_CODE, RULES_BY_CODE, Finding, Rule, select_rules
 from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 
@@ -84,7 +84,7 @@ def lint_source(
     problem, names = compile_screen(data, filename)
     recovered = recover(data, filename) if problem is not None and problem.is_syntax_error else None
     if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
-        broken = [_error(filename, f"syntax error: {_one_line(b.message)}", b.row, b.column) for b in recovered.broken]
+        broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
         return sorted(broken + lint_source(recovered.data, filename, rules, errors, project), key=lambda d: d.sort_key)
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]

@@ -22,6 +22,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+from ddplint.diagnostics import Diagnostic
+
+# How the engine words a statement CPython rejects (screen.compile_screen words it the same way).
+SYNTAX_ERROR_PREFIX = "syntax error: "
 # Each repair costs one compile of the file; a file broken in more places than this is reported
 # as one syntax error, as before.
 MAX_REPAIRS = 40
@@ -80,6 +84,11 @@ def recover(data: bytes, filename: str) -> Optional[Recovery]:
             broken.append(BrokenStatement(str(error.msg), error.lineno or 1, error.offset or 1))
         _replace(text, lines, layout, span.start, span.end)
     return None
+
+
+def is_syntax_error(diagnostic: Diagnostic) -> bool:
+    """A DDP000 for code that does not parse (the editor's own Python support shows those)."""
+    return diagnostic.code == "DDP000" and diagnostic.message.startswith(SYNTAX_ERROR_PREFIX)
 
 
 @dataclass
