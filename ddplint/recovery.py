@@ -231,6 +231,22 @@ class _Layout:
         return len(self.lines)
 
 
+def top_level_statement_starts(lines: list[bytes]) -> list[int]:
+    """0-based lines where a top-level statement begins, with its decorators and with its
+    else/except clauses counted in (the lexical scan: sound where the code is). The language
+    server parses the statements between two of these one by one (lsp/incremental.py)."""
+    layout = _Layout(lines)
+    starts = []
+    after_decorator = False
+    for row, line in enumerate(lines):
+        if not layout.starts_statement[row] or line[:1] in (b" ", b"\t", b"\f"):
+            continue
+        if not after_decorator and not _starts_clause(line):
+            starts.append(row)
+        after_decorator = line.startswith(b"@")
+    return starts
+
+
 def _is_code(line: bytes) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith(b"#")
