@@ -5,7 +5,9 @@ has anything for a rule to find. So every file goes through two cheap stages fir
 
 1. bytes: a rule is a candidate only if one of its triggers occurs in the raw bytes (name
    triggers as whole words: `broadcast` does not match `broadcast_tensors`, `*valid*` matches
-   `validate`), and distributed-only rules also need a distributed token;
+   `validate`), and distributed-only rules also need a distributed token. Plain substring tests
+   (memchr speed), with the word boundaries checked only where the literal occurs: over torch's
+   46 MB this stage went from ~11 CPU-seconds (a look-behind regex per rule) to about one;
 2. CPython's compiler, which every remaining file needs anyway as the syntax check in front of
    libcst: name triggers must match names the code uses (loads, attributes, imports, keyword
    names), not only words in a comment or a docstring.
