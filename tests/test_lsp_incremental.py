@@ -75,6 +75,6 @@ def edit_histories(draw):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(edit_histories())
 def test_incremental_findings_equal_a_fresh_analysis_over_any_edit_history(texts):
-    parser = StatementParser(max_kept=40)  # small: statements also fall out of the cache
+    parser = StatementParser(max_kept_bytes=3000)  # small: statements also fall out of the cache
     for text in texts:
         assert lint_source(text, "train.py", parser=parser) == lint_source(text, "train.py")

@@ -28,9 +28,10 @@ from libcst.metadata import CodePosition, CodeRange
 from ddplint.positions import positions_of
 from ddplint.recovery import top_level_statement_starts
 
-# Statements kept: a few long scripts' worth. One parsed statement of a long `main()` holds a few
-# MB of tree; statements of earlier versions fall out as they are no longer met.
-MAX_KEPT_STATEMENTS = 3000
+# Source bytes of the statements kept, least recently met out first: a tree costs ~40 bytes per
+# byte of source, so this bounds the worker's trees to ~80 MB (thirty 1,500-line scripts), while
+# the versions a long edit session leaves behind fall out.
+MAX_KEPT_BYTES = 2_000_000
 
 
 @dataclass
@@ -68,9 +69,10 @@ class StatementParser:
     `positions(module, nodes)` is `positions.positions_of`, generating code only for the
     statements that hold the nodes."""
 
-    def __init__(self, max_kept: int = MAX_KEPT_STATEMENTS):
+    def __init__(self, max_kept_bytes: int = MAX_KEPT_BYTES):
         self._kept: OrderedDict[bytes, _Piece] = OrderedDict()
-        self._max_kept = max_kept
+        self._kept_bytes = 0
+        self._max_kept_bytes = max_kept_bytes
         self._last: Optional[_Joined] = None
         self.reused = 0  # statements taken from earlier parses, for the benchmark and the tests
         self.parsed = 0
@@ -129,8 +131,9 @@ class StatementParser:
         self.parsed += 1
         if not fresh:
             self._kept[text] = piece
-            while len(self._kept) > self._max_kept:
-                self._kept.popitem(last=False)
+            self._kept_bytes += len(text)
+            while self._kept_bytes > self._max_kept_bytes and len(self._kept) > 1:
+                self._kept_bytes -= len(self._kept.popitem(last=False)[0])
         return piece
 
 
