@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -48,9 +49,10 @@ def percentile(values: list[float], fraction: float) -> float:
 class Session:
     """One language server process and the diagnostics it publishes."""
 
-    def __init__(self, command: list[str], init_options: dict):
+    def __init__(self, command: list[str], init_options: dict, env: Optional[dict] = None):
         self.command = command
         self.init_options = init_options
+        self.env = env
         self.client = LanguageClient("lsp-latency-benchmark", "1")
         self.published: dict[int, tuple[float, list]] = {}
         self.analysis_ms: list[float] = []
@@ -70,7 +72,7 @@ class Session:
                 self.analysis_ms.append(float(match.group(1)))
 
     async def start(self, text: str) -> list:
-        await self.client.start_io(*self.command)
+        await self.client.start_io(*self.command, env=self.env)
         await self.client.initialize_async(
             types.InitializeParams(capabilities=types.ClientCapabilities(), initialization_options=self.init_options)
         )
@@ -208,8 +210,9 @@ def half_typed_texts(text: str) -> tuple[int, list[str]]:
     return row, ["\n".join(lines[:row] + [indent + HALF_TYPED[:n]] + lines[row:]) for n in range(1, len(HALF_TYPED) + 1)]
 
 
-async def measure(command: list[str], init_options: dict, text: str, runs: int, check_half_typed: bool) -> dict:
-    session = Session(command, init_options) if check_half_typed else RawSession(command, init_options)
+async def measure(command: list[str], init_options: dict, text: str, runs: int, check_half_typed: bool,
+                  env: Optional[dict] = None) -> dict:
+    session = Session(command, init_options, env) if check_half_typed else RawSession(command, init_options)
     baseline = await session.start(text)
     session.analysis_ms.clear()
     latencies = []
@@ -294,16 +297,23 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=1500)
     parser.add_argument("--debounce-ms", type=float, nargs="+", default=[50.0, 0.0])
     parser.add_argument("--no-ruff", action="store_true", help="do not measure ruff server")
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also measure the server of another ddplint checkout (e.g. before a change), in the same run")
     args = parser.parse_args(argv)
     text = training_script(args.lines)
     print(f"script: {text.count(chr(10))} lines, {len(text.encode())} bytes; {args.runs} edits per server")
-    servers = [(f"ddplint lsp, debounce {d:g} ms", [sys.executable, "-m", "ddplint", "lsp"], {"debounceMs": d}, True)
+    here = {**os.environ, "PYTHONPATH": str(REPO)}
+    servers = [(f"ddplint lsp, debounce {d:g} ms", [sys.executable, "-m", "ddplint", "lsp"], {"debounceMs": d}, True, here)
                for d in args.debounce_ms]
+    if args.compare:
+        other = {**os.environ, "PYTHONPATH": str(args.compare.resolve())}
+        servers += [(f"ddplint lsp from {args.compare}, debounce {d:g} ms", [sys.executable, "-m", "ddplint", "lsp"],
+                     {"debounceMs": d}, True, other) for d in args.debounce_ms]
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not args.no_ruff and Path(ruff).exists():
-        servers.append(("ruff server (--select ALL)", [ruff, "server"], {"settings": {"lint": {"select": ["ALL"]}}}, False))
-    for name, command, options, ours in servers:
-        result = asyncio.run(measure(command, options, text, args.runs, ours))
+        servers.append(("ruff server (--select ALL)", [ruff, "server"], {"settings": {"lint": {"select": ["ALL"]}}}, False, None))
+    for name, command, options, ours, env in servers:
+        result = asyncio.run(measure(command, options, text, args.runs, ours, env))
         lat = result["latencies"]
         line = (f"{name}: didChange -> publishDiagnostics median {statistics.median(lat):.0f} ms, "
                 f"p90 {percentile(lat, 0.9):.0f} ms (min {min(lat):.0f}, max {max(lat):.0f}); "
