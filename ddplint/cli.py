@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
+from ddplint.api import discover, fix_document, lint_document, lint_paths
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
-from ddplint.diagnostics import Diagnostic
-from ddplint.engine import InternalError, _error, discover, lint_document, lint_paths
-from ddplint.fix import fix_document, unified_diff
+from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
+from ddplint.fix import unified_diff
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
-from ddplint.rules import ALL_RULES, RULES_BY_CODE, UnknownSelector, select_rules
+from ddplint.rules import ALL_RULES, RULES_BY_CODE, Rule, UnknownSelector, select_rules
+from ddplint.source import line_at
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "lsp")
@@ -248,11 +249,11 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
     fixed = 0
     for path, problem in discover(args.paths, resolver.is_excluded, args.force_exclude):
         if problem is not None:
-            remaining.append(_error(path, problem))
+            remaining.append(error_diagnostic(path, problem))
             continue
         source, problem = _read_text(path)
         if source is None:
-            remaining.append(_error(path, problem))
+            remaining.append(error_diagnostic(path, problem))
             continue
         result = fix_document(source, path, resolver.rules_for(path), args.unsafe_fixes, errors)
         fixed += result.fixed
@@ -264,7 +265,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             try:
                 _write_text(path, result.after)
             except OSError as exc:
-                remaining.append(_error(path, f"cannot write fixes: {exc.strerror or type(exc).__name__}"))
+                remaining.append(error_diagnostic(path, f"cannot write fixes: {exc.strerror or type(exc).__name__}"))
     if args.diff:
         if not args.quiet:
             print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
@@ -315,12 +316,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         _report(args, result.remaining, errors, result.fixed, stream=sys.stderr)
         return _exit_code(args, result.remaining, errors)
     diagnostics = lint_document(data, filename, rules, errors)
-    lines = (source or "").splitlines()
-
     def line_of(d: Diagnostic) -> Optional[str]:
-        if d.cell is not None:
-            return None
-        return lines[d.location.row - 1] if 0 < d.location.row <= len(lines) else None
+        return None if d.cell is not None else line_at(source or "", d.location.row)
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
@@ -336,9 +333,9 @@ def _rule_command(args: argparse.Namespace) -> int:
             print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
         return EXIT_CLEAN
     wanted = args.code.strip()
-    rule = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
-    if rule is None:
+    chosen: Optional[Rule] = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
+    if chosen is None:
         print(f"ddplint: error: unknown rule {wanted!r} (`ddplint rule` lists them)", file=sys.stderr)
         return EXIT_ERROR
-    print(rule.documentation(), end="")
+    print(chosen.documentation(), end="")
     return EXIT_CLEAN

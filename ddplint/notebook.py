@@ -13,9 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnostic
 
 CELL_MARKER = "#%% ddplint cell boundary"
 MAGIC_PREFIX = "#ddplint-ipython: "
@@ -23,6 +23,8 @@ MAGIC_PREFIX = "#ddplint-ipython: "
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # `obj?`, `obj??`, `?obj`: IPython's help syntax (only a bare dotted name, so `x = a  # why?` is code)
 _HELP_LINE = re.compile(r"^\s*(?:\?{1,2}\s*[\w.]+|[\w.]+\?{1,2})\s*$")
+# `files = !ls`, `out = %timeit -o f()`: IPython assigns a shell escape's or magic's output.
+_ASSIGNED_ESCAPE = re.compile(r"^\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[!%]")
 
 
 class NotebookError(ValueError):
@@ -52,7 +54,9 @@ def read_notebook(data: bytes | str) -> Notebook:
     language = metadata.get("language_info") if isinstance(metadata, dict) else None
     if isinstance(language, dict) and language.get("name") not in (None, "python"):
         raise NotebookError(f"not a Python notebook (language {language.get('name')!r})")
-    cells, pieces, line_map = [], [], []
+    cells: list[int] = []
+    pieces: list[str] = []
+    line_map: list[Optional[tuple[int, int]]] = []
     number = 0
     for index, cell in enumerate(document["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -83,13 +87,23 @@ def _ipython_lines(lines: list[str]) -> set[int]:
     triple-quoted string or after a backslash (`x = (a\n     % b)` is Python)."""
     found: set[int] = set()
     depth, quote, continued = 0, None, False
+    escape_continues = False  # a shell escape or magic whose line ends with a backslash goes on
     for index, line in enumerate(lines):
-        at_statement_start = depth == 0 and quote is None and not continued
-        if at_statement_start and (line.lstrip().startswith(("%", "!")) or _HELP_LINE.match(line)):
+        if escape_continues:
             found.add(index)
+            escape_continues = line.rstrip().endswith("\\")
+            continue
+        at_statement_start = depth == 0 and quote is None and not continued
+        if at_statement_start and _is_ipython_line(line):
+            found.add(index)
+            escape_continues = line.rstrip().endswith("\\")
             continue
         depth, quote, continued = _scan(line, depth, quote)
     return found
+
+
+def _is_ipython_line(line: str) -> bool:
+    return line.lstrip().startswith(("%", "!")) or bool(_HELP_LINE.match(line) or _ASSIGNED_ESCAPE.match(line))
 
 
 def _scan(line: str, depth: int, quote: Optional[str]) -> tuple[int, Optional[str], bool]:
@@ -139,12 +153,12 @@ def _is_foreign_cell_magic(lines: list[str]) -> bool:
     return name not in PYTHON_CELL_MAGICS
 
 
-def _detect_format(text: str, document: dict) -> dict:
+def _detect_format(text: str, document: dict) -> dict[str, Any]:
     """The json.dumps settings that reproduce the file exactly (nbformat's first), else {}."""
     for indent in (1, 2, 4, None):
         for sort_keys in (True, False):
             for ensure_ascii in (False, True):
-                settings = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                settings: dict[str, Any] = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
                 dumped = json.dumps(document, **settings)
                 if dumped == text or dumped + "\n" == text:
                     return {**settings, "newline": dumped + "\n" == text}
@@ -159,9 +173,7 @@ def lint_notebook(
     try:
         notebook = read_notebook(data)
     except NotebookError as exc:
-        from ddplint.engine import _error
-
-        return [_error(filename, str(exc))]
+        return [error_diagnostic(filename, str(exc))]
     return [to_cells(d, notebook) for d in lint(notebook.program)]
 
 

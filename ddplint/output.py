@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ddplint import __version__
-from ddplint.diagnostics import Diagnostic, Edit, Fix
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Severity
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
+from ddplint.source import line_at
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -32,11 +33,7 @@ def _read_line(diagnostic: Diagnostic) -> Optional[str]:
             text = Path(diagnostic.filename).read_text(encoding="utf-8", errors="replace")
     except (OSError, ValueError):
         return None
-    if text is None:
-        return None
-    lines = text.splitlines()
-    row = diagnostic.location.row
-    return lines[row - 1] if 0 < row <= len(lines) else None
+    return None if text is None else line_at(text, diagnostic.location.row)
 
 
 @dataclass
@@ -79,7 +76,7 @@ def format_text(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptio
 
 def _headline(d: Diagnostic, options: FormatOptions) -> str:
     where = _paint(_where(d), "1", options)
-    code = _paint(d.code, "1;31" if d.severity == "error" else "1;33", options)
+    code = _paint(d.code, "1;31" if d.severity is Severity.ERROR else "1;33", options)
     return f"{where}: {code} {_marker(d)}{d.message}"
 
 
@@ -169,7 +166,7 @@ def format_github(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpt
     """GitHub Actions workflow commands: each finding becomes an annotation on the pull request."""
     out = []
     for d in diagnostics:
-        level = "warning" if d.severity == "warning" else "error"
+        level = str(d.severity)  # GitHub's annotation levels include both
         properties = {
             "title": f"ddplint ({d.code})",
             "file": d.filename,
@@ -223,7 +220,7 @@ def _sarif_rule(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _one_paragraph(rule.what)},
         "help": {"text": help_text, "markdown": rule.documentation()},
-        "defaultConfiguration": {"level": "warning" if rule.severity == "warning" else "error"},
+        "defaultConfiguration": {"level": str(Severity(rule.severity))},  # SARIF levels include both
         "properties": {"tags": ["performance", "distributed"]},
     }
 
@@ -244,7 +241,7 @@ def _sarif_region(start, end) -> dict:
 def _sarif_result(d: Diagnostic, index: dict[str, int]) -> dict:
     result: dict = {
         "ruleId": d.code,
-        "level": "warning" if d.severity == "warning" else "error",
+        "level": str(d.severity),
         "message": {"text": d.message},
         "locations": [
             {

@@ -15,19 +15,20 @@ findings.
 from __future__ import annotations
 
 import bisect
-import re
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Mapping
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from ddplint.source import line_starts
+
 try:
     from libcst._nodes.internal import CodegenState
 
     _TARGETED = True
 except ImportError:  # pragma: no cover - a libcst without it: always the public provider
-    CodegenState = object
+    CodegenState = object  # type: ignore[misc,assignment]
     _TARGETED = False
 
 
@@ -39,12 +40,9 @@ def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Mapping[cs
             found = targeted_positions(module, wanted)
             if all(node in found for node in wanted):
                 return found
-        except Exception:  # noqa: BLE001 - any trouble in the private path: use the public one
+        except Exception:  # any trouble in the private path: use the public one
             pass
     return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
-_NEWLINE = re.compile(r"\r\n?|\n")  # libcst's own line breaks
 
 
 class _TargetedCodegenState(CodegenState):
@@ -103,10 +101,10 @@ def targeted_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict
         offsets[index] = total
         previous = index
     text = "".join(tokens)
-    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    starts = line_starts(text)
 
     def position(offset: int) -> CodePosition:
-        row = bisect.bisect_right(line_starts, offset) - 1
-        return CodePosition(row + 1, offset - line_starts[row])
+        row = bisect.bisect_right(starts, offset) - 1
+        return CodePosition(row + 1, offset - starts[row])
 
     return {node: CodeRange(position(offsets[s]), position(offsets[e])) for node, (s, e) in spans.items()}

@@ -1,11 +1,23 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """The corpus is test data (realistic user scripts, some named like tests: `*_test.py`), linted
+    by tests/test_corpus.py and never collected, so never imported, by pytest itself: not even
+    when the folder is named on the command line."""
+    if collection_path.resolve().is_relative_to(CORPUS) and collection_path.resolve() != CORPUS:
+        return True
+    return None
 
 
 def findings(source: str, select=None) -> list[tuple[int, str]]:
@@ -25,3 +37,4 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     """Every test gets its own results cache, so no test reads another's results or writes a
     `.ddplint_cache/` into the checkout."""
     monkeypatch.setenv("DDPLINT_CACHE_DIR", str(tmp_path_factory.mktemp("ddplint_cache")))
+

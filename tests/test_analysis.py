@@ -334,7 +334,8 @@ def test_parameter_default_used_by_a_call_that_omits_it():
 
 def test_distributed_tokens_cover_every_distributed_signal():
     """The engine's byte screen must never skip a file the analysis would call distributed."""
-    from ddplint.analysis.distributed import DISTRIBUTED_ENTRY_POINTS, DISTRIBUTED_TOKENS, LAUNCHER_ENV_VARS
+    from ddplint.analysis.distributed import DISTRIBUTED_TOKENS, LAUNCHER_ENV_VARS
+    from ddplint.analysis.torch_api import DISTRIBUTED_ENTRY_POINTS
 
     def screened_in(text: str) -> bool:
         return any(token in text.encode() for token in DISTRIBUTED_TOKENS)
@@ -607,7 +608,7 @@ TRAIN_SCRIPT = """
 
 @pytest.mark.parametrize("layout", ["package", "scripts side by side"])
 def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, layout):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     if layout == "package":
@@ -626,6 +627,7 @@ def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, 
 
 def test_project_summaries_and_dependencies(tmp_path):
     from ddplint.analysis.project import ProjectIndex
+    from ddplint.engine import parses_safely
 
     _write_project(
         tmp_path,
@@ -644,7 +646,7 @@ def test_project_summaries_and_dependencies(tmp_path):
         },
     )
     files = [str(p) for p in tmp_path.rglob("*.py")]
-    index = ProjectIndex(files)
+    index = ProjectIndex(files, parses_safely)
     train = str(tmp_path / "pkg" / "train.py")
     assert index.dependencies(train) == sorted([str(tmp_path / "pkg" / "data.py"), str(tmp_path / "pkg" / "dist.py")])
     summary = index.summary(str(tmp_path / "pkg" / "dist.py"))
@@ -658,7 +660,7 @@ def test_project_summaries_and_dependencies(tmp_path):
 
 
 def test_process_group_started_in_another_module_makes_the_script_distributed(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     _write_project(
@@ -673,7 +675,7 @@ def test_process_group_started_in_another_module_makes_the_script_distributed(tm
 
 
 def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     engine = """
@@ -707,7 +709,7 @@ def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
 
 
 def test_collective_inside_a_helper_of_another_module(tmp_path):
-    from ddplint.engine import lint_paths
+    from ddplint.api import lint_paths
     from ddplint.rules import RULES_BY_CODE
 
     _write_project(

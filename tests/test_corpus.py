@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.engine import lint_file
+from ddplint.api import lint_file
 from ddplint.rules import select_rules
 from ddplint.rules.base import expected_marks
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.engine import discover, lint_file, lint_paths, lint_source
+from ddplint.api import discover, lint_file, lint_paths
+from ddplint.engine import lint_source
 from ddplint.rules import select_rules
 
 BUGGY = """\

@@ -15,8 +15,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 import torch  # the example scripts need PyTorch (part of the test extra)
+
+pytestmark = pytest.mark.slow  # starts torchrun
 
 REPO = Path(__file__).resolve().parent.parent
 NPROC = 2

@@ -24,7 +24,7 @@ from lsp_client import (
     server_config,
 )
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]  # starts language servers
 
 BUGGY = (EXAMPLES / "ddp002_missing_set_epoch_buggy.py").read_text()
 FIXED = (EXAMPLES / "ddp002_missing_set_epoch_fixed.py").read_text()

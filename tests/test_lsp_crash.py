@@ -12,7 +12,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from lsp_client import EXAMPLES, REPO, initialize, logged, open_document, published, server_config
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]  # starts language servers
 
 BUGGY = (EXAMPLES / "ddp002_missing_set_epoch_buggy.py").read_text()
 def broken_rule_server(mode: str) -> ClientServerConfig:

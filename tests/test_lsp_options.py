@@ -9,7 +9,7 @@ from pytest_lsp import LanguageClient
 
 from lsp_client import EXAMPLES, apply_text_edits, edits_for, open_document, published, server_config
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]  # starts language servers
 
 ROCKETS = "\U0001F680\U0001F680"
 

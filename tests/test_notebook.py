@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ddplint.api import lint_document
 from ddplint.cli import main
-from ddplint.engine import lint_document
 from ddplint.notebook import NotebookError, read_notebook
 from ddplint.rules import select_rules
 
@@ -221,6 +221,22 @@ def test_only_lines_where_a_statement_starts_are_ipython_syntax():
     compile(program, "nb", "exec")
     assert "     % b)\n" in program and "\n!important\n" in program and "y = a  # really?\n" in program
     assert "\nmodel.forward?" not in program and "\n    %time f()" not in program
+
+
+def test_shell_escapes_continued_by_backslash_and_assigned_escapes_are_ipython():
+    cells = [
+        _code_cell(
+            "!python train.py --lr 3e-4 \\\n", "    --epochs 3 \\\n", "    --out runs/\n",  # one shell command
+            "files = !ls data/\n", "timing = %timeit -o f()\n",  # output of an escape, assigned
+            "total = a \\\n", "    % b\n",  # Python: a modulo after a backslash continuation
+            "ok = x != y\n",  # Python: a comparison, not an escape
+        )
+    ]
+    program = read_notebook(notebook_text(cells)).program
+    compile(program, "nb", "exec")
+    for ipython in ("    --epochs 3", "    --out runs/", "files = !ls", "timing = %timeit"):
+        assert "\n" + ipython not in program
+    assert "    % b\n" in program and "ok = x != y\n" in program
 
 
 @pytest.mark.parametrize("metadata", [[], "python", None, {"language_info": "python"}])

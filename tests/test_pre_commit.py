@@ -12,6 +12,8 @@ from typing import Optional
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds pre-commit environments
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 

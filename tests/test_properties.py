@@ -10,8 +10,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ddplint.api import lint_paths
 from ddplint.cache import ResultCache
-from ddplint.engine import lint_paths, lint_source
+from ddplint.engine import lint_source
 from ddplint.rules import ALL_RULES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddplint.cache import ResultCache
-from ddplint.engine import lint_paths
+from ddplint.api import lint_paths
 from ddplint.rules import select_rules
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -15,10 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import jsonschema
+import pytest
 import torch  # noqa: F401 - verify runs the scripts with PyTorch (part of the test extra)
+
+pytestmark = pytest.mark.slow  # starts torchrun
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

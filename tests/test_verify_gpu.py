@@ -15,9 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import torch
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (this machine has none)")
+
+pytestmark = [
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (this machine has none)"),
+    pytest.mark.slow,  # starts torchrun
+]
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "verify_scripts"

@@ -16,6 +16,20 @@ import libcst as cst
 
 from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.flow import Flow
+from ddplint.analysis.torch_api import (
+    ACCELERATE_PACKAGES,
+    ACCELERATE_SINKS,
+    ALWAYS_SINKS,
+    DATALOADER,
+    DISTRIBUTED_SAMPLER,
+    FRAMEWORK_LOADER_HOOKS,
+    ITERABLE_DATASETS,
+    LIGHTNING_PACKAGES,
+    LIGHTNING_SINKS,
+    SELF_PARTITIONING_STREAMS,
+    SUBSET_SAMPLERS,
+    WHOLE_DATASET_SAMPLERS,
+)
 from ddplint.analysis.syntax import (
     argument,
     dotted_name,
@@ -35,24 +49,6 @@ from ddplint.analysis.syntax import (
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
 
-DATALOADER = {"torch.utils.data.DataLoader"}
-DISTRIBUTED_SAMPLER = {"torch.utils.data.DistributedSampler"}
-BATCH_SAMPLER = {"torch.utils.data.BatchSampler"}
-# Samplers that always draw from the whole dataset: on every rank, the same data.
-WHOLE_DATASET_SAMPLERS = {"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"}
-SUBSET_SAMPLERS = {"torch.utils.data.SubsetRandomSampler"}
-ITERABLE_DATASETS = {
-    "torch.utils.data.IterableDataset",
-    "torch.utils.data.ChainDataset",
-    "datasets.IterableDataset",
-    "webdataset.WebDataset",
-    "webdataset.DataPipeline",
-    "torchdata.datapipes.iter.IterableWrapper",
-    "streaming.StreamingDataset",  # MosaicML streaming: partitions by rank and worker itself
-    "litdata.StreamingDataset",
-}
-# Streams that partition themselves by rank and worker.
-SELF_PARTITIONING_STREAMS = {"streaming.StreamingDataset", "litdata.StreamingDataset"}
 # Calls inside an IterableDataset that mean it splits its stream (DDP009).
 STREAM_SPLITTING_CALLS = {
     "get_worker_info", "get_rank", "get_world_size", "split_by_node", "split_by_worker", "split_dataset_by_node",
@@ -62,21 +58,6 @@ _SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
 
-# Hooks whose returned loader a framework re-wraps with a DistributedSampler.
-FRAMEWORK_LOADER_HOOKS = {
-    "train_dataloader",  # Lightning (LightningModule / LightningDataModule)
-    "val_dataloader",
-    "test_dataloader",
-    "predict_dataloader",
-    "get_train_dataloader",  # transformers.Trainer overrides
-    "get_eval_dataloader",
-    "get_test_dataloader",
-}
-LIGHTNING_PACKAGES = ("lightning", "lightning.pytorch", "lightning.fabric")
-ACCELERATE_PACKAGES = ("accelerate", "ray")
-LIGHTNING_SINKS = {"fit", "validate", "test", "predict", "setup_dataloaders"}
-ACCELERATE_SINKS = {"prepare", "prepare_data_loader"}
-ALWAYS_SINKS = {"setup_dataloaders", "prepare_data_loader"}
 
 # Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
 _INSPECTION_CALLS = {

@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.torch_api import (
+    ACCELERATOR_COLLECTIVES,
+    BARRIER_COLLECTIVES,
+    BROADCAST_COLLECTIVES,
+    COLLECTIVES,
+    DISTRIBUTED_ENTRY_POINTS,
+    WRAPPED_MODEL_CLASSES,
+)
 from ddplint.analysis.syntax import alternatives, dotted_name, identifier_words, int_value, last_name, receiver, string_value, walk
 
 if TYPE_CHECKING:
@@ -22,24 +30,6 @@ if TYPE_CHECKING:
 # Reading one of these from the environment means the script expects a launcher (torchrun).
 LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
 RANK_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID", "GROUP_RANK"})
-
-# Calls that make a script multi-process by themselves.
-DISTRIBUTED_ENTRY_POINTS = frozenset(
-    {
-        "torch.distributed.init_process_group",
-        "torch.distributed.init_device_mesh",
-        "torch.distributed.device_mesh.init_device_mesh",
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        "torch.distributed.fsdp.fully_shard",
-        "torch.distributed._composable.fsdp.fully_shard",
-        "torch.multiprocessing.spawn",
-        "torch.multiprocessing.start_processes",
-        "torch.utils.data.DistributedSampler",
-        "deepspeed.init_distributed",
-        "horovod.torch.init",
-    }
-)
 
 # A distributed script contains at least one of these byte strings: the engine skips the
 # distributed-only rules in files without any (tests keep this in step with the checks below).
@@ -83,8 +73,6 @@ RANK_ZERO_NAMES = frozenset(
     }
 )
 
-BROADCAST_COLLECTIVES = frozenset({"broadcast", "broadcast_object_list", "scatter", "scatter_object_list"})
-BARRIER_COLLECTIVES = frozenset({"barrier", "monitored_barrier", "wait_for_everyone"})
 
 # Values that differ between processes started at the same moment on one or several machines.
 PER_PROCESS_VALUES = frozenset(
@@ -590,27 +578,7 @@ class RankModel:
         return self.facts.functions_reaching(self.is_wrapped_model_forward)
 
 
-# Collectives of torch.distributed: every rank of the group has to call them.
-COLLECTIVES = frozenset(
-    {
-        "barrier", "monitored_barrier", "all_reduce", "all_reduce_coalesced", "broadcast", "all_gather",
-        "all_gather_into_tensor", "all_gather_coalesced", "reduce", "reduce_scatter", "reduce_scatter_tensor",
-        "scatter", "gather", "all_to_all", "all_to_all_single", "broadcast_object_list", "all_gather_object",
-        "gather_object", "scatter_object_list", "new_group",
-    }
-)
-# Accelerator methods that talk to every process.
-ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
 # Text that says a model holds buffers DDP broadcasts in its forward.
 BUFFER_EVIDENCE = ("BatchNorm", "register_buffer", "running_mean", "resnet", "ResNet")
-WRAPPED_MODEL_CLASSES = frozenset(
-    {
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        # FSDP2 shards in place and returns the module: `model = fully_shard(model, mesh=mesh)`
-        "torch.distributed.fsdp.fully_shard",
-        "torch.distributed._composable.fsdp.fully_shard",
-    }
-)
 _ALWAYS_SYNCING = {"torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
                    "torch.distributed._composable.fsdp.fully_shard"}

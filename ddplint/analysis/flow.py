@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import excludes
-from ddplint.analysis.syntax import alternatives, dotted_name
+from ddplint.analysis.syntax import alternatives, argument, dotted_name
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Scope
@@ -178,7 +178,7 @@ class Flow:
         """`loaders.train` where `loaders = Loaders(train=A, val=B)` is A, not B."""
         for base in self.sources(node.value, scope):
             if isinstance(base.node, cst.Call):
-                field_value = _keyword(base.node, node.attr.value)
+                field_value = argument(base.node, node.attr.value)
                 if field_value is not None:
                     if self._feeds(field_value, base.scope, target, depth + 1):
                         return True
@@ -228,10 +228,6 @@ class Flow:
 
 def _arms_key(arms: tuple) -> tuple:
     return tuple((id(node), arm) for node, arm in arms)
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
 def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

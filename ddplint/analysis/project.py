@@ -23,9 +23,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
+
+from ddplint.positions import positions_of
+from ddplint.source import MAX_ANALYSED_BYTES
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
@@ -47,8 +50,6 @@ _SUMMARY_WORDS = re.compile(
     rb"|all_to_all_single|reduce_scatter|reduce_scatter_tensor|wait_for_everyone)\s*\("
     rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
 )
-# Files larger than this are not summarised (generated code, vendored blobs).
-_MAX_SUMMARY_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -166,19 +167,16 @@ def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
 
 def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    positions = getattr(facts, "_summary_positions", None)
-    if positions is None:
-        positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        facts._summary_positions = positions
-    return positions[node].start.line
+    return positions_of(facts.module, [node])[node].start.line
 
 
 class ProjectIndex:
     """The files being checked together, their module names, and (lazily) their summaries."""
 
-    def __init__(self, paths: Iterable[str]) -> None:
+    def __init__(self, paths: Iterable[str], parses_safely: Callable[[bytes, str], bool]) -> None:
+        # The engine's guard in front of libcst (syntax, pathological nesting), handed down so
+        # this layer never imports the screens above it.
+        self._parses_safely = parses_safely
         self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._roots = _common_root(self.files)
@@ -298,7 +296,7 @@ class ProjectIndex:
         return self._summaries[path]
 
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
-        facts = _facts_of(path)
+        facts = _facts_of(path, self._parses_safely)
         if facts is None:
             return None
         try:
@@ -310,21 +308,19 @@ class ProjectIndex:
         return ProjectView(self, os.path.realpath(path))
 
 
-def _facts_of(path: str) -> Optional["ModuleFacts"]:
+def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional["ModuleFacts"]:
     """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
     from ddplint.analysis.facts import build_facts
-    from ddplint.screen import compile_screen
 
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    if len(data) > _MAX_SUMMARY_BYTES or not _SUMMARY_WORDS.search(data):
+    if len(data) > MAX_ANALYSED_BYTES or not _SUMMARY_WORDS.search(data):
         return None
-    problem, _ = compile_screen(data, path)
-    if problem is not None:  # also keeps libcst away from pathological nesting
+    if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
     try:
         module = cst.parse_module(data)

@@ -13,13 +13,12 @@ boundary goes through `to_client_column` / `from_client_column`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from lsprotocol import types
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from ddplint.source import LINE_BREAK as _LINE_BREAK
 
 UTF8, UTF16, UTF32 = (
     types.PositionEncodingKind.Utf8.value,

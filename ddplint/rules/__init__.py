@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib
 
+from ddplint.diagnostics import ERROR_CODE
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 # One module per rule, each defining `RULE`; the order here is the order rules are listed in.
+# tests/test_layers.py fails when a module in this package is missing here.
 RULE_MODULES = (
     "ddp001_missing_distributed_sampler",
     "ddp002_missing_set_epoch",
@@ -23,9 +25,6 @@ RULE_MODULES = (
 )
 ALL_RULES: tuple[Rule, ...] = tuple(importlib.import_module(f"{__name__}.{name}").RULE for name in RULE_MODULES)
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
-
-# Not a rule: the code under which unreadable / unparsable files and internal errors are reported.
-ERROR_CODE = "DDP000"
 
 
 class UnknownSelector(ValueError):

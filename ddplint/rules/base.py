@@ -4,41 +4,14 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Literal, Optional, Union
 
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
-
-
-@dataclass(frozen=True)
-class NodeEdit:
-    """An edit anchored on syntax nodes; the engine turns it into a located `diagnostics.Edit`.
-
-    `where`:
-      - "replace": the text from the start of `node` to the end of `end` (default: `node`)
-      - "before" / "after": insert `content` right before / after `node`
-      - "until": replace from the start of `node` to the start of `end` (an argument and the
-        separator after it)
-      - "from_end": replace from the end of `node` to the end of `end` (the separator before an
-        argument and the argument)
-      - "line_before" / "line_after": insert `content` as a line of its own before / after the
-        statement `node`, indented like it (the engine adds indentation and the newline)
-    """
-
-    content: str
-    node: cst.CSTNode
-    where: str = "replace"
-    end: Optional[cst.CSTNode] = None
-
-
-@dataclass(frozen=True)
-class FindingFix:
-    """A rule's fix in terms of nodes: message, edits, "safe" or "unsafe" (see diagnostics.Fix)."""
-
-    message: str
-    edits: tuple[NodeEdit, ...]
-    applicability: str = "safe"
+from ddplint.diagnostics import Severity
+from ddplint.edits import FindingFix, NodeEdit
+from ddplint.source import split_lines
 
 
 @dataclass(frozen=True)
@@ -48,8 +21,11 @@ class Finding:
     code: str
     node: cst.CSTNode
     message: str
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     fix: Optional[FindingFix] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))
 
 
 @dataclass(frozen=True)
@@ -75,11 +51,14 @@ class Rule:
     invalid: tuple[str, ...]
     valid: tuple[str, ...]
     default_enabled: bool = True
-    # "warning" for findings that are often a deliberate trade (see Diagnostic.severity).
-    severity: str = "error"
+    # "warning" for findings that are often a deliberate trade (see diagnostics.Severity).
+    severity: Union[Severity, Literal["error", "warning"]] = Severity.ERROR
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))
 
     def finding(self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None) -> Finding:
-        return Finding(self.code, node, message, self.severity, fix)
+        return Finding(self.code, node, message, Severity(self.severity), fix)
 
     def documentation(self) -> str:
         """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""
@@ -110,8 +89,11 @@ def _prose(text: str) -> str:
 def expected_marks(source: str) -> list[tuple[int, str]]:
     """(line, code) for every `# <- CODE [CODE...]` mark in an example or corpus file."""
     marks: list[tuple[int, str]] = []
-    for number, line in enumerate(source.splitlines(), start=1):
+    for number, line in enumerate(split_lines(source), start=1):
         _, sep, tail = line.partition("# <- ")
         if sep:
             marks.extend((number, code) for code in tail.split() if code.startswith("DDP"))
     return marks
+
+
+__all__ = ["Finding", "FindingFix", "NodeEdit", "Rule", "example_source", "expected_marks"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.torch_api import DATA_PARALLEL
 from ddplint.rules.base import Finding, Rule
 
-DATA_PARALLEL = {"torch.nn.DataParallel"}
 # The functional form does the same scatter / replicate / gather on every call.
 FUNCTIONAL_DATA_PARALLEL = {"torch.nn.parallel.data_parallel"}
 

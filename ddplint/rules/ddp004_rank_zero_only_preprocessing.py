@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.distributed import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
+from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.syntax import walk
 from ddplint.rules.base import Finding, Rule

@@ -8,9 +8,9 @@ import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import int_value, keyword_arg
+from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
 from ddplint.rules.base import Finding, Rule
 
-DDP = {"torch.nn.parallel.DistributedDataParallel"}
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.data import DATALOADER
+from ddplint.analysis.torch_api import DATALOADER
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule

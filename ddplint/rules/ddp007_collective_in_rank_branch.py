@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.distributed import ACCELERATOR_COLLECTIVES, COLLECTIVES
+from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.syntax import keyword_arg
 from ddplint.rules.base import Finding, Rule

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ddplint.engine import lint_file
+from ddplint.api import lint_file
 from ddplint.rules import ERROR_CODE, select_rules
 from ddplint.verify import nvml
 from ddplint.verify.launcher import LaunchConfig, LaunchResult, launch

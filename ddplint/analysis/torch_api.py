@@ -1,0 +1,106 @@
+"""What ddplint knows about torch and the frameworks around it, written once.
+
+The screens, the analysis and `ddplint verify`'s in-rank probe all read these tables, so a
+collective or a loader class added here is seen by every one of them. This module imports nothing
+of ddplint: it is data, not analysis. Qualified names are canonical (see analysis/imports.py:
+`torch.nn.parallel.data_parallel.DataParallel` is written `torch.nn.DataParallel`).
+"""
+
+from __future__ import annotations
+
+# -- collectives ------------------------------------------------------------------------------
+# torch.distributed collectives that make the other ranks wait for this one's data: the ranks
+# that did not run the work wait here for the one that did.
+BROADCAST_COLLECTIVES = frozenset({"broadcast", "broadcast_object_list", "scatter", "scatter_object_list"})
+BARRIER_COLLECTIVES = frozenset({"barrier", "monitored_barrier", "wait_for_everyone"})
+
+# Every torch.distributed call that every rank of the group must make (a rank that skips one
+# leaves the others waiting, or pairs their call with a different one).
+COLLECTIVES = frozenset(
+    {
+        "barrier", "monitored_barrier", "all_reduce", "all_reduce_coalesced", "broadcast", "all_gather",
+        "all_gather_into_tensor", "all_gather_coalesced", "reduce", "reduce_scatter", "reduce_scatter_tensor",
+        "scatter", "gather", "all_to_all", "all_to_all_single", "broadcast_object_list", "all_gather_object",
+        "gather_object", "scatter_object_list", "new_group",
+    }
+)
+# The subset of COLLECTIVES that exchange data and are functions of torch.distributed the probe can
+# wrap at run time (`new_group` and `all_reduce_coalesced` are set-up / deprecated forms).
+PROBED_COLLECTIVES = tuple(sorted(COLLECTIVES - {"new_group", "all_reduce_coalesced", "all_gather_coalesced"}))
+
+# Accelerator (HF Accelerate) methods that talk to every process.
+ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
+
+# -- process groups and model wrappers --------------------------------------------------------
+# Calls that make a script multi-process by themselves.
+DISTRIBUTED_ENTRY_POINTS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+        "torch.utils.data.DistributedSampler",
+        "deepspeed.init_distributed",
+        "horovod.torch.init",
+    }
+)
+# Wrappers whose forward / backward synchronise every rank.
+WRAPPED_MODEL_CLASSES = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        # FSDP2 shards in place and returns the module: `model = fully_shard(model, mesh=mesh)`
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+    }
+)
+DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
+DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
+
+# -- data -------------------------------------------------------------------------------------
+# Loader classes that take `dataset, batch_size, shuffle, sampler` as torch's DataLoader does
+# (drop-ins: a subclass of one of these found in the file counts too).
+DATALOADER = frozenset({"torch.utils.data.DataLoader", "torchdata.stateful_dataloader.StatefulDataLoader"})
+DISTRIBUTED_SAMPLER = frozenset({"torch.utils.data.DistributedSampler"})
+BATCH_SAMPLER = frozenset({"torch.utils.data.BatchSampler"})
+# Samplers that always draw from the whole dataset: on every rank, the same data.
+WHOLE_DATASET_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"})
+SUBSET_SAMPLERS = frozenset({"torch.utils.data.SubsetRandomSampler"})
+ITERABLE_DATASETS = frozenset(
+    {
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.ChainDataset",
+        "datasets.IterableDataset",
+        "webdataset.WebDataset",
+        "webdataset.DataPipeline",
+        "torchdata.datapipes.iter.IterableWrapper",
+        "streaming.StreamingDataset",  # MosaicML streaming: partitions by rank and worker itself
+        "litdata.StreamingDataset",
+    }
+)
+# Streams that partition themselves by rank and worker.
+SELF_PARTITIONING_STREAMS = frozenset({"streaming.StreamingDataset", "litdata.StreamingDataset"})
+
+# -- frameworks that shard the data for you ---------------------------------------------------
+# Hooks whose returned loader a framework re-wraps with a DistributedSampler.
+FRAMEWORK_LOADER_HOOKS = frozenset(
+    {
+        "train_dataloader",  # Lightning (LightningModule / LightningDataModule)
+        "val_dataloader",
+        "test_dataloader",
+        "predict_dataloader",
+        "get_train_dataloader",  # transformers.Trainer overrides
+        "get_eval_dataloader",
+        "get_test_dataloader",
+    }
+)
+LIGHTNING_PACKAGES = ("lightning", "lightning.pytorch", "lightning.fabric")
+ACCELERATE_PACKAGES = ("accelerate", "ray")
+LIGHTNING_SINKS = frozenset({"fit", "validate", "test", "predict", "setup_dataloaders"})
+ACCELERATE_SINKS = frozenset({"prepare", "prepare_data_loader"})
+ALWAYS_SINKS = frozenset({"setup_dataloaders", "prepare_data_loader"})

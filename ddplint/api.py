@@ -1,0 +1,295 @@
+"""Files in, findings out: the entry points of the CLI and verify (the language server lints its
+open documents with `engine.lint_source` directly).
+
+`lint_document()` checks one file's contents, Python or notebook by its name; `lint_file()` reads
+it first; `lint_paths()` adds discovery, worker processes and the results cache and keeps going
+past any bad file; `fix_document()` fixes one file's text until stable. Below this layer the
+engine knows only Python source (`engine.lint_source`); notebooks and fixes sit here, above it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Sequence, Union
+
+from ddplint.analysis.project import ProjectIndex
+from ddplint.cache import FileStamp, ResultCache, content_hash
+from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
+from ddplint.engine import lint_source, parses_safely
+from ddplint.fix import FixOutcome, fix_until_stable
+from ddplint.notebook import NotebookError, fix_notebook, lint_notebook
+from ddplint.rules import RULES_BY_CODE, Rule, select_rules
+
+# Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+        "__pypackages__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
+    }
+)
+
+# Found under directories. Not `.pyi`: stubs hold signatures, never the calls any rule looks at;
+# named on the command line, they are still checked.
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+def discover(
+    paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
+) -> Iterator[tuple[str, Optional[str]]]:
+    """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
+    and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
+    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded)."""
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            yield from ((str(p), None) for p in sorted(_walk_source_files(path, is_excluded)))
+        elif path.exists() or path.is_symlink():
+            if not (force_exclude and is_excluded is not None and is_excluded(path)):
+                yield given, None
+        else:
+            yield given, "no such file or directory"
+
+
+def _walk_source_files(root: Path, is_excluded: Optional[Callable[[Path], bool]] = None) -> Iterator[Path]:
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs[:] = [
+            d
+            for d in subdirs
+            if not _is_virtualenv(Path(directory, d))
+            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(Path(directory, d)))
+        ]
+        for name in files:
+            if name.endswith(SOURCE_SUFFIXES) and (is_excluded is None or not is_excluded(Path(directory, name))):
+                yield Path(directory, name)
+
+
+def _is_virtualenv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").exists()
+
+
+def lint_file(
+    path: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
+) -> list[Diagnostic]:
+    data, problem = _read(path)
+    if problem is not None:
+        return [problem]
+    return lint_document(data, path, rules, errors, project)
+
+
+def lint_document(
+    data: bytes | str,
+    filename: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
+) -> list[Diagnostic]:
+    """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    if filename.endswith(".ipynb"):
+        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
+    return lint_source(data, filename, rules, errors, project)
+
+
+def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
+    try:
+        return Path(path).read_bytes(), None
+    except IsADirectoryError:
+        return b"", error_diagnostic(path, "cannot read: is a directory")
+    except OSError as exc:  # unreadable, deleted during the run, a symlink loop or a broken link
+        return b"", error_diagnostic(path, f"cannot read: {exc.strerror or type(exc).__name__}")
+
+
+def lint_paths(
+    paths: Sequence[str],
+    rules: Optional[Sequence[Rule]] = None,
+    errors: Optional[list[InternalError]] = None,
+    rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
+    is_excluded: Optional[Callable[[Path], bool]] = None,
+    force_exclude: bool = False,
+    *,
+    jobs: Optional[int] = None,
+    cache: Optional[ResultCache] = None,
+) -> Iterator[Diagnostic]:
+    """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
+    streamed as soon as each file and all before it are done. `rules_for` (per-file
+    configuration) overrides `rules` when given. `jobs` worker processes (default: one per
+    available core); `cache` skips files whose results are known."""
+    rules = select_rules() if rules is None else rules
+    found = list(discover(paths, is_excluded, force_exclude))
+    # Cross-module flow: files checked together see what each other offers (analysis/project.py).
+    readable = [path for path, problem in found if problem is None]
+    project = ProjectIndex(readable, parses_safely) if len(readable) > 1 else None
+    slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
+    for path, problem in found:
+        if problem is not None:
+            slots.append([error_diagnostic(path, problem)])
+            continue
+        codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
+        rules_key = ",".join(codes)
+        stamp = FileStamp.of(path)
+        known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
+        if known is not None:
+            slots.append(known)
+            continue
+        expected = cache.known_hash(path, rules_key, project) if cache is not None else None
+        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
+    for slot, outcome in _run(slots, jobs, project):
+        if isinstance(slot, list):
+            yield from slot
+            continue
+        assert outcome is not None  # _run gives every job its outcome
+        diagnostics = outcome.diagnostics
+        if outcome.unchanged and cache is not None:
+            cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
+            # None: the entry went stale meanwhile (a project file changed): check the file here
+            diagnostics = cached if cached is not None else lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
+        elif cache is not None and outcome.digest and not outcome.errors:
+            cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
+        if errors is not None:
+            errors.extend(outcome.errors)
+        yield from diagnostics
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One file to check in a worker process (plain data: it crosses a process boundary)."""
+
+    index: int
+    path: str
+    codes: tuple[str, ...]
+    rules_key: str
+    stamp: Optional[FileStamp]
+    expected_hash: Optional[str]  # the cached content hash: equal means "unchanged, skip"
+    want_hash: bool
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    diagnostics: list[Diagnostic]
+    errors: list[InternalError]
+    digest: str = ""
+    unchanged: bool = False
+    import_words: tuple[str, ...] = ()  # module names its imports mention: what its result may depend on
+
+
+# A file's place in the run's output: its diagnostics already known, or the job that finds them.
+_Slot = Union[list[Diagnostic], _Job]
+
+# The project index of the run, for worker processes (set before they start, so fork shares it).
+_PROJECT: Optional[ProjectIndex] = None
+
+
+def _set_project(project: Optional[ProjectIndex]) -> None:
+    global _PROJECT
+    _PROJECT = project
+
+
+def _check_job(job: _Job) -> tuple[int, _Outcome]:
+    data, problem = _read(job.path)
+    if problem is not None:
+        return job.index, _Outcome([problem], [])
+    digest = content_hash(data) if job.want_hash else ""
+    if digest and digest == job.expected_hash:
+        return job.index, _Outcome([], [], digest, unchanged=True)
+    errors: list[InternalError] = []
+    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors, _PROJECT)
+    import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
+
+
+def _run(
+    slots: list[_Slot], jobs: Optional[int], project: Optional[ProjectIndex]
+) -> Iterator[tuple[_Slot, Optional[_Outcome]]]:
+    """Each slot with its outcome, in slot order. Jobs go to a process pool largest file first (a
+    big file started last would leave one core busy alone at the end); results are held back
+    until every earlier slot has been yielded, so output order never depends on timing."""
+    pending = [slot for slot in slots if isinstance(slot, _Job)]
+    workers = min(jobs or available_cores(), len(pending))
+    if workers <= 1:
+        _set_project(project)
+        try:
+            for slot in slots:
+                yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
+        finally:
+            _set_project(None)
+        return
+    pending.sort(key=lambda job: job.stamp.size if job.stamp else 0, reverse=True)
+    done: dict[int, _Outcome] = {}
+    with _pool(workers, project) as pool:
+        results = pool.imap_unordered(_check_job, pending, chunksize=_chunk_size(len(pending), workers))
+        for index, slot in enumerate(slots):
+            if not isinstance(slot, _Job):
+                yield slot, None
+                continue
+            while index not in done:
+                finished, outcome = next(results)
+                done[finished] = outcome
+            yield slot, done.pop(index)
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use (containers, taskset)
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _chunk_size(count: int, workers: int) -> int:
+    # Small chunks balance the load; a few files per message keeps the pipe traffic low.
+    return max(1, min(16, count // (workers * 16)))
+
+
+def _pool(workers: int, project: Optional[ProjectIndex]):
+    # fork starts workers in milliseconds with ddplint already imported; elsewhere (macOS,
+    # Windows) the platform's safe default. Each worker summarises project modules on demand.
+    method = "fork" if sys.platform.startswith("linux") else None
+    return multiprocessing.get_context(method).Pool(workers, initializer=_set_project, initargs=(project,))
+
+
+# -- fixes --------------------------------------------------------------------------------------
+@dataclass
+class DocumentFix:
+    before: str
+    after: str
+    fixed: int
+    remaining: list[Diagnostic]
+
+
+def fix_document(
+    source: str, filename: str, rules: Sequence[Rule], unsafe: bool = False, errors: Optional[list[InternalError]] = None
+) -> DocumentFix:
+    """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
+    what is still reported afterwards, located as users see it (notebooks: by cell)."""
+
+    def lint(text: str) -> list[Diagnostic]:
+        return lint_source(text, filename, rules, errors)
+
+    if filename.endswith(".ipynb"):
+        outcomes: list[FixOutcome] = []
+
+        def fix_program(program: str) -> str:
+            outcomes.append(fix_until_stable(program, lint, unsafe))
+            return outcomes[-1].source
+
+        try:
+            after = fix_notebook(source, fix_program)
+        except NotebookError as exc:
+            # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
+            found = lint_document(source, filename, rules, errors) if outcomes else []
+            return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
+        fixed = outcomes[-1].fixed if outcomes else 0
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors))
+    outcome = fix_until_stable(source, lint, unsafe)
+    return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
+
+
+__all__ = [
+    "EXCLUDED_DIRS", "SOURCE_SUFFIXES", "DocumentFix", "available_cores", "discover", "fix_document",
+    "lint_document", "lint_file", "lint_paths",
+]
