@@ -72,7 +72,9 @@ class Session:
                 self.analysis_ms.append(float(match.group(1)))
 
     async def start(self, text: str) -> list:
-        await self.client.start_io(*self.command, env=self.env)
+        # `python -m` puts the working directory first on sys.path: run in the checkout measured.
+        cwd = self.env.get("PYTHONPATH") if self.env else None
+        await self.client.start_io(*self.command, env=self.env, cwd=cwd)
         await self.client.initialize_async(
             types.InitializeParams(capabilities=types.ClientCapabilities(), initialization_options=self.init_options)
         )
