@@ -32,7 +32,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_script import training_script  # noqa: E402
+from train_script import training_script
 
 REPO = Path(__file__).resolve().parents[1]
 HALF_TYPED = "print(f'epoch {e"

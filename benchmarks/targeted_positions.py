@@ -24,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.positions import targeted_positions
 
+
 # -- check and measure -------------------------------------------------------------------------
 class _AllNodes(cst.CSTVisitor):
     def __init__(self):

@@ -49,8 +49,11 @@ class Unparsable:
 class Triggered(Protocol):
     """What the screen needs of a rule: plain data (the screen sits below the rules)."""
 
-    triggers: tuple[bytes, ...]
-    distributed_only: bool
+    @property
+    def triggers(self) -> tuple[bytes, ...]: ...
+
+    @property
+    def distributed_only(self) -> bool: ...
 
 
 # Name characters, as `\w` in a bytes pattern matches them (ASCII letters, digits, underscore).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -72,6 +73,7 @@ def edit_histories(draw):
     return texts
 
 
+@pytest.mark.slow  # a minute of random histories: the full suite runs it
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(edit_histories())
 def test_incremental_findings_equal_a_fresh_analysis_over_any_edit_history(texts):

@@ -7,11 +7,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddplint.cache import ResultCache
 from ddplint.api import lint_paths
+from ddplint.cache import ResultCache
 from ddplint.rules import select_rules
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -31,6 +32,7 @@ steps = st.lists(
 )
 
 
+@pytest.mark.slow  # a minute of random histories: the full suite runs it
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_jobs_and_cache_state_never_change_the_findings(history):
