@@ -100,24 +100,25 @@ class _Span:
 
 def _repair_span(layout: "_Layout", spans: list[list[int]], row: int) -> Optional[_Span]:
     """The lines to replace for an error on `row`: the statement there, or, where the error comes
-    from an earlier repair (its `pass` does not fit), that repair widened."""
+    from an earlier repair (its `pass` does not fit), that repair widened. Overlapping repairs
+    become one."""
     start = layout.statement_start(row)
     for span in spans:
         if span[0] <= row < span[1]:  # our own `pass` does not fit: widen the repair
             wider = layout.outer_start(span[0])
             if wider is None:
                 return None
-            span[0], span[1] = wider, max(span[1], layout.statement_end(wider, row))
-            _merge(spans)
-            return _Span(span[0], span[1], False)
+            new, is_new = [wider, max(span[1], layout.statement_end(wider, row))], False
+            break
         if span[0] <= start < span[1]:  # the broken statement runs on past the repair
-            span[1] = layout.statement_end(span[0], row)
-            _merge(spans)
-            return _Span(span[0], span[1], False)
-    spans.append([start, layout.statement_end(start, row)])
+            new, is_new = [span[0], layout.statement_end(span[0], row)], False
+            break
+    else:
+        new, is_new = [start, layout.statement_end(start, row)], True
+    spans.append(new)
     _merge(spans)
-    covering = next(span for span in spans if span[0] <= start < span[1])
-    return _Span(covering[0], covering[1], True)
+    covering = next(span for span in spans if span[0] <= new[0] < span[1])
+    return _Span(covering[0], covering[1], is_new)
 
 
 def _merge(spans: list[list[int]]) -> None:

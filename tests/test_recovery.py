@@ -132,3 +132,28 @@ def _check_half_typed(row, edited, neutral):
     errors = [d for d in found if d.code == "DDP000"]
     assert [d.location.row for d in errors] == [row]
     assert [d for d in found if d.code != "DDP000"] == lint_source(neutral, "t.py")
+
+
+@st.composite
+def broken_texts(draw):
+    lines = draw(st.sampled_from(EXAMPLES)).read_text().split("\n")
+    for _ in range(draw(st.integers(1, 4))):
+        row = draw(st.integers(0, len(lines)))
+        indent = draw(st.sampled_from(("", "    ", "        ", "  ")))
+        junk = draw(st.sampled_from(HALF_TYPED + ("else:", "def f(:", ")", "'''", "@dec", "return", "  x = (")))
+        lines = lines[:row] + [indent + junk] + lines[row:]
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(broken_texts())
+def test_recovered_text_compiles_and_keeps_every_other_line(source):
+    recovered = recover(source.encode(), "t.py")
+    if recovered is None:
+        return  # too broken: the engine reports the first syntax error alone
+    compile(recovered.data, "t.py", "exec", dont_inherit=True)
+    before, after = source.encode().split(b"\n"), recovered.data.split(b"\n")
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        assert new == old or new == b"" or new.strip() == b"pass"
+    assert bool(recovered.broken) == (not _compiles(source))  # junk inside a string breaks nothing
