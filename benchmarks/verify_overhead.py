@@ -8,11 +8,13 @@ loaded machine disturbs much less than wall-clock time. Two model sizes show tha
 cost is per batch (a few tens of microseconds: timing, one JSON line, one write), so its share
 shrinks as steps grow.
 
-    python benchmarks/verify_overhead.py [--repeats 5] [--steps 150] [--widths 64,512]
+    python benchmarks/verify_overhead.py [--repeats 5] [--steps 150] [--widths 64,512] [--rehearsal-only]
 
 It first measures the probe's cost per batch in isolation (one process iterating a loader, plain
-vs instrumented, CPU time of the loop, best of 3 x 7), then the end-to-end step times. Prints a table; the aim is an
-overhead under 5 % on realistic steps.
+vs instrumented, CPU time of the loop, best of 3 x 7), then what `verify --cpu`'s emulation adds to
+one training step (one process, device "cuda" run on the CPU, against the same step on "cpu"
+without the probe), then the end-to-end step times. Prints a table; the aim is an overhead under
+5 % on realistic steps.
 """
 
 from __future__ import annotations
@@ -81,6 +83,48 @@ LOADER_ONLY = textwrap.dedent("""
 """)
 
 
+# `verify --cpu`: what the emulation adds to a training step. Every torch call goes through its
+# TorchFunctionMode (device arguments rewritten), so the cost is per torch call, not per batch.
+REHEARSAL_STEP = textwrap.dedent("""
+    import sys, time
+    import torch, torch.nn as nn
+    device = "cpu"
+    if sys.argv[1] == "cpu-rehearsal":
+        from ddplint.verify.probe import Probe
+        from ddplint.verify.telemetry import TelemetryWriter, rank_file
+        Probe(TelemetryWriter(rank_file(sys.argv[2], 0)), __file__, max_steps=10**9, epoch_steps=0).install(1)
+        device = "cuda"  # as the GPU script writes it; the emulation runs it on the CPU
+    width = int(sys.argv[3])
+    model = nn.Sequential(nn.Linear(width, 4 * width), nn.ReLU(), nn.Linear(4 * width, 1)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(32, width), torch.randn(32, 1)
+    best = float("inf")
+    for _ in range(7):
+        start = time.thread_time()
+        for _ in range(100):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
+            opt.step()
+        best = min(best, (time.thread_time() - start) / 100)
+    print(best)
+""")
+
+
+def rehearsal_cost(workdir: Path, width: int, rounds: int = 3) -> tuple[float, float]:
+    """CPU seconds per training step in one process, (plain CPU script, the same under the --cpu
+    emulation with device "cuda"): best of `rounds` alternating runs of each."""
+    script = workdir / "rehearsal_step.py"
+    script.write_text(REHEARSAL_STEP)
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO), CUDA_VISIBLE_DEVICES="")
+    best = {"plain": float("inf"), "cpu-rehearsal": float("inf")}
+    for _ in range(rounds):
+        for mode in best:
+            out = subprocess.run([sys.executable, str(script), mode, str(workdir), str(width)], env=env, check=True,
+                                 capture_output=True, text=True, timeout=600).stdout
+            best[mode] = min(best[mode], float(out.split()[-1]))
+    return best["plain"], best["cpu-rehearsal"]
+
+
 def per_batch_cost(workdir: Path, rounds: int = 3) -> tuple[float, float]:
     """CPU seconds per batch of a bare loader loop, (plain, with the probe): the best of `rounds`
     alternating runs of each."""
@@ -115,6 +159,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--widths", default="64,512", help="model widths (hidden layer is 4x)")
+    parser.add_argument("--rehearsal-only", action="store_true",
+                        help="stop after the per-batch and --cpu emulation measurements (no torchrun)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ddplint-overhead-") as tmp:
         workdir = Path(tmp)
@@ -124,6 +170,14 @@ def main() -> None:
         added = probe_batch - plain_batch
         print(f"probe cost per batch (one process, loader only, CPU time, best of 3 x 7): {1e6 * plain_batch:.1f} us plain, "
               f"{1e6 * probe_batch:.1f} us with the probe: +{1e6 * added:.1f} us per batch\n")
+        print("verify --cpu emulation, one training step (one process, CPU time, best of 3 x 7 x 100 steps):")
+        for width in (int(w) for w in args.widths.split(",")):
+            plain_step, rehearsed = rehearsal_cost(workdir, width)
+            print(f"  width {width:>4}: {1000 * plain_step:.3f} ms plain, {1000 * rehearsed:.3f} ms rehearsed "
+                  f"({_pct(plain_step, rehearsed)}, +{1e6 * (rehearsed - plain_step):.0f} us per step)")
+        print()
+        if args.rehearsal_only:
+            return
         print("2 ranks, DDP training (median step within a run, best run of each side):")
         print(f"{'width':>6} {'plain ms/step':>14} {'probe ms/step':>14} {'wall':>8} "
               f"{'plain CPU ms':>13} {'probe CPU ms':>13} {'CPU':>8} {'cost/step':>10}   runs")

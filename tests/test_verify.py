@@ -199,9 +199,14 @@ def test_crash_hang_and_no_dataloader_side_by_side_each_get_a_clear_report():
     assert crash["problem"].startswith("rank 1 crashed before its first batch: RuntimeError: corrupt shard on rank 1")
     assert 'raise RuntimeError("corrupt shard on rank 1")' in crash["problem_detail"]
     assert "probe.py" not in crash["problem_detail"]
-    # A hang is stopped at the timeout; the report says who was blocked where.
-    assert hang_rc == 2 and hang["timed_out"] is True
-    assert "rank 0 blocked in barrier" in hang["problem"], hang["problem"]
+    # A hang is stopped at the timeout; the barrier only rank 0 reaches is DDP007, confirmed with
+    # where each rank stood (its Python stack, dumped at the timeout).
+    assert hang_rc == 1 and hang["timed_out"] is True
+    ddp007 = by_code(hang, "DDP007")
+    assert ddp007["status"] == "confirmed" and ddp007["location"]["row"] == 8, ddp007
+    assert "rank 0 blocked" in ddp007["evidence"] and "in barrier at line 8 [stack: line 8 in <module>]" \
+        in ddp007["evidence"], ddp007["evidence"]
+    assert "rank 1 not in any collective, at line 10 in <module>" in ddp007["evidence"], ddp007["evidence"]
     assert hang["ranks"][0]["status"] == "stopped at the timeout" and hang["ranks"][0]["blocked_in"] == "barrier"
     # A script that never builds a DataLoader ran fine but gave nothing to measure.
     assert idle_rc == 2 and "without building a DataLoader" in idle["problem"]

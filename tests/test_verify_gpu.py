@@ -26,10 +26,11 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(__file__).resolve().parent / "verify_scripts"
 
 
-def run_verify(script: Path, *options: str) -> tuple[int, dict]:
+def run_verify(script: Path, *options: str, one_gpu: bool = True) -> tuple[int, dict]:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0") if one_gpu else dict(os.environ)
     proc = subprocess.run(
         [sys.executable, "-m", "ddplint", "verify", str(script), "--output-format", "json", *options],
-        cwd=REPO, env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"), capture_output=True, text=True, timeout=300)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -53,3 +54,41 @@ def test_two_ranks_on_one_gpu_confirm_ddp005_and_nvml_sees_the_device():
     if importlib.util.find_spec("pynvml") is not None:
         gpus = report["gpus"]
         assert gpus and gpus[0]["index"] == 0 and gpus[0]["samples"] >= 1 and gpus[0]["mem_max_mib"] > 0
+
+
+# -- the GPU side of verify --cpu's examples (NOT YET RUN: no GPU was lent when they were written) ----------
+GPU_EXAMPLES = REPO / "examples" / "gpu"
+two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 CUDA GPUs (one rank per GPU)")
+
+
+@pytest.mark.slow
+def test_gpu_written_example_runs_with_nccl_one_rank_per_gpu():
+    count = torch.cuda.device_count()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ddplint", "verify", str(GPU_EXAMPLES / "train_torchrun_fixed.py"), "--output-format",
+         "json", "--nproc", str(count), "--max-steps", "8", "--", "--epochs", "50"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, report
+    assert [r["devices"] for r in report["ranks"]] == [[f"cuda:{r}"] for r in range(count)]
+    assert all(r["backend"] == "nccl" and r["steps"] == 8 for r in report["ranks"])
+
+
+@pytest.mark.slow
+@two_gpus
+def test_ddp008_checkpoint_restored_onto_gpu_0_on_real_devices():
+    rc, report = run_verify(REPO / "examples" / "ddp008_load_without_map_location_buggy.py", "--max-steps", "6",
+                            one_gpu=False)
+    ddp008 = [f for f in report["findings"] if f["code"] == "DDP008"]
+    assert ddp008 and ddp008[0]["status"] == "confirmed", report["findings"]
+    assert "onto cuda:0 on rank 1, whose own GPU is cuda:1" in ddp008[0]["evidence"]
+
+
+@pytest.mark.slow
+@two_gpus
+def test_ddp007_rank_zero_only_all_reduce_on_nccl_is_confirmed():
+    rc, report = run_verify(GPU_EXAMPLES / "ddp007_collective_in_rank_branch_buggy.py", "--max-steps", "12",
+                            "--epoch-steps", "6", "--timeout", "60", one_gpu=False)
+    ddp007 = [f for f in report["findings"] if f["code"] == "DDP007"]
+    assert ddp007 and ddp007[0]["status"] == "confirmed", report["findings"]
+    assert rc == 1

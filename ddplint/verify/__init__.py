@@ -3,11 +3,13 @@
     command   the command line: static check, launch, verdicts, report, exit code
     launcher  torchrun in its own session, step budget and timeout, no orphan processes
     probe     runs inside every rank: instruments torch, then runs the script as __main__
+    emulation verify --cpu, inside every rank: N logical GPUs on the CPU, device requests recorded
     telemetry the per-rank JSON-lines files (written by the probe, read back by the launcher)
     ranks     per-rank measurements summarised from the telemetry
     verdicts  confirmed / refuted / inconclusive for each finding, plus runtime-only findings
     report    text and JSON output, Chrome trace
     nvml      GPU utilisation and memory sampling (optional `gpu` extra)
 
-Only `probe` and `telemetry` are imported inside the ranks; they must stay light (no libcst).
+Only `probe`, `emulation` and `telemetry` are imported inside the ranks (and analysis/torch_api.py,
+loaded as a lone file); they must stay light (no libcst).
 """

@@ -23,7 +23,7 @@ from ddplint.verify import nvml
 from ddplint.verify.launcher import LaunchConfig, LaunchResult, launch
 from ddplint.verify.ranks import summarise
 from ddplint.verify.report import Report, chrome_trace, format_json, format_text
-from ddplint.verify.telemetry import load_run, rank_log
+from ddplint.verify.telemetry import load_run, rank_log, stack_file
 from ddplint.verify.verdicts import CONFIRMED, RunContext, judge_run
 
 EXIT_CLEAN, EXIT_CONFIRMED, EXIT_NO_EVIDENCE = 0, 1, 2
@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "inside the budget (default: max-steps // 4, at least 2; 0: never)")
     parser.add_argument("--timeout", type=_positive_float, default=120.0,
                         help="stop everything after this many seconds (default: 120)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="rehearse a script written for GPUs on CPU ranks: each rank sees one logical GPU per "
+                             "rank of the node, device requests run on the CPU and are recorded, nccl becomes gloo "
+                             "(see docs/verify.md for what is emulated)")
+    parser.add_argument("--extend-select", metavar="CODES", type=_codes, default=[],
+                        help="also check these rules, comma-separated (e.g. the opt-in DDP012)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome trace (open in Perfetto)")
     parser.add_argument("--show-output", action="store_true",
@@ -66,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
                             "(shared file system) from which node 0 reads all ranks' telemetry. Without it, "
                             "the other nodes' telemetry travels through the rendezvous' c10d store.")
     return parser
+
+
+def _codes(text: str) -> list:
+    codes = [code.strip().upper() for code in text.split(",") if code.strip()]
+    try:
+        matched = bool(codes) and bool(select_rules(select=codes))
+    except ValueError:  # a selector no rule code starts with
+        matched = False
+    if not matched:
+        raise argparse.ArgumentTypeError(f"no rule matches {text!r}")
+    return codes
 
 
 def _positive_int(text: str) -> int:
@@ -109,7 +126,7 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_NO_EVIDENCE if exc.code else EXIT_CLEAN
     try:
         _check_inputs(args)
-        static = _static_findings(args.script)
+        static = _static_findings(args.script, args.extend_select)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_NO_EVIDENCE
@@ -138,9 +155,13 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise UsageError(f"--node-rank {args.node_rank} is out of range for --nnodes {args.nnodes}")
 
 
-def _static_findings(script: str) -> list:
+def _static_findings(script: str, extend_select: Sequence[str] = ()) -> list:
     _check_syntax(script)
-    findings = lint_file(script, select_rules())
+    rules = select_rules()
+    if extend_select:
+        chosen = {rule.code for rule in rules} | {rule.code for rule in select_rules(select=extend_select)}
+        rules = select_rules(select=sorted(chosen))
+    findings = lint_file(script, rules)
     for finding in findings:
         if finding.code == ERROR_CODE:  # unreadable or a syntax error: it could not run either
             raise UsageError(f"{finding.filename}:{finding.location.row}:{finding.location.column}: {finding.message}")
@@ -175,18 +196,19 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         script=args.script, script_args=tuple(args.script_args), run_dir=run_dir, nproc=args.nproc,
         max_steps=args.max_steps, epoch_steps=args.epoch_steps, timeout_s=args.timeout, nnodes=args.nnodes,
         node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
-        rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir),
+        rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir), cpu=args.cpu,
     )
     result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
     if config.node_rank != 0:
         return _report_from_other_node(config, result)
     ranks, stopped_at = _collect_ranks(config, result)
-    context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus)
+    context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus, timed_out=result.timed_out)
     verdicts = judge_run(static, context)
     problem, detail = _no_evidence(ranks, result, verdicts, args.timeout)
     report = Report(script=args.script, world_size=config.nproc * config.nnodes, verdicts=verdicts, ranks=ranks,
                     timed_out=result.timed_out, elapsed_s=result.elapsed_s, stopped_at=stopped_at,
-                    problem=problem, problem_detail=detail, gpus=gpus)
+                    problem=problem, problem_detail=detail, gpus=gpus,
+                    emulated_gpus=config.nproc if config.cpu else None)
     sys.stdout.write(format_json(report) if args.output_format == "json" else format_text(report))
     if args.trace:
         _write_trace(args.trace, report)
@@ -218,13 +240,16 @@ def _collect_ranks(config: LaunchConfig, result: LaunchResult) -> tuple[list, fl
         _wait_for_remote_ranks(config.run_dir, world_size, result.started_at,
                                deadline=result.started_at + config.timeout_s + REMOTE_GRACE_S)
         stopped_at = time.time()
-    ranks = [summarise(rank, records, rank_log(config.run_dir, rank))
+    ranks = [summarise(rank, records, rank_log(config.run_dir, rank), stack_file(config.run_dir, rank))
              for rank, records in load_run(config.run_dir, since=result.started_at).items()]
     return ranks, stopped_at
 
 
 def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float) -> tuple[Optional[str], str]:
     """Why the run could not produce evidence, and the output that shows it; (None, "") when it did."""
+    refused = next((r for r in ranks if r.end and r.end.get("reason") == "not-emulatable"), None)
+    if refused is not None:  # verify --cpu met GPU-only code: one line naming the call, no traceback
+        return f"rank {refused.rank}: {refused.end.get('error')}", ""
     if any(r.steps for r in ranks) or any(v.status == CONFIRMED for v in verdicts):
         return None, ""
     if not ranks and result.timed_out:
@@ -236,6 +261,9 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     if crashed:
         # The first to fail is the cause; the others typically fail because it went away.
         first, *after = sorted(crashed, key=lambda r: r.end.get("t", 0.0))
+        missing = _missing_data(first)
+        if missing:
+            return missing, ""
         what = first.end.get("error") or f"exit code {first.end.get('exit_code')}"
         then = f" (then {_ranks_text(r.rank for r in after)} failed too)" if after else ""
         return f"rank {first.rank} crashed before its first batch: {what}{then}", first.log_tail
@@ -249,6 +277,18 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     if not any(r.loaders for r in ranks):
         return "the script finished on every rank without building a DataLoader: nothing to measure", ""
     return "the script finished on every rank without drawing a batch from its DataLoader", ""
+
+
+def _missing_data(rank) -> Optional[str]:
+    """A rank that stopped on a FileNotFoundError: the script's data is not on this machine."""
+    path = rank.end.get("missing_path")
+    if not path:
+        return None
+    site = rank.end.get("site") or {}
+    where = f" (read at {site['file']}:{site['line']})" if site.get("line") else ""
+    what = f"{path} does not exist" if rank.end.get("error", "").startswith("FileNotFoundError: [Errno") else path
+    return (f"the script's data is missing: {what}{where}; verify runs the script for real, "
+            f"so the files it reads must be on this machine (or pass the script a path to them after --)")
 
 
 def _ranks_text(ranks) -> str:

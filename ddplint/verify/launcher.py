@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from ddplint.verify.emulation import ENV_CPU_GPUS
 from ddplint.verify.ranks import read_tail
 from ddplint.verify.telemetry import (
     ENV_COLLECT_UNTIL,
@@ -40,6 +41,8 @@ EXIT_GRACE_S = 15.0
 OUTPUT_TAIL_LINES = 20
 # Node 0's collector stops waiting for other nodes this long before the launcher's timeout.
 COLLECT_MARGIN_S = 5.0
+# At the timeout: how long the ranks get to write their Python stacks before they are stopped.
+STACK_DUMP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class LaunchConfig:
     # Multi-node only: True when --telemetry-dir names a directory all nodes share; otherwise the
     # telemetry of the other nodes comes through the rendezvous' c10d store.
     shared_dir: bool = False
+    # verify --cpu: every rank sees `nproc` logical GPUs on the CPU (see emulation.py).
+    cpu: bool = False
 
     @property
     def multi_node(self) -> bool:
@@ -110,6 +115,9 @@ def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, without its warning
     if config.show_output:
         env[ENV_PASSTHROUGH] = "1"
+    if config.cpu:
+        env[ENV_CPU_GPUS] = str(config.nproc)
+        env["CUDA_VISIBLE_DEVICES"] = ""  # a real GPU must not take part in the rehearsal
     # The probe must import from the same ddplint as this process, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -129,6 +137,8 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
         )
         try:
             timed_out = _supervise(process, config, started, progress)
+            if timed_out:
+                dump_rank_stacks(config.run_dir, config.node_rank, since=started)
         finally:
             killed = stop_process_tree(process, config.run_dir, config.node_rank, since=started)
     return LaunchResult(
@@ -175,6 +185,20 @@ def stop_process_tree(process: subprocess.Popen, run_dir: Path, node_rank: int, 
     return killed
 
 
+def dump_rank_stacks(run_dir: Path, node_rank: int, since: float) -> None:
+    """Ask every rank of this node for its Python stacks (SIGUSR1: the probe's faulthandler writes
+    them to rank-N.stack) before the ranks are stopped; give them a moment to write."""
+    sent = False
+    for pid in _rank_pids(run_dir, node_rank, since):
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            sent = True
+        except (ProcessLookupError, PermissionError):
+            pass
+    if sent:
+        time.sleep(STACK_DUMP_S)
+
+
 def _signal_group(pgid: int, signum: int) -> bool:
     try:
         os.killpg(pgid, signum)
@@ -186,13 +210,21 @@ def _signal_group(pgid: int, signum: int) -> bool:
 def _rank_groups(run_dir: Path, node_rank: int, since: float) -> set[int]:
     """Process groups the probes of this node recorded (a shared directory also holds the other
     nodes' ranks: those are not ours to kill)."""
-    groups = set()
+    return {int(start["pgid"]) for start in _local_starts(run_dir, node_rank, since)}
+
+
+def _rank_pids(run_dir: Path, node_rank: int, since: float) -> set[int]:
+    return {int(start["pid"]) for start in _local_starts(run_dir, node_rank, since)}
+
+
+def _local_starts(run_dir: Path, node_rank: int, since: float) -> list[dict]:
     host = socket.gethostname()
+    starts = []
     for records in load_run(run_dir, since=since).values():
         start = records[0] if records and records[0]["kind"] == "start" else None
         if start and start.get("host") == host and int(start.get("node_rank", -1)) == node_rank:
-            groups.add(int(start["pgid"]))
-    return groups
+            starts.append(start)
+    return starts
 
 
 def _descendant_groups(root_pid: int) -> set[int]:

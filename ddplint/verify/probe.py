@@ -39,14 +39,26 @@ from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken fi
     TelemetryWriter,
     rank_file,
     rank_log,
+    stack_file,
 )
+from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
 
-COLLECTIVES = (
-    "broadcast", "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "gather", "scatter",
-    "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier",
-    "monitored_barrier", "broadcast_object_list", "all_gather_object", "gather_object",
-    "scatter_object_list",
-)
+
+def _load_torch_api():
+    """The one table of torch knowledge (analysis/torch_api.py) gives the collectives to wrap. It
+    imports nothing, but its package's __init__ imports libcst, which a rank has no use for: the
+    file is loaded on its own."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "analysis", "torch_api.py")
+    spec = importlib.util.spec_from_file_location("_ddplint_torch_api", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COLLECTIVES = _load_torch_api().PROBED_COLLECTIVES
+EVALUATION_CUT_FACTOR = 8
 MAX_INDICES_PER_EPOCH = 4096  # enough to measure overlap between ranks, small enough to write
 TRACEBACK_CHARS = 4000
 
@@ -61,6 +73,28 @@ class Probe:
         self.backward_calls = 0  # tells training loaders from evaluation ones
         self._loaders = 0
         self._local = threading.local()  # collectives nest (broadcast_object_list -> broadcast)
+        self.logical = None  # the emulation's logical GPUs (verify --cpu), else None
+        # The step budget counts training batches only: a batch is credited when the next request
+        # to its loader finds that a backward pass ran since (or when the rank has not trained at
+        # all). An evaluation pass that rank 0 runs alone thus does not move its budget, and all
+        # ranks still stop at the same training batch.
+        self.budget_used = 0
+        self.last_bw: dict = {}  # loader id -> backward passes when its last batch was handed out
+        self.evaluation_loaders: set = set()
+
+    def credit_previous_batch(self, loader_id: int) -> None:
+        previous = self.last_bw.pop(loader_id, None)
+        if previous is None:
+            return
+        if self.backward_calls > previous or self.backward_calls == 0:
+            self.budget_used += 1
+        else:
+            self.evaluation_loaders.add(loader_id)
+
+    def epoch_cut(self, loader_id: int) -> int:
+        """Training passes end after epoch_steps batches (to reach epoch boundaries); an
+        evaluation pass runs longer, so that the time others wait for it shows."""
+        return self.epoch_steps * (EVALUATION_CUT_FACTOR if loader_id in self.evaluation_loaders else 1)
 
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
@@ -76,23 +110,45 @@ class Probe:
         os._exit(exit_code)
 
     # -- where in the user's script ------------------------------------------------------------
-    def call_site(self) -> dict:
-        """The innermost frame in the script itself (else the innermost outside torch and us)."""
+    def call_site(self, outer_lines: bool = False) -> dict:
+        """The innermost frame in the script itself (else the innermost outside torch and us);
+        with outer_lines, also every line of the script on the way there (a collective reached
+        through a helper is attributed to the line that called the helper too)."""
         frame = sys._getframe(2)
-        fallback = None
+        site, fallback, lines = None, None, []
         while frame is not None:
             filename = frame.f_code.co_filename
             if os.path.realpath(filename) == self.script:
-                return {"file": filename, "line": frame.f_lineno}
-            if fallback is None and not _is_library(filename):
+                if site is None:
+                    site = {"file": filename, "line": frame.f_lineno}
+                    if not outer_lines:
+                        return site
+                lines.append(frame.f_lineno)
+            elif fallback is None and not _is_library(filename):
                 fallback = {"file": filename, "line": frame.f_lineno}
             frame = frame.f_back
-        return fallback or {}
+        site = site or fallback or {}
+        if outer_lines and lines:
+            site["lines"] = lines
+        return site
+
+    def is_user_file(self, filename: str) -> bool:
+        """The script and the user's own modules (not torch, not installed packages, not us)."""
+        if os.path.realpath(filename) == self.script:
+            return True
+        return not _is_library(filename) and "site-packages" not in filename
 
     # -- instrumentation --------------------------------------------------------------------------
-    def install(self) -> None:
+    def install(self, emulated_gpus: int = 0) -> None:
         import torch
 
+        if emulated_gpus:
+            from ddplint.verify import emulation
+
+            self.logical = emulation.install(emulated_gpus, os.path.dirname(self.writer.path), self.writer.write,
+                                             lambda: self.call_site(), self.is_user_file)
+        else:
+            self._instrument_load(torch)
         self._instrument_data_loader(torch)
         self._instrument_backward(torch)
         self._instrument_distributed(torch)
@@ -110,7 +166,12 @@ class Probe:
 
         @functools.wraps(original_init)
         def __init__(loader, *args, **kwargs):
-            original_init(loader, *args, **kwargs)
+            try:
+                original_init(loader, *args, **kwargs)
+            except Exception as exc:  # e.g. DDP006's ValueError: recorded where the script built it
+                message = f"{type(exc).__name__}: {exc}"[:300]
+                _safely(lambda: probe.writer.write("loader_error", site=probe.call_site(), error=message))
+                raise
             probe._loaders += 1
             loader._ddplint_id = probe._loaders
             loader._ddplint_epochs = 0
@@ -127,6 +188,7 @@ class Probe:
             iterator._ddplint_count = 0
             iterator._ddplint_indices = []
             iterator._ddplint_drawn = 0
+            iterator._ddplint_digest = bool(getattr(loader, "_dataset_kind", 0))  # an IterableDataset
             sampler = _sampler_of(loader)
             _safely(lambda: probe.writer.write("epoch", loader=loader_id, n=epochs, site=probe.call_site(),
                                                sampler_epoch=_plain_int(getattr(sampler, "epoch", None))))
@@ -134,20 +196,28 @@ class Probe:
 
         @functools.wraps(original_next)
         def __next__(iterator):
-            if probe.steps >= probe.max_steps:
+            loader_id = getattr(iterator, "_ddplint_loader", 0)
+            probe.credit_previous_batch(loader_id)
+            if probe.budget_used >= probe.max_steps:
                 probe.stop("max-steps")
-            if probe.epoch_steps and getattr(iterator, "_ddplint_count", 0) >= probe.epoch_steps:
+            if probe.epoch_steps and getattr(iterator, "_ddplint_count", 0) >= probe.epoch_cut(loader_id):
                 raise StopIteration  # end this epoch early: the next epoch boundary is what we need
             began, clock = time.time(), time.perf_counter()
             batch = original_next(iterator)
             waited = time.perf_counter() - clock
             probe.steps += 1
+            probe.last_bw[loader_id] = probe.backward_calls
             iterator._ddplint_count = getattr(iterator, "_ddplint_count", 0) + 1
             drawn = getattr(iterator, "_ddplint_indices", None)
             if drawn:
                 iterator._ddplint_indices = []
-            loader_id = getattr(iterator, "_ddplint_loader", 0)
-            if probe.steps == 1:  # the first batch also says which CUDA device is current
+            if getattr(iterator, "_ddplint_digest", False) and iterator._ddplint_drawn < MAX_INDICES_PER_EPOCH:
+                digests = _safe_digests(torch, batch)  # no indices to compare: compare the contents
+                iterator._ddplint_drawn += len(digests)
+                probe.writer.write("batch", t=began, loader=loader_id, step=probe.steps, wait=waited,
+                                   bw=probe.backward_calls, indices=[], digests=digests,
+                                   cuda_device=_current_cuda_device(torch) if probe.steps == 1 else None)
+            elif probe.steps == 1:  # the first batch also says which CUDA device is current
                 probe.writer.write("batch", t=began, loader=loader_id, step=1, wait=waited, bw=probe.backward_calls,
                                    indices=drawn or [], cuda_device=_current_cuda_device(torch))
             else:
@@ -219,7 +289,8 @@ class Probe:
             if getattr(probe._local, "inside", False):
                 return original(*args, **kwargs)  # nested call of an outer collective: timed there
             probe._local.inside = True
-            probe.writer.write("coll_begin", op=name)
+            _safely(lambda: probe.writer.write("coll_begin", op=name, site=probe.call_site(outer_lines=True),
+                                               size=_collective_size(args, kwargs)))
             clock = time.perf_counter()
             try:
                 return original(*args, **kwargs)
@@ -239,7 +310,8 @@ class Probe:
             original_dp_init(model, *args, **kwargs)
             # Without GPUs DataParallel sets neither device_ids nor output_device.
             _safely(lambda: probe.writer.write(
-                "dp", device_ids=[str(d) for d in (getattr(model, "device_ids", None) or [])],
+                "dp", device_ids=[str(d) for d in (getattr(model, "_ddplint_logical_ids", None)
+                                                   or getattr(model, "device_ids", None) or [])],
                 output_device=_optional_str(getattr(model, "output_device", None)),
                 param_devices=_param_devices(model.module), site=probe.call_site(),
             ))
@@ -253,7 +325,7 @@ class Probe:
         @functools.wraps(original_ddp_init)
         def ddp_init(model, *args, **kwargs):
             original_ddp_init(model, *args, **kwargs)
-            device_ids = getattr(model, "device_ids", None)
+            device_ids = getattr(model, "_ddplint_logical_ids", None) or getattr(model, "device_ids", None)
             _safely(lambda: probe.writer.write(
                 "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
                 param_devices=_param_devices(model.module), site=probe.call_site(),
@@ -261,7 +333,24 @@ class Probe:
 
         DistributedDataParallel.__init__ = ddp_init
 
+    def _instrument_load(self, torch) -> None:
+        """On real devices: where torch.load put the tensors, against the rank's own device (DDP008)."""
+        probe = self
+        original = torch.load
+
+        @functools.wraps(original)
+        def load(*args, **kwargs):
+            result = original(*args, **kwargs)
+            _safely(lambda: probe.writer.write(
+                "load", devices=sorted(_tensor_devices(torch, result)), own=own_gpu(_device_count(torch)),
+                map_location=None if _map_location(args, kwargs) is None else "given", site=probe.call_site()))
+            return result
+
+        torch.load = load
+
     def _instrument_devices(self, torch) -> None:
+        if self.logical is not None:
+            return  # the emulation records set_device itself
         probe = self
         original = torch.cuda.set_device
 
@@ -310,6 +399,83 @@ def _safely(record) -> None:
         record()
     except Exception:
         pass
+
+
+def _collective_size(args, kwargs):
+    """The shape of the collective's first tensor (or list length for object collectives): sizes
+    help tell which collective one rank issued and the others did not."""
+    for value in list(args) + list(kwargs.values()):
+        shape = getattr(value, "shape", None)
+        if shape is not None:
+            return list(shape)
+        if isinstance(value, list):
+            inner = next((getattr(v, "shape", None) for v in value if getattr(v, "shape", None) is not None), None)
+            return [len(value), *(list(inner) if inner is not None else [])]
+    return None
+
+
+def _map_location(args, kwargs):
+    return kwargs.get("map_location", args[1] if len(args) > 1 else None)
+
+
+def _tensor_devices(torch, obj, limit: int = 64) -> set:
+    """Devices of the tensors inside a loaded object (dicts, lists, tuples), the first `limit` seen."""
+    devices, todo, seen = set(), [obj], 0
+    while todo and seen < limit:
+        item = todo.pop()
+        if isinstance(item, torch.Tensor):
+            devices.add(str(item.device))
+            seen += 1
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return devices
+
+
+_DIGEST_WIDTH = 4096
+_WEIGHTS: list = []
+
+
+def _digest_weights(torch):
+    """Fixed weights, the same in every rank (seeded), made once per rank."""
+    if not _WEIGHTS:
+        generator = torch.Generator().manual_seed(1234)
+        _WEIGHTS.append(torch.rand(_DIGEST_WIDTH, 2, generator=generator, dtype=torch.float64))
+    return _WEIGHTS[0]
+
+
+def _safe_digests(torch, batch) -> list:
+    try:
+        return _digests(torch, batch)
+    except Exception:
+        return []
+
+
+def _digests(torch, batch) -> list:
+    """One short digest per item of the batch (row of dim 0), from all its tensors: two weighted
+    sums in float64 with fixed weights, so identical items on two ranks give identical digests,
+    without numpy and at the cost of one small matrix product per batch."""
+    leaves, todo = [], [batch]
+    while todo:
+        item = todo.pop(0)
+        if isinstance(item, torch.Tensor) and item.dim() >= 1:
+            leaves.append(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    if not leaves:
+        return []
+    rows = leaves[0].shape[0]
+    weights = _digest_weights(torch)
+    total = torch.zeros(rows, 2, dtype=torch.float64)
+    for leaf in leaves:
+        if leaf.shape[0] != rows:
+            continue
+        flat = leaf.detach().reshape(rows, -1)[:, :_DIGEST_WIDTH].to(torch.float64)
+        total += flat @ weights[:flat.shape[1]]
+    return [f"{a:.15g}/{b:.15g}" for a, b in total.tolist()]
 
 
 def _optional_str(value):
@@ -372,6 +538,7 @@ def _describe_loader(loader) -> dict:
         "sampler_rank": getattr(sampler, "rank", None),
         "batch_size": getattr(loader, "batch_size", None),
         "num_workers": getattr(loader, "num_workers", 0),
+        "seed": _plain_int(getattr(sampler, "seed", None)),
     }
 
 
@@ -384,6 +551,13 @@ def _param_devices(module, limit: int = 8) -> list:
             if len(devices) >= limit:
                 break
     return devices
+
+
+def _device_count(torch) -> int:
+    try:
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        return 0
 
 
 def _current_cuda_device(torch):
@@ -431,18 +605,40 @@ def main(argv: list) -> None:
     rank = _int_env("RANK", 0)
     if not os.environ.get(ENV_PASSTHROUGH):
         _redirect_output(rank_log(directory, rank))
+    # Before the start record: the launcher signals the pids it reads there, and SIGUSR1 without a
+    # handler would end the rank.
+    _dump_stacks_on_signal(stack_file(directory, rank))
     writer = TelemetryWriter(rank_file(directory, rank))
     writer.write(
         "start", t=_STARTED, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
         world_size=_int_env("WORLD_SIZE", 1), node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
         host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
+        emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
     )
     probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5))
     try:
-        probe.install()
+        probe.install(_int_env(ENV_CPU_GPUS, 0))
     except Exception as exc:  # torch missing or changed beyond recognition: say so, run nothing
         probe.stop("exception", 1, error=f"probe could not instrument torch: {type(exc).__name__}: {exc}")
     _run_script(probe, script, script_args)
+
+
+def _dump_stacks_on_signal(path) -> None:
+    """At the timeout the launcher sends SIGUSR1: every thread's Python stack goes to the rank's
+    stack file (faulthandler writes it from its signal handler, even while the rank is blocked
+    inside a collective in C++). DDP007's hang evidence is where each rank stood."""
+    import faulthandler
+    import signal
+
+    try:
+        handle = open(path, "w")
+        faulthandler.register(signal.SIGUSR1, file=handle, all_threads=True)
+        _KEEP_OPEN.append(handle)
+    except (OSError, AttributeError, ValueError, RuntimeError):
+        pass
+
+
+_KEEP_OPEN: list = []
 
 
 def _user_traceback(exc: BaseException) -> str:
@@ -453,6 +649,24 @@ def _user_traceback(exc: BaseException) -> str:
     summary.stack = traceback.StackSummary.from_list(
         [frame for frame in summary.stack if not _is_probe_frame(frame.filename)])
     return "".join(summary.format())
+
+
+def _missing_path(exc: BaseException):
+    """The path a FileNotFoundError names (a dataset that is not on this machine), if any."""
+    if isinstance(exc, FileNotFoundError):
+        return exc.filename or str(exc)  # a reader's own message (torchvision: "Couldn't find ... in DIR")
+    return None
+
+
+def _script_frame(exc: BaseException, script: str):
+    """The innermost line of the script itself in the exception's traceback."""
+    import traceback
+
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.realpath(frame.filename) == script:
+            found = {"file": frame.filename, "line": frame.lineno}
+    return found
 
 
 def _is_probe_frame(filename: str) -> bool:
@@ -470,7 +684,13 @@ def _run_script(probe: Probe, script: str, script_args: list) -> None:
     except SystemExit as exc:
         probe.stop("finished", _exit_code(exc))
     except BaseException as exc:  # the script's own failure: recorded, shown in the report
+        if type(exc).__name__ == "NotEmulatable":  # verify --cpu met GPU-only code: one line, no traceback
+            probe.stop("not-emulatable", 2, error=str(exc))
         text = _user_traceback(exc)
+        missing = _missing_path(exc)
+        if missing is not None:
+            probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:],
+                       missing_path=missing, site=_script_frame(exc, probe.script))
         sys.stderr.write(text)
         probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
     probe.stop("finished", 0)

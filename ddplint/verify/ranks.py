@@ -24,6 +24,9 @@ class Epoch:
     sampler_epoch: Optional[int]
     indices: list = field(default_factory=list)
     batches: int = 0
+    began: Optional[float] = None
+    digests: list = field(default_factory=list)  # IterableDataset loaders: one per item
+    last_batch_at: Optional[float] = None
 
 
 @dataclass
@@ -31,6 +34,10 @@ class Collective:
     op: str
     began: float
     duration: Optional[float]  # None: still inside when the rank stopped (a hang)
+    line: Optional[int] = None  # where the script called it (its innermost frame in the script)
+    file: str = ""
+    size: Optional[list] = None  # shape of its first tensor
+    lines: tuple = ()  # every line of the script on the way to it, innermost first
 
 
 @dataclass
@@ -65,6 +72,11 @@ class RankSummary:
     ddp: list = field(default_factory=list)
     set_devices: list = field(default_factory=list)
     cuda_device: Optional[str] = None
+    emulated_gpus: Optional[int] = None  # verify --cpu: logical GPUs presented to the rank
+    cuda_requests: list = field(default_factory=list)  # "cuda_request" records (verify --cpu)
+    loads: list = field(default_factory=list)  # "load" records: where torch.load put tensors
+    loader_errors: list = field(default_factory=list)
+    stack: str = ""  # Python stacks written at the timeout
     end: Optional[dict] = None
     last_seen: Optional[float] = None
     log_tail: str = ""
@@ -91,6 +103,8 @@ class RankSummary:
         if reason == "finished":
             code = self.end.get("exit_code", 0)
             return "script finished" if code == 0 else f"script exited with code {code}"
+        if reason == "not-emulatable":
+            return "stopped at a GPU-only call (verify --cpu)"
         error = str(self.end.get("error", "unknown error"))
         return f"crashed: {error if len(error) <= 60 else error[:57] + '...'}"
 
@@ -140,9 +154,19 @@ class RankSummary:
             "collective_wait_s": statistics.median(s.collective_wait for s in steps),
         }
 
+    def logical_devices(self) -> list:
+        """verify --cpu: the logical GPUs this rank asked for, the most telling first (where the
+        model went, DDP's device_ids, set_device, the process group's device, then tensors)."""
+        order = ("model", "ddp", "set_device", "init_process_group", "data_parallel", "tensor")
+        requests = sorted(self.cuda_requests, key=lambda r: order.index(r.get("what")) if r.get("what") in order else 9)
+        return list(dict.fromkeys(r["device"] for r in requests if r.get("device")))
+
     def devices(self) -> list:
         """Devices this rank computed on, the most telling first: the parameter devices of the
-        wrapped models, then the CUDA device current at the first batch, then set_device calls."""
+        wrapped models, then the CUDA device current at the first batch, then set_device calls.
+        Under verify --cpu the logical GPUs it asked for come first."""
+        if self.emulated_gpus and self.logical_devices():
+            return self.logical_devices()  # the parameters are on the CPU only because of the rehearsal
         names = [d for record in self.ddp + self.data_parallel for d in record.get("param_devices", [])]
         names += [self.cuda_device, *self.set_devices]
         return list(dict.fromkeys(_device_name(n) for n in names if n))
@@ -152,7 +176,8 @@ def _device_name(name: str) -> str:
     return f"cuda:{name}" if name.isdigit() else name
 
 
-def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> RankSummary:
+def summarise(rank: int, records: list, log_path: Optional[Path] = None,
+              stack_path: Optional[Path] = None) -> RankSummary:
     summary = RankSummary(rank=rank, records=records)
     open_collectives: list = []
     current_epoch = None
@@ -168,6 +193,7 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
             summary.host = record.get("host", "")
             summary.pid = record.get("pid")
             summary.started = record["t"]
+            summary.emulated_gpus = record.get("emulated_gpus")
         elif kind == "init":
             summary.init_at = record["t"]
             summary.backend = record.get("backend")
@@ -175,13 +201,16 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
         elif kind == "loader":
             summary.loaders[record["loader"]] = record
         elif kind == "epoch":
-            current_epoch = Epoch(record["loader"], int(record.get("n", 0)), record.get("sampler_epoch"))
+            current_epoch = Epoch(record["loader"], int(record.get("n", 0)), record.get("sampler_epoch"),
+                                  began=record.get("t"))
             summary.epochs.append(current_epoch)
         elif kind == "batch":
             _add_batch(summary, record, current_epoch)
             last_batch = record
         elif kind == "coll_begin":
-            coll = Collective(record["op"], record["t"], None)
+            site = record.get("site") or {}
+            coll = Collective(record["op"], record["t"], None, site.get("line"), site.get("file", ""),
+                              record.get("size"), tuple(site.get("lines") or ()))
             summary.collectives.append(coll)
             open_collectives.append(coll)
         elif kind == "coll_end" and open_collectives:
@@ -193,10 +222,21 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None) -> Rank
             summary.ddp.append(record)
         elif kind == "device":
             summary.set_devices.append(record.get("device"))
+        elif kind == "cuda_request":
+            summary.cuda_requests.append(record)
+        elif kind == "load":
+            summary.loads.append(record)
+        elif kind == "loader_error":
+            summary.loader_errors.append(record)
         elif kind == "end":
             summary.end = record
     if log_path is not None:
         summary.log_tail = read_tail(log_path)
+    if stack_path is not None:
+        try:
+            summary.stack = Path(stack_path).read_text(errors="replace")
+        except OSError:
+            pass
     return summary
 
 
@@ -205,7 +245,9 @@ def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> No
     if epoch is not None:
         epoch.batches += 1
         epoch.indices.extend(record.get("indices", []))
-    if record.get("cuda_device"):
+        epoch.digests.extend(record.get("digests") or [])
+        epoch.last_batch_at = record.get("t")
+    if record.get("cuda_device") and not summary.emulated_gpus:
         summary.cuda_device = record["cuda_device"]
     summary.batches.append(record)
 

@@ -29,6 +29,7 @@ class Report:
     problem: Optional[str] = None  # set when the run produced no evidence
     problem_detail: str = ""  # e.g. the tail of the crashed rank's output
     gpus: Optional[dict] = None
+    emulated_gpus: Optional[int] = None  # verify --cpu: logical GPUs per node presented to the ranks
 
     @property
     def has_evidence(self) -> bool:
@@ -61,6 +62,9 @@ def rank_row(rank: RankSummary, report: Report) -> dict:
         "data_parallel": bool(rank.data_parallel),
         "distributed_data_parallel": bool(rank.ddp),
         "blocked_in": None if open_coll is None else open_coll.op,
+        "collectives": len(rank.collectives),
+        "loads": [{"line": (load.get("site") or {}).get("line"), "devices": load.get("devices"), "own": load.get("own")}
+                  for load in rank.loads],
         "loaders": [_loader_row(record, rank) for record in rank.loaders.values()],
         "error": (rank.end or {}).get("error"),
     }
@@ -100,6 +104,7 @@ def format_json(report: Report) -> str:
         "problem": report.problem,
         "problem_detail": report.problem_detail or None,
         "timed_out": report.timed_out,
+        "emulated_gpus": report.emulated_gpus,
         "elapsed_s": _round(report.elapsed_s, 2),
         "findings": [
             {"code": v.finding.code, "status": v.status, "message": v.finding.message, "evidence": v.evidence,
@@ -163,8 +168,11 @@ def _table(rows: list) -> list:
 def _summary(report: Report) -> str:
     counts = {s: sum(1 for v in report.verdicts if v.status == s) for s in ("confirmed", "refuted", "inconclusive")}
     stop = "stopped at the timeout" if report.timed_out else "done"
+    rehearsal = (f"; CPU rehearsal with {report.emulated_gpus} logical GPUs per node" if report.emulated_gpus
+                 else "")
     return (f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, {counts['inconclusive']} inconclusive "
-            f"({len(report.ranks)} of {report.world_size} ranks reported, {stop} after {report.elapsed_s:.1f} s)")
+            f"({len(report.ranks)} of {report.world_size} ranks reported, {stop} after {report.elapsed_s:.1f} s"
+            f"{rehearsal})")
 
 
 # -- Chrome trace ----------------------------------------------------------------------------------

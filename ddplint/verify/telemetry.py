@@ -7,21 +7,29 @@ while the ranks run (live progress) and after a hard kill (a torn last line is s
 
 Record kinds (field `kind`); every record has `t`, wall-clock seconds (time.time()), so that ranks
 of one node share a clock:
-    start       rank, local_rank, world_size, node_rank, host, pid, pgid, script
+    start       rank, local_rank, world_size, node_rank, host, pid, pgid, script, emulated_gpus
+                (verify --cpu: the number of logical GPUs presented, else null)
     init        init_process_group returned: backend
     loader      a DataLoader was built: loader (id), site (file, line), dataset, dataset_len,
-                sampler, sampler_len, shuffle, num_replicas, batch_size, num_workers
+                sampler, sampler_len, shuffle, num_replicas, batch_size, num_workers, seed
+    loader_error  DataLoader(...) raised: site, error
     epoch       an iterator over a loader started: loader, n (its count), sampler_epoch
     batch       a batch was handed out: loader, step (rank-wide count), wait (s spent in __next__),
                 indices (dataset indices drawn since the previous batch record), bw (backward
-                passes so far on this rank: those after a batch mean its loader trains)
-    coll_begin  a collective was entered: op
+                passes so far on this rank: those after a batch mean its loader trains),
+                digests (IterableDataset loaders only: one content digest per item)
+    coll_begin  a collective was entered: op, site (file, line), size (shape of its first tensor)
     coll_end    that collective returned: op, dur (s)
     dp          nn.DataParallel built: device_ids, output_device, param_devices
     ddp         DistributedDataParallel built: device_ids, param_devices
     device      torch.cuda.set_device: device
-    end         the probe is stopping the rank: reason (max-steps | finished | exception),
-                exit_code, steps, bw, error, traceback (for exceptions)
+    cuda_request  verify --cpu: a logical GPU was asked for: what (model, tensor, set_device, ddp,
+                init_process_group), device ("cuda:i"), site; once per (what, device)
+    load        torch.load returned: devices (where its tensors are, logical under --cpu), own
+                (the rank's device), map_location (null when none was given), site
+    end         the probe is stopping the rank: reason (max-steps | finished | exception |
+                not-emulatable), exit_code, steps, bw, error, traceback (for exceptions),
+                missing_path and site (a FileNotFoundError: the data is not on this machine)
 """
 
 from __future__ import annotations
@@ -46,6 +54,11 @@ STORE_PREFIX = "ddplint_verify/"
 
 def rank_file(directory: Path, rank: int) -> Path:
     return Path(directory) / f"rank-{rank}.jsonl"
+
+
+def stack_file(directory: Path, rank: int) -> Path:
+    """Every thread's Python stack, written by the rank when the launcher signals it at the timeout."""
+    return Path(directory) / f"rank-{rank}.stack"
 
 
 def rank_log(directory: Path, rank: int) -> Path:

@@ -12,6 +12,7 @@ Thresholds are ratios plus absolute floors so that a slow, loaded machine does n
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -54,6 +55,12 @@ class RunContext:
     script: str
     stopped_at: float  # when the launcher stopped waiting: open collectives count up to here
     nvml: Optional[dict] = None
+    timed_out: bool = False
+
+    @property
+    def emulated(self) -> bool:
+        """verify --cpu: devices are the logical GPUs the ranks asked for."""
+        return any(r.emulated_gpus for r in self.ranks)
 
     @property
     def world_size(self) -> int:
@@ -232,7 +239,7 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         gpu = _gpu_skew_sentence(ctx.nvml)
         return Judgement(CONFIRMED, (
             f"nn.DataParallel built on {_ranks_text([r.rank for r in built])} of {len(ctx.ranks)} with "
-            f"{device_text}, parameters on {', '.join(record.get('param_devices') or []) or 'no device'}"
+            f"{device_text}, parameters on {_parameter_devices(ctx, built[0], record)}"
             f"{sync_text}{gpu}"),
             (record.get("site") or {}).get("line"))
     trained = [r for r in ctx.ranks if r.steps]
@@ -243,6 +250,12 @@ def judge_ddp003(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
             f"no nn.DataParallel was built before or during the {min(r.steps for r in trained)} steps run on each "
             f"of the {len(trained)} ranks{ddp_text}"))
     return Judgement(INCONCLUSIVE, "no nn.DataParallel was built, but not every rank reached a training step")
+
+
+def _parameter_devices(ctx: RunContext, rank: RankSummary, record: dict) -> str:
+    if ctx.emulated and rank.logical_devices():
+        return f"{rank.logical_devices()[0]} (logical)"  # really on the CPU, by the rehearsal
+    return ", ".join(record.get("param_devices") or []) or "no device"
 
 
 def _gpu_skew_sentence(nvml: Optional[dict]) -> str:
@@ -294,14 +307,386 @@ def judge_ddp005(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         if cuda:
             per_host.setdefault(rank.host, {})[rank.rank] = cuda[0]
     if not per_host:
-        return None if row is None else Judgement(INCONCLUSIVE, "no rank computed on a GPU")
+        return None if row is None else Judgement(INCONCLUSIVE, "no rank computed on a GPU" + _rehearse_hint(ctx))
+    verb = "asked for" if ctx.emulated else "computed on"
     for host, devices in per_host.items():
         if len(devices) >= 2 and len(set(devices.values())) == 1:
+            device = next(iter(devices.values()))
+            where = _first_request_line(ctx, device) if ctx.emulated else ""
             return Judgement(CONFIRMED, (
-                f"all {len(devices)} ranks on host {host} computed on {next(iter(devices.values()))} "
-                f"({_ranks_text(sorted(devices))})"))
+                f"all {len(devices)} ranks on host {host} {verb} {device} ({_ranks_text(sorted(devices))}){where}"
+                f"{_LOGICAL_NOTE if ctx.emulated else ''}"))
     text = "; ".join(", ".join(f"rank {r} on {d}" for r, d in sorted(devs.items())) for devs in per_host.values())
-    return Judgement(REFUTED, f"each rank on its own GPU: {text}")
+    return Judgement(REFUTED, f"each rank on its own GPU: {text}{_LOGICAL_NOTE if ctx.emulated else ''}")
+
+
+_LOGICAL_NOTE = " (logical GPUs of the CPU rehearsal: on a machine with GPUs these are the devices it would use)"
+
+
+def _rehearse_hint(ctx: RunContext) -> str:
+    return "" if ctx.emulated else " (on a machine without GPUs, `ddplint verify --cpu` rehearses the GPU path)"
+
+
+def _first_request_line(ctx: RunContext, device: str) -> str:
+    for rank in ctx.ranks:
+        for request in rank.cuda_requests:
+            site = request.get("site") or {}
+            if request.get("device") == device and site.get("line") and _same_file(site.get("file", ""), ctx.script):
+                return f", first as the {request.get('what')} device on line {site['line']}"
+    return ""
+
+
+# -- DDP006: shuffle=True with a sampler -------------------------------------------------------------
+def judge_ddp006(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    failed: dict = {}
+    for rank in ctx.ranks:
+        for error in rank.loader_errors:
+            line = (error.get("site") or {}).get("line")
+            if "mutually exclusive" in str(error.get("error")) and (row is None or line == row):
+                failed.setdefault(line, []).append((rank.rank, error.get("error")))
+    if failed:
+        line, ranks = next(iter(failed.items()))
+        return Judgement(CONFIRMED, (
+            f"DataLoader(...) on line {line} raised {ranks[0][1]} on {_ranks_text([r for r, _ in ranks])} at start-up, "
+            f"before any batch"), line)
+    if row is None:
+        return None
+    built = [r.rank for r in ctx.ranks if any((l.get("site") or {}).get("line") == row for l in r.loaders.values())]
+    if built and len(built) == len(ctx.ranks):
+        return Judgement(REFUTED, f"the DataLoader on line {row} was built without an error on {_ranks_text(built)}")
+    return Judgement(INCONCLUSIVE, f"the DataLoader on line {row} was not built on every rank")
+
+
+# -- DDP007: a collective reached by some ranks only -------------------------------------------------
+def judge_ddp007(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """The ranks' sequences of Python-level collectives (op, size, line) are compared; at the
+    timeout, each rank's stack says where it stood."""
+    # A rank that failed on its own (an exception of the script, not a broken collective) stopped
+    # issuing collectives for that reason: its shorter sequence says nothing about DDP007.
+    ranks = [r for r in ctx.ranks if r.init_at is not None and not _failed_on_its_own(r)]
+    if ctx.world_size < 2 or len(ranks) < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, "needs at least two ranks in one process group "
+                                                  "that did not fail on their own")
+    hang = _hang_sentence(ctx, ranks)
+    divergence = _divergence_sentence(ranks)
+    if ctx.timed_out and (divergence or hang):
+        # At a timeout a rank blocked alone may only be early (the others still preprocessing, as in
+        # DDP004): it is this finding only when the collective it waits in is the finding's.
+        text = "; ".join(part for part in (divergence, hang) if part)
+        if row is None:
+            return None
+        blocked_here = any(c is not None and (c.line == row or row in c.lines)
+                           for c in (r.open_collective() for r in ranks))
+        return Judgement(CONFIRMED if blocked_here else INCONCLUSIVE, text, row)
+    if divergence:
+        return Judgement(CONFIRMED, divergence, _divergent_line(ranks, row))
+    if row is None:
+        return None
+    count = len(ranks[0].collectives)
+    reached = [r.rank for r in ranks if any(row in c.lines or c.line == row for c in r.collectives)]
+    if not reached:
+        return Judgement(INCONCLUSIVE, (
+            f"no collective was issued from line {row} within the step budget; the ranks' {count} collectives "
+            f"matched one for one"))
+    return Judgement(REFUTED, (
+        f"every rank issued the same sequence of {count} collectives (op and size, one for one), including the one "
+        f"from line {row} ({_ranks_text(reached)} reached it)"))
+
+
+_COMMUNICATION_ERRORS = re.compile(r"gloo|nccl|connection|timed out|collective|peer", re.IGNORECASE)
+
+
+def _failed_on_its_own(rank: RankSummary) -> bool:
+    if not rank.crashed or rank.end is None:
+        return False
+    return not _COMMUNICATION_ERRORS.search(str(rank.end.get("error", "")))
+
+
+def _describe_collective(coll, state: bool = True) -> str:
+    size = f" {coll.size}" if coll.size else ""
+    line = f" at line {coll.line}" if coll.line else ""
+    waiting = " (still waiting at the stop)" if state and coll.duration is None else ""
+    return f"{coll.op}{size}{line}{waiting}"
+
+
+def _divergence_sentence(ranks: list) -> str:
+    sequences = {r.rank: [(c.op, tuple(c.size or ())) for c in r.collectives] for r in ranks}
+    if len({tuple(seq) for seq in sequences.values()}) == 1:
+        return ""
+    index = 0
+    while all(index < len(seq) for seq in sequences.values()) and \
+            len({seq[index] for seq in sequences.values()}) == 1:
+        index += 1
+    parts = []
+    for rank in ranks:
+        if index < len(rank.collectives):
+            parts.append(f"rank {rank.rank} {_describe_collective(rank.collectives[index])}")
+        else:
+            parts.append(f"rank {rank.rank} none (it issued {len(rank.collectives)} in all)")
+    counts = _count_differences(ranks)
+    return (f"the ranks' sequences of collectives diverge at collective #{index + 1}: " + ", ".join(parts)
+            + (f"; {counts}" if counts else ""))
+
+
+def _count_differences(ranks: list) -> str:
+    """Per (op, line), how often each rank issued it, where the counts differ."""
+    per_key: dict = {}
+    for rank in ranks:
+        for coll in rank.collectives:
+            key = (coll.op, coll.line)
+            per_key.setdefault(key, {r.rank: 0 for r in ranks})[rank.rank] += 1
+    texts = []
+    for (op, line), counts in per_key.items():
+        if len(set(counts.values())) > 1:
+            where = f" at line {line}" if line else ""
+            texts.append(f"{op}{where} issued " + ", ".join(f"{n}x by rank {r}" for r, n in sorted(counts.items())))
+    return "; ".join(texts[:3])
+
+
+def _divergent_line(ranks: list, row: Optional[int]) -> Optional[int]:
+    if row is not None:
+        return row
+    per_key: dict = {}
+    for rank in ranks:
+        for coll in rank.collectives:
+            per_key.setdefault((coll.op, coll.line), {}).setdefault(rank.rank, 0)
+            per_key[(coll.op, coll.line)][rank.rank] += 1
+    for (_op, line), counts in per_key.items():
+        if len(counts) < len(ranks) or len(set(counts.values())) > 1:
+            return line
+    return None
+
+
+def _hang_sentence(ctx: RunContext, ranks: list) -> str:
+    """At the timeout: some rank blocked in a collective the others are not in."""
+    if not ctx.timed_out:
+        return ""
+    open_ = {r.rank: r.open_collective() for r in ranks}
+    blocked = [r for r in ranks if open_[r.rank] is not None]
+    if not blocked:
+        return ""
+    places = {(c.op, c.line) if c is not None else None for c in open_.values()}
+    if len(places) == 1 and len(blocked) == len(ranks):
+        return ""  # every rank waits in the same collective: stuck, but not on a rank-only call
+    where = []
+    for rank in ranks:
+        coll = open_[rank.rank]
+        stack = _stack_place(rank.stack, ctx.script)
+        if coll is not None:
+            waited = max(ctx.stopped_at - coll.began, 0.0)
+            where.append(f"rank {rank.rank} blocked {waited:.1f} s in {_describe_collective(coll, state=False)}"
+                         + (f" [stack: {stack}]" if stack else ""))
+        else:
+            where.append(f"rank {rank.rank} not in any collective" + (f", at {stack}" if stack else ""))
+    return "at the timeout " + "; ".join(where)
+
+
+def _stack_place(stack: str, script: str) -> str:
+    """The script's frames of the thread that runs the script, innermost first, from a
+    faulthandler dump: 'line 42 in main <- line 80 in <module>'."""
+    best: list = []
+    frames: list = []
+    for raw in stack.splitlines() + [""]:
+        line = raw.strip()
+        if line.startswith("File "):
+            try:
+                path = line.split('"')[1]
+                number = int(line.split(", line ")[1].split()[0])
+                function = line.rsplit(" in ", 1)[1]
+            except (IndexError, ValueError):
+                continue
+            if _same_file(path, script) or os.path.basename(path) == os.path.basename(script):
+                frames.append(f"line {number} in {function}")
+        else:
+            if frames and not best:
+                best = frames
+            frames = []
+    return " <- ".join(best[:4])
+
+
+# -- DDP008: a checkpoint restored onto another rank's GPU ---------------------------------------------
+def judge_ddp008(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    loads = [(rank.rank, load) for rank in ctx.ranks for load in rank.loads
+             if row is None or (load.get("site") or {}).get("line") == row]
+    if not loads:
+        return None if row is None else Judgement(INCONCLUSIVE, f"torch.load on line {row} did not run on any rank")
+    foreign = [(r, l) for r, l in loads
+               if any(d.startswith("cuda") and d != l.get("own") for d in l.get("devices") or [])]
+    note = _LOGICAL_NOTE if ctx.emulated else ""
+    if foreign:
+        rank, load = foreign[0]
+        others = sorted({r for r, _ in foreign})
+        line = (load.get("site") or {}).get("line")
+        return Judgement(CONFIRMED, (
+            f"torch.load on line {line} restored the tensors onto {', '.join(load['devices'])} on "
+            f"{_ranks_text(others)}, whose own GPU is {load.get('own')}{note}"), line)
+    on_gpu = [(r, l) for r, l in loads if any(d.startswith("cuda") for d in l.get("devices") or [])]
+    if not on_gpu and not ctx.emulated:
+        return Judgement(INCONCLUSIVE, "every torch.load restored CPU tensors: the run had no GPU"
+                         + _rehearse_hint(ctx))
+    ranks = sorted({r for r, _ in loads})
+    return Judgement(REFUTED, f"torch.load put the tensors on each rank's own device or the CPU ({_ranks_text(ranks)}: "
+                     + "; ".join(f"rank {r}: {', '.join(l.get('devices') or ['(decided by map_location)'])}"
+                                 for r, l in loads[:4]) + ")" + note)
+
+
+# -- DDP009: an IterableDataset every rank reads whole ---------------------------------------------
+DDP009_CONFIRM_SHARE = 0.5
+DDP009_REFUTE_SHARE = 0.05
+MIN_ITEMS = 8
+
+
+def judge_ddp009(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    per_rank = _first_digests(ctx, row)
+    if row is not None and len(per_rank) < 2:
+        per_rank = _first_digests(ctx, None)  # the finding may sit on the dataset, not the loader
+    if len(per_rank) < 2 or ctx.world_size < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, "no IterableDataset loader was iterated on two ranks")
+    return _judge_digests(per_rank)
+
+
+def _first_digests(ctx: RunContext, row: Optional[int]) -> dict:
+    """rank -> the item digests of its first epoch over an IterableDataset loader (the one built on
+    `row` when given)."""
+    per_rank = {}
+    for rank in ctx.ranks:
+        for loader_id, loader in rank.loaders.items():
+            if not loader.get("iterable"):
+                continue
+            line = (loader.get("site") or {}).get("line")
+            if row is not None and line != row:
+                continue
+            first = next((e for e in rank.epochs if e.loader == loader_id and e.digests), None)
+            if first is not None:
+                per_rank[rank.rank] = first.digests
+                break
+    return per_rank
+
+
+def _judge_digests(per_rank: dict) -> Judgement:
+    ranks = sorted(per_rank)
+    base = set(per_rank[ranks[0]])
+    drawn = sum(len(per_rank[r]) for r in ranks[1:])
+    shared = sum(1 for r in ranks[1:] for d in per_rank[r] if d in base)
+    if drawn < MIN_ITEMS:
+        return Judgement(INCONCLUSIVE, f"too few items to compare ({drawn})")
+    sentence = (f"in their first epoch {_ranks_text(ranks[1:])} received {drawn} items, {shared} "
+                f"({_pct(shared, drawn)}) of them identical in content to items rank {ranks[0]} received "
+                f"(compared by a digest of each item)")
+    if shared >= DDP009_CONFIRM_SHARE * drawn:
+        return Judgement(CONFIRMED, sentence + ": every rank reads the same stream")
+    if shared <= DDP009_REFUTE_SHARE * drawn:
+        return Judgement(REFUTED, sentence + ": the stream is split between the ranks")
+    return Judgement(INCONCLUSIVE, sentence)
+
+
+# -- DDP010: rank 0 evaluates while the others wait ----------------------------------------------------
+DDP010_WAIT_SHARE = 0.5
+DDP010_FLOOR_S = 0.01
+
+
+def judge_ddp010(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    by_rank = {r.rank: r for r in ctx.ranks}
+    if 0 not in by_rank or len(by_rank) < 2 or ctx.world_size < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, "needs rank 0 and at least one other rank")
+    rank0 = by_rank[0]
+    evaluation = [e for e in rank0.epochs if e.batches and e.loader not in rank0.training_loaders]
+    if not evaluation:
+        return None if row is None else Judgement(
+            INCONCLUSIVE, "rank 0 ran no evaluation pass within the step budget (raise --max-steps)")
+    eval_sites = {(rank0.loaders.get(e.loader) or {}).get("site", {}).get("line") for e in evaluation}
+    others = [r for r in by_rank.values() if r.rank != 0]
+    sharded = [r.rank for r in others
+               if any((l.get("site") or {}).get("line") in eval_sites and any(e.loader == i and e.batches
+                                                                               for e in r.epochs)
+                      for i, l in r.loaders.items())]
+    if sharded and len(sharded) == len(others):
+        return Judgement(REFUTED, f"every rank ran the evaluation pass (loader on line "
+                         f"{', '.join(str(s) for s in sorted(x for x in eval_sites if x))}), not rank 0 alone")
+    eval_s = 0.0
+    waited = {r.rank: 0.0 for r in others}
+    ops: set = set()
+    for epoch in evaluation:
+        start = epoch.began or 0.0
+        after = [c.began for c in rank0.collectives if c.began >= start]
+        end = min(after) if after else (epoch.last_batch_at or start)
+        eval_s += max(end - start, 0.0)
+        for rank in others:
+            for coll in rank.collectives:
+                finish = coll.began + (coll.duration if coll.duration is not None else ctx.stopped_at - coll.began)
+                overlap = min(finish, end) - max(coll.began, start)
+                if overlap > 0:
+                    waited[rank.rank] += overlap
+                    ops.add(coll.op)
+    least = min(waited.values())
+    numbers = (f"rank 0 spent {eval_s:.2f} s in {len(evaluation)} evaluation pass(es) alone while "
+               + ", ".join(f"rank {r} waited {w:.2f} s" for r, w in sorted(waited.items()))
+               + (f" in {'/'.join(sorted(ops))}" if ops else " in collectives"))
+    if eval_s >= DDP010_FLOOR_S and least >= DDP010_WAIT_SHARE * eval_s:
+        return Judgement(CONFIRMED, numbers + f" ({_pct(least, eval_s)} of the evaluation time at least)")
+    if least < 0.2 * eval_s:
+        return Judgement(REFUTED, numbers + ": the other ranks did not wait for it")
+    return Judgement(INCONCLUSIVE, numbers)
+
+
+# -- DDP011: samplers seeded per rank ----------------------------------------------------------------
+def judge_ddp011(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    per_rank = {}
+    for rank in ctx.ranks:
+        for loader_id, loader in rank.loaders.items():
+            if loader.get("sampler") != "DistributedSampler" or loader.get("seed") is None:
+                continue
+            first = next((e for e in rank.epochs if e.loader == loader_id and e.batches), None)
+            # The finding sits on the DistributedSampler(...) line, not the loader's: any sampler of
+            # the kind will do for it; without one, only a training loader's counts.
+            if first is not None and (row is not None or loader_id in rank.training_loaders):
+                per_rank[rank.rank] = (loader, first)
+                break
+    if len(per_rank) < 2 or ctx.world_size < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, "no DistributedSampler was iterated on two ranks")
+    seeds = {r: loader["seed"] for r, (loader, _) in per_rank.items()}
+    seed_text = ", ".join(f"seed {s} on rank {r}" for r, s in sorted(seeds.items()))
+    overlap = _overlap_sentence(per_rank)
+    shuffled = all(loader.get("shuffle") for loader, _ in per_rank.values())
+    if len(set(seeds.values())) > 1 and shuffled:
+        shared = _shared_indices(per_rank)
+        status = CONFIRMED if shared > 0 else INCONCLUSIVE
+        return Judgement(status, f"DistributedSampler with {seed_text}: the ranks shuffle differently, so their "
+                         f"shards overlap and some samples are never read{overlap}")
+    return Judgement(REFUTED, f"DistributedSampler with {seed_text}{'' if shuffled else ' (no shuffling)'}: "
+                     f"one permutation split between the ranks{overlap}")
+
+
+def _shared_indices(per_rank: dict) -> int:
+    ranks = sorted(per_rank)
+    base = set(per_rank[ranks[0]][1].indices)
+    return sum(1 for r in ranks[1:] for i in per_rank[r][1].indices if i in base)
+
+
+# -- DDP012: steps that wait for data ----------------------------------------------------------------
+DDP012_CONFIRM_SHARE = 0.30
+DDP012_REFUTE_SHARE = 0.10
+
+
+def judge_ddp012(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    medians = {r.rank: m for r in ctx.ranks if (m := r.step_medians()) and m["steps_timed"] >= MIN_TIMED_STEPS}
+    if not medians:
+        return None if row is None else Judgement(INCONCLUSIVE, f"fewer than {MIN_TIMED_STEPS} timed steps per rank")
+    shares = {r: m["data_wait_s"] / m["step_s"] if m["step_s"] > 0 else 0.0 for r, m in medians.items()}
+    text = ", ".join(f"rank {r}: {1000 * medians[r]['data_wait_s']:.1f} of {1000 * medians[r]['step_s']:.1f} ms "
+                     f"({_pct(medians[r]['data_wait_s'], medians[r]['step_s'])})" for r in sorted(medians))
+    sentence = f"share of each step spent waiting for the next batch (medians): {text}"
+    if min(shares.values()) >= DDP012_CONFIRM_SHARE:
+        return Judgement(CONFIRMED, sentence)
+    if row is None:
+        return None
+    on_gpu = any(d.startswith("cuda") for r in ctx.ranks for d in r.devices()) and not ctx.emulated
+    if max(shares.values()) <= DDP012_REFUTE_SHARE:
+        if on_gpu:
+            return Judgement(REFUTED, sentence)
+        return Judgement(INCONCLUSIVE, sentence + "; measured with CPU compute, slower than a GPU's, so on GPUs the "
+                         "data's share would be larger: only a GPU run can refute this")
+    return Judgement(INCONCLUSIVE, sentence)
 
 
 # -- DDP100: rank imbalance nobody predicted ---------------------------------------------------------
@@ -346,6 +731,13 @@ JUDGES: dict[str, Callable[[RunContext, Optional[int]], Optional[Judgement]]] = 
     "DDP003": judge_ddp003,
     "DDP004": judge_ddp004,
     "DDP005": judge_ddp005,
+    "DDP006": judge_ddp006,
+    "DDP007": judge_ddp007,
+    "DDP008": judge_ddp008,
+    "DDP009": judge_ddp009,
+    "DDP010": judge_ddp010,
+    "DDP011": judge_ddp011,
+    "DDP012": judge_ddp012,
 }
 
 RUNTIME_MESSAGES = {
@@ -354,14 +746,23 @@ RUNTIME_MESSAGES = {
     "DDP003": "nn.DataParallel is used (seen at runtime)",
     "DDP004": "the other ranks wait for rank 0's work before training starts (seen at runtime)",
     "DDP005": "several ranks compute on the same GPU (seen at runtime)",
+    "DDP006": "a DataLoader given both shuffle=True and a sampler raised at start-up (seen at runtime)",
+    "DDP007": "the ranks issue different sequences of collectives (seen at runtime)",
+    "DDP008": "torch.load restored tensors onto another rank's GPU (seen at runtime)",
+    "DDP009": "the ranks read the same items from an IterableDataset (seen at runtime)",
+    "DDP010": "rank 0 evaluates alone while the other ranks wait (seen at runtime)",
+    "DDP011": "the ranks' DistributedSamplers use different seeds (seen at runtime)",
 }
+# Judged only for a static finding: DDP012 is opt-in, and a slow loader without the rule's
+# finding is DDP100's business.
+STATIC_ONLY = {"DDP012"}
 
 
 def judge_run(static: Sequence[Diagnostic], ctx: RunContext) -> list[Verdict]:
     verdicts = [_judge_static(finding, ctx) for finding in static]
     predicted = {finding.code for finding in static}
     for code, judge in JUDGES.items():
-        if code in predicted:
+        if code in predicted or code in STATIC_ONLY:
             continue
         judgement = judge(ctx, None)
         if judgement is not None and judgement.status == CONFIRMED:
