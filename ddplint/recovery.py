@@ -141,7 +141,7 @@ def _replace(text: list[bytes], lines: list[bytes], layout: "_Layout", start: in
 
 
 def _line_break(line: bytes) -> bytes:
-    return line[len(line.rstrip(b"\r\n")):] or b"\n"
+    return line[len(line.rstrip(b"\r\n")) :]  # empty on a last line without one
 
 
 def _compile_error(data: bytes, filename: str) -> Optional[BaseException]:
