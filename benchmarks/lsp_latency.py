@@ -1,71 +1,44 @@
-"""Latency of `ddplint lsp`: from a `didChange` of a 1,000-line training script to the
-`publishDiagnostics` for that version, over stdio, as an editor sees it.
+"""Latency of `ddplint lsp` next to `ruff server`, in the same run: from a `didChange` of a
+1,500-line training script to the `publishDiagnostics` for that version, over stdio, as an editor
+sees it.
 
-    python benchmarks/lsp_latency.py [--runs 30] [--debounce-ms 50 0]
+    python benchmarks/lsp_latency.py [--runs 30] [--debounce-ms 50 0] [--lines 1500]
 
-For each debounce setting it starts a fresh server, opens the script, then `--runs` times edits
-code, typing one digit into the learning rate `lr=0.05` and deleting it again (so the file
-keeps its size and its one finding), and waits for that version's diagnostics. It prints the median and
-p90 of those waits, the server's own analysis time (from its log lines), and an in-process
-breakdown of one analysis by engine phase: where the time goes.
+The script comes from benchmarks/train_script.py (generated, the shape of a research `train.py`).
+For each server it opens the script, then `--runs` times changes one number somewhere in the file
+(the learning rate in `main()`, an argument default in the parser, a constant in
+`train_one_epoch`, a model width: each edit a value not seen before, so no result can come from a
+memo of an earlier text), and waits for that version's diagnostics. Then it types
+`print(f'epoch {e` into `train_one_epoch` one character at a time and checks that every
+half-typed state still publishes the findings of the unchanged statements. It prints medians
+and p90s, the server's own analysis time, and an in-process breakdown of one analysis by phase.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import re
+import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from train_script import training_script
+
 REPO = Path(__file__).resolve().parents[1]
-BASE_SCRIPT = REPO / "examples" / "ddp002_missing_set_epoch_buggy.py"
-
-
-def training_script(lines: int = 1000) -> str:
-    """The DDP002 example padded with model blocks and metrics up to `lines` lines: a long but
-    ordinary distributed training script with one finding (the epoch loop without set_epoch)."""
-    head, _, tail = BASE_SCRIPT.read_text().partition("def main():")
-    tail = "def main():" + tail
-    blocks: list[str] = []
-    index = 0
-    while _count(head, blocks, tail) < lines:
-        blocks.append(_block(index))
-        index += 1
-    return head + "".join(blocks) + tail  # within one block (19 lines) of `lines`; main() prints the count
-
-
-def _count(head: str, blocks: list[str], tail: str) -> int:
-    return (head + "".join(blocks) + tail).count("\n")
-
-
-def _block(i: int) -> str:
-    return f'''
-class Block{i}(nn.Module):
-    """Residual MLP block {i}."""
-
-    def __init__(self, width=64, dropout=0.1):
-        super().__init__()
-        self.norm = nn.LayerNorm(width)
-        self.fc1 = nn.Linear(width, width * 4)
-        self.fc2 = nn.Linear(width * 4, width)
-        self.drop = nn.Dropout(dropout)
-
-    def forward(self, x):
-        h = self.fc2(torch.relu(self.fc1(self.norm(x))))
-        return x + self.drop(h)
-
-
-def metric_{i}(pred, target, eps=1e-8):
-    err = (pred - target).abs()
-    return {{"mae": err.mean().item(), "rel": (err / (target.abs() + eps)).mean().item()}}
-
-'''
+HALF_TYPED = "print(f'epoch {e"
+# (text in the script, how to write the number that changes) for the edits, round robin.
+EDIT_SITES = (("lr=0.05, momentum", "lr=0.0{n}, momentum"), ("default=False", "default={n}"),
+              ("num_updates += 1", "num_updates += {n}"), ("kernel_size=3", "kernel_size={n}"))
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -73,130 +46,291 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-async def measure(text: str, runs: int, debounce_ms: float) -> tuple[list[float], list[float]]:
-    """(client-side latencies, server-side analysis times), both in ms."""
-    client = LanguageClient("lsp-latency-benchmark", "1")
-    published: dict[int, float] = {}
-    analysis_ms: list[float] = []
-    new_version = asyncio.Event()
+class Session:
+    """One language server process and the diagnostics it publishes."""
 
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_publish(params: types.PublishDiagnosticsParams):
-        published[params.version] = time.perf_counter()
-        new_version.set()
+    def __init__(self, command: list[str], init_options: dict, env: Optional[dict] = None):
+        self.command = command
+        self.init_options = init_options
+        self.env = env
+        self.client = LanguageClient("lsp-latency-benchmark", "1")
+        self.published: dict[int, tuple[float, list]] = {}
+        self.analysis_ms: list[float] = []
+        self.event = asyncio.Event()
+        self.uri = "file:///benchmark/train.py"
 
-    @client.feature(types.WINDOW_LOG_MESSAGE)
-    def on_log(params: types.LogMessageParams):
-        match = re.search(r"analysed .* in (\d+) ms", params.message)
-        if match:
-            analysis_ms.append(float(match.group(1)))
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_publish(params: types.PublishDiagnosticsParams):
+            if params.version is not None:
+                self.published[params.version] = (time.perf_counter(), params.diagnostics)
+                self.event.set()
 
-    await client.start_io(sys.executable, "-m", "ddplint", "lsp")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options={"debounceMs": debounce_ms}
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        def on_log(params: types.LogMessageParams):
+            match = re.search(r"analysed .* in (\d+) ms", params.message)
+            if match:
+                self.analysis_ms.append(float(match.group(1)))
+
+    async def start(self, text: str) -> list:
+        # `python -m` puts the working directory first on sys.path: run in the checkout measured.
+        cwd = self.env.get("PYTHONPATH") if self.env else None
+        await self.client.start_io(*self.command, env=self.env, cwd=cwd)
+        await self.client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities(), initialization_options=self.init_options)
         )
-    )
-    client.initialized(types.InitializedParams())
-    uri = "file:///benchmark/train_1000_lines.py"
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
-    )
-    await _wait_for(published, new_version, 1)
-    analysis_ms.clear()
-    row = next(i for i, line in enumerate(text.split("\n")) if "lr=0.05" in line)
-    end = text.split("\n")[row].index("lr=0.05") + len("lr=0.05")
-    latencies = []
-    for version in range(2, runs + 2):
-        typed = version % 2 == 0  # add a digit, then remove it again
-        at = types.Position(line=row, character=end)
-        after = types.Position(line=row, character=end + 1)
-        change = types.TextDocumentContentChangePartial(
-            range=types.Range(start=at, end=at if typed else after), text="1" if typed else ""
-        )
-        sent = time.perf_counter()
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+        self.client.initialized(types.InitializedParams())
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=text)
             )
         )
-        await _wait_for(published, new_version, version)
-        latencies.append((published[version] - sent) * 1000)
+        return await self.wait(1)
+
+    async def change(self, version: int, text: str) -> tuple[float, list]:
+        """Send the whole new text; (ms until its diagnostics, the diagnostics)."""
+        sent = time.perf_counter()
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        diagnostics = await self.wait(version)
+        return (self.published[version][0] - sent) * 1000, diagnostics
+
+    async def wait(self, version: int) -> list:
+        while version not in self.published:
+            self.event.clear()
+            await asyncio.wait_for(self.event.wait(), 120)
+        return self.published[version][1]
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+class RawSession:
+    """The same over plain JSON-RPC, for servers whose replies pygls's types refuse (ruff's
+    notebook selector). Requests from the server get an empty answer."""
+
+    def __init__(self, command: list[str], init_options: dict):
+        self.command, self.init_options = command, init_options
+        self.published: dict[int, tuple[float, list]] = {}
+        self.analysis_ms: list[float] = []
+        self.event = asyncio.Event()
+        self.uri = "file:///benchmark/train.py"
+        self._next_id = 0
+        self._replies: dict[int, asyncio.Future] = {}
+
+    async def start(self, text: str) -> list:
+        self.process = await asyncio.create_subprocess_exec(
+            *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+        self.reader = asyncio.ensure_future(self._read())
+        await self._request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {},
+                                           "initializationOptions": self.init_options})
+        self._notify("initialized", {})
+        self._notify("textDocument/didOpen", {"textDocument": {"uri": self.uri, "languageId": "python", "version": 1, "text": text}})
+        return await self.wait(1)
+
+    async def change(self, version: int, text: str) -> tuple[float, list]:
+        sent = time.perf_counter()
+        self._notify("textDocument/didChange", {"textDocument": {"uri": self.uri, "version": version},
+                                                "contentChanges": [{"text": text}]})
+        diagnostics = await self.wait(version)
+        return (self.published[version][0] - sent) * 1000, diagnostics
+
+    async def wait(self, version: int) -> list:
+        return await Session.wait(self, version)
+
+    async def stop(self) -> None:
+        await self._request("shutdown", None)
+        self._notify("exit", None)
+        await asyncio.wait_for(self.process.wait(), 30)
+        self.reader.cancel()
+
+    def _send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def _notify(self, method: str, params) -> None:
+        self._send({"method": method, "params": params})
+
+    async def _request(self, method: str, params):
+        self._next_id += 1
+        future = self._replies[self._next_id] = asyncio.get_running_loop().create_future()
+        self._send({"id": self._next_id, "method": method, "params": params})
+        return await asyncio.wait_for(future, 120)
+
+    async def _read(self) -> None:
+        while True:
+            length = 0
+            while True:
+                line = await self.process.stdout.readline()
+                if not line:
+                    return
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+                if line in (b"\r\n", b"\n"):
+                    break
+            message = json.loads(await self.process.stdout.readexactly(length))
+            if "id" in message and "method" in message:  # a request from the server
+                self._send({"id": message["id"], "result": None})
+            elif "id" in message:
+                future = self._replies.pop(message["id"], None)
+                if future is not None and not future.done():
+                    future.set_result(message.get("result"))
+            elif message.get("method") == "textDocument/publishDiagnostics":
+                params = message["params"]
+                if params.get("version") is not None:
+                    self.published[params["version"]] = (time.perf_counter(), [_Found(d) for d in params["diagnostics"]])
+                    self.event.set()
+
+
+class _Found:
+    """A raw diagnostic with the two fields the checks read."""
+
+    def __init__(self, raw: dict):
+        self.code = raw.get("code")
+        self.range = types.Range(types.Position(**raw["range"]["start"]), types.Position(**raw["range"]["end"]))
+
+
+def edited_texts(text: str, runs: int) -> list[str]:
+    out = []
+    for run in range(runs):
+        old, new = EDIT_SITES[run % len(EDIT_SITES)]
+        out.append(text.replace(old, new.format(n=run + 2), 1))
+    return out
+
+
+def half_typed_texts(text: str) -> tuple[int, list[str]]:
+    """(0-based row of the new line, the text after each keystroke)."""
+    lines = text.split("\n")
+    row = next(i for i, line in enumerate(lines) if "num_updates += 1" in line)
+    indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+    return row, ["\n".join(lines[:row] + [indent + HALF_TYPED[:n]] + lines[row:]) for n in range(1, len(HALF_TYPED) + 1)]
+
+
+async def measure(command: list[str], init_options: dict, text: str, runs: int, check_half_typed: bool,
+                  env: Optional[dict] = None) -> dict:
+    session = Session(command, init_options, env) if check_half_typed else RawSession(command, init_options)
+    baseline = await session.start(text)
+    session.analysis_ms.clear()
+    latencies = []
+    version = 1
+    for edited in edited_texts(text, runs):
+        version += 1
+        ms, _ = await session.change(version, edited)
+        latencies.append(ms)
         await asyncio.sleep(0.2)  # an editor's user pauses: measure single edits, not a queue
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
-    return latencies, analysis_ms
-
-
-async def _wait_for(published: dict, event: asyncio.Event, version: int) -> None:
-    while version not in published:
-        event.clear()
-        await asyncio.wait_for(event.wait(), 120)
+    # Back to the original, then type the half line.
+    version += 1
+    await session.change(version, text)
+    row, states = half_typed_texts(text)
+    expected = sorted((d.code, d.range.start.line + (d.range.start.line >= row)) for d in baseline)
+    half_ms, kept = [], 0
+    for state in states:
+        version += 1
+        ms, diagnostics = await session.change(version, state)
+        half_ms.append(ms)
+        findings = sorted((d.code, d.range.start.line) for d in diagnostics if d.code != "DDP000")
+        kept += (findings == expected) if check_half_typed else 0
+        await asyncio.sleep(0.05)
+    await session.stop()
+    return {"latencies": latencies, "analysis": list(session.analysis_ms), "half_ms": half_ms,
+            "half_kept": kept, "half_states": len(states), "findings": len(baseline)}
 
 
 def engine_breakdown(text: str) -> list[tuple[str, float]]:
-    """One analysis of `text` in process, phase by phase (ms, best of 3): what the server's time is made of."""
+    """One analysis of `text` in process, phase by phase (ms, best of 3), fresh and after an edit
+    with the server's statement parser: what the server's time is made of."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
 
     from ddplint.analysis import build_facts
+    from ddplint.engine import lint_source
+    from ddplint.lsp.incremental import StatementParser
+    from ddplint.positions import positions_of
     from ddplint.rules import select_rules
 
     data = text.encode()
+    rules = select_rules()
 
-    def best(step):
-        times = []
+    def best(step, prepare=lambda: None):
+        times, result = [], None
         for _ in range(3):
+            prepare()
             started = time.perf_counter()
             result = step()
             times.append((time.perf_counter() - started) * 1000)
         return min(times), result
 
     phases = []
-    ms, _ = best(lambda: compile(data, "t.py", "exec", 0x400, dont_inherit=True))
-    phases.append(("CPython screen (compile to AST)", ms))
+    ms, _ = best(lambda: compile(data, "t.py", "exec", dont_inherit=True))
+    phases.append(("CPython screen (compile)", ms))
     ms, module = best(lambda: cst.parse_module(data))
-    phases.append(("libcst.parse_module", ms))
+    phases.append(("libcst.parse_module, whole file", ms))
+    parser = StatementParser()
+    parser.parse(data)
+    edits = iter(edited_texts(text, 100))
+    ms, _ = best(lambda: parser.parse(next(edits).encode()))
+    phases.append(("statement parser after an edit (lsp/incremental.py)", ms))
     ms, facts = best(lambda: build_facts(module, text))
     phases.append(("build_facts (ModuleFacts pass)", ms))
     # Rules share lazily derived facts (loaders, ranks, ...): time them all together on fresh
     # facts each time, or the first rule pays for the others and the rest look free.
-    rules_ms = []
-    for _ in range(3):
-        fresh = build_facts(module, text)
-        started = time.perf_counter()
-        for rule in select_rules():
-            list(rule.check(fresh))
-        rules_ms.append((time.perf_counter() - started) * 1000)
-    phases.append((f"the {len(select_rules())} default rules, fresh facts", min(rules_ms)))
-    ms, _ = best(lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
-    phases.append(("PositionProvider (locating findings)", ms))
+    fresh = []
+    ms, findings = best(lambda: [f for rule in rules for f in rule.check(fresh[-1])],
+                        lambda: fresh.append(build_facts(module, text)))
+    phases.append((f"the {len(rules)} default rules, fresh facts", ms))
+    anchors = [f.node for f in findings]
+    ms, _ = best(lambda: positions_of(module, anchors))
+    phases.append(("positions of the findings, whole module", ms))
+    ms, _ = best(lambda: lint_source(text, "t.py", rules))
+    phases.append(("lint_source, fresh", ms))
+    ms, _ = best(lambda: lint_source(next(edits), "t.py", rules, parser=parser))
+    phases.append(("lint_source after an edit, statement parser", ms))
     return phases
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--lines", type=int, default=1500)
     parser.add_argument("--debounce-ms", type=float, nargs="+", default=[50.0, 0.0])
+    parser.add_argument("--no-ruff", action="store_true", help="do not measure ruff server")
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also measure the server of another ddplint checkout (e.g. before a change), in the same run")
     args = parser.parse_args(argv)
     text = training_script(args.lines)
-    print(f"script: {text.count(chr(10))} lines, {len(text.encode())} bytes; {args.runs} edits per setting")
-    for debounce in args.debounce_ms:
-        latencies, analysis = asyncio.run(measure(text, args.runs, debounce))
-        print(
-            f"debounce {debounce:g} ms: didChange -> publishDiagnostics median {statistics.median(latencies):.0f} ms, "
-            f"p90 {percentile(latencies, 0.9):.0f} ms (min {min(latencies):.0f}, max {max(latencies):.0f}); "
-            f"server-side analysis median {statistics.median(analysis):.0f} ms"
-        )
+    print(f"script: {text.count(chr(10))} lines, {len(text.encode())} bytes; {args.runs} edits per server")
+    here = {**os.environ, "PYTHONPATH": str(REPO)}
+    servers = [(f"ddplint lsp, debounce {d:g} ms", [sys.executable, "-m", "ddplint", "lsp"], {"debounceMs": d}, True, here)
+               for d in args.debounce_ms]
+    if args.compare:
+        other = {**os.environ, "PYTHONPATH": str(args.compare.resolve())}
+        servers += [(f"ddplint lsp from {args.compare}, debounce {d:g} ms", [sys.executable, "-m", "ddplint", "lsp"],
+                     {"debounceMs": d}, True, other) for d in args.debounce_ms]
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not args.no_ruff and Path(ruff).exists():
+        servers.append(("ruff server (--select ALL)", [ruff, "server"], {"settings": {"lint": {"select": ["ALL"]}}}, False, None))
+    for name, command, options, ours, env in servers:
+        result = asyncio.run(measure(command, options, text, args.runs, ours, env))
+        lat = result["latencies"]
+        line = (f"{name}: didChange -> publishDiagnostics median {statistics.median(lat):.0f} ms, "
+                f"p90 {percentile(lat, 0.9):.0f} ms (min {min(lat):.0f}, max {max(lat):.0f}); "
+                f"half-typed states median {statistics.median(result['half_ms']):.0f} ms")
+        if result["analysis"]:
+            line += f"; server-side analysis median {statistics.median(result['analysis']):.0f} ms"
+        if ours:
+            line += (f"; {result['half_kept']}/{result['half_states']} half-typed states published the "
+                     f"{result['findings']} unchanged findings")
+        print(line, flush=True)
     print("one analysis in process, by phase (best of 3):")
     for name, ms in engine_breakdown(text):
-        print(f"  {name:40s} {ms:7.1f} ms")
+        print(f"  {name:52s} {ms:7.1f} ms")
     try:
-        import os
-
-        print(f"load average at the end: {os.getloadavg()[0]:.2f} (2-core machine)")
+        print(f"load average at the end: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     except OSError:
         pass
     return 0

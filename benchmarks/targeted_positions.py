@@ -62,7 +62,7 @@ def main() -> int:
         mismatches += sum(1 for node in nodes if reference[node] != mine[node])
     print(f"{len(files)} files, every node: {mismatches} ranges differ from PositionProvider's")
     sys.path.insert(0, str(repo / "benchmarks"))
-    from lsp_latency import training_script
+    from train_script import training_script
 
     module = cst.parse_module(training_script(1000))
     loops = [node for node in _all_nodes(module) if isinstance(node, cst.For)][:3]

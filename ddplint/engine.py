@@ -8,9 +8,10 @@ above it: fixes are located here (`ddplint.edits`) but applied by `ddplint.fix`.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.project import ProjectIndex
@@ -19,6 +20,7 @@ from ddplint.diagnostics import error_diagnostic as _error  # short local names:
 from ddplint.diagnostics import one_line as _one_line
 from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
+from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import Finding, Rule, select_rules
 from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
@@ -28,17 +30,27 @@ NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
+class Parser(Protocol):
+    """libcst's parse and positions (positions.positions_of), however they are obtained."""
+
+    def parse(self, data: bytes) -> cst.Module: ...
+
+    def positions(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]: ...
+
+
 def lint_source(
     source: bytes | str,
     filename: str = "<stdin>",
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    parser: Optional[Parser] = None,
 ) -> list[Diagnostic]:
     """Check one file's contents. Never raises for anything in the source.
 
     `project`: the files checked together with this one (cross-module flow). The result then
-    also depends on the files `project.dependencies(filename)` lists."""
+    also depends on the files `project.dependencies(filename)` lists. `parser`: one that gives
+    libcst's tree and positions faster (the language server's, lsp/incremental.py)."""
     rules = select_rules() if rules is None else rules
     data = source.encode("utf-8") if isinstance(source, str) else source
     active = candidates_by_bytes(data, rules)
@@ -51,6 +63,10 @@ def lint_source(
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
     problem, names = compile_screen(data, filename)
+    recovered = recover(data, filename) if problem is not None and problem.is_syntax_error else None
+    if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
+        broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
+        return sorted(broken + lint_source(recovered.data, filename, rules, errors, project, parser), key=lambda d: d.sort_key)
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
@@ -59,7 +75,7 @@ def lint_source(
     if not active:
         return []
     try:
-        module = cst.parse_module(data)
+        module = parser.parse(data) if parser is not None else cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
         return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)]
     except Exception as exc:  # libcst raises a few other types on exotic input
@@ -85,14 +101,14 @@ def lint_source(
     if not findings:
         return []
     try:
-        return _locate(findings, module, text, filename)
+        return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
 
 
-def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str) -> list[Diagnostic]:
+def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str, locate=positions_of) -> list[Diagnostic]:
     # Positions are resolved only for files that have findings, and only for the nodes named.
-    positions = positions_of(module, _anchors(findings))
+    positions = locate(module, _anchors(findings))
     lines = split_lines(text)
     out = []
     for finding in findings:

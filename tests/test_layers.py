@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ddplint.analysis",),  # what the code does: facts, flow, the data/rank/device models
     ("ddplint.edits",),  # fixes as rules write them
     ("ddplint.rules",),  # the checks
-    ("ddplint.screen", "ddplint.cache", "ddplint.engine"),  # one file's source -> located findings
+    ("ddplint.screen", "ddplint.recovery", "ddplint.cache", "ddplint.engine"),  # one file's source -> located findings
     ("ddplint.fix", "ddplint.notebook", "ddplint.api", "ddplint.config", "ddplint.output"),  # files, formats, fixes
     ("ddplint.cli", "ddplint.__main__", "ddplint.lsp", "ddplint.verify"),  # front ends
 )

@@ -27,7 +27,9 @@ async def client(lsp_client: LanguageClient):
     capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
         synchronization=types.NotebookDocumentSyncClientCapabilities()
     )
-    result = await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=capabilities, initialization_options={"showSyntaxErrors": True})
+    )
     lsp_client.server_notebook_sync = result.capabilities.notebook_document_sync
     yield
     await lsp_client.shutdown_session()

@@ -62,3 +62,10 @@ async def test_unsafe_fixes_option_puts_unsafe_fixes_into_fix_all(client: Langua
     assert fix_all.title == "ddplint: apply all fixes in this file"
     fixed = apply_text_edits(source, edits_for(fix_all, uri))
     assert "sampler=DistributedSampler(dataset" in fixed
+
+
+async def test_half_typed_line_hides_no_finding_and_syntax_errors_are_off_by_default(client: LanguageClient):
+    uri = "file:///virtual/half_typed.py"
+    open_document(client, uri, "import torch.nn as nn\nprint(f'epoch {e\nmodel = nn.DataParallel(model)\n")
+    [diagnostic] = (await published(client, uri, version=1)).diagnostics
+    assert diagnostic.code == "DDP003" and diagnostic.range.start.line == 2

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, lint_source
+from ddplint.lsp.incremental import StatementParser
 from ddplint.rules import Rule
 
 
@@ -26,11 +27,15 @@ class EngineOutcome:
     seconds: float
 
 
+# One per worker process: the statements of every document it analysed, parsed once.
+_PARSER = StatementParser()
+
+
 def run_engine(text: str, filename: str, rules: Sequence[Rule]) -> EngineOutcome:
     started = time.perf_counter()
     errors: list[InternalError] = []
     try:
-        diagnostics = tuple(lint_source(text, filename, rules, errors))
+        diagnostics = tuple(lint_source(text, filename, rules, errors, parser=_PARSER))
         crash = None
     except Exception:  # RecursionError and MemoryError too: whatever a text does, the server lives
         diagnostics, crash = (), traceback.format_exc()

@@ -16,6 +16,7 @@ the version that was analysed; otherwise a newer change has already scheduled th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import traceback
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
 from ddplint.lsp.notebooks import NotebookStore
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
 from ddplint.lsp.worker import DEFAULT_TIMEOUT_S, AnalysisWorker
+from ddplint.recovery import is_syntax_error
 from ddplint.rules import RULES_BY_CODE, UnknownSelector, select_rules
 
 DEFAULT_DEBOUNCE_MS = 50.0
@@ -58,6 +60,9 @@ class Options:
     docs_url: Optional[str] = None  # template, see rule_docs
     unsafe_fixes: bool = False  # whether "apply all fixes" includes fixes that change behaviour
     analysis_timeout_s: float = DEFAULT_TIMEOUT_S  # an analysis running longer is stopped
+    # Off, like ruff's showSyntaxErrors in its server: the editor's Python support shows them already,
+    # and a half-typed line would flash an error on every keystroke. The other findings stay either way.
+    show_syntax_errors: bool = False
 
     def update(self, init_options: Any, log) -> None:
         if not isinstance(init_options, dict):
@@ -71,6 +76,8 @@ class Options:
             self.docs_url = init_options["docsUrl"]
         if isinstance(init_options.get("unsafeFixes"), bool):
             self.unsafe_fixes = init_options["unsafeFixes"]
+        if isinstance(init_options.get("showSyntaxErrors"), bool):
+            self.show_syntax_errors = init_options["showSyntaxErrors"]
         timeout = init_options.get("analysisTimeoutS")
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
             self.analysis_timeout_s = float(timeout)
@@ -354,6 +361,8 @@ class DdplintServer(LanguageServer):
             outcome = await self._worker.analyse(text, filename_of(target), [rule.code for rule in rules])
         if self._stamp(target) != stamp:
             return  # superseded: the change that superseded it has its own analysis scheduled
+        if not self.options.show_syntax_errors:
+            outcome = dataclasses.replace(outcome, diagnostics=tuple(d for d in outcome.diagnostics if not is_syntax_error(d)))
         self._report_problems(target, outcome)
         self.log(
             types.MessageType.Log,  # before publishing: a client holding the diagnostics has this line
