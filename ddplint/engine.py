@@ -25,7 +25,8 @@ from ddplint.rules import Finding, Rule, select_rules
 from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
 
-# `# noqa`, `#noqa:DDP001`, `# noqa: DDP001, DDP002` (the LSP's noqa editing reads the same grammar).
+# A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
+# language server reads the same grammar when it edits these comments.
 NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import cached_property, lru_cache
-from typing import Iterator, Optional, Sequence
+from typing import AbstractSet, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -185,7 +185,7 @@ class _Collector(cst.CSTVisitor):
     def visit_While(self, node: cst.While) -> bool:
         return self._loop(node, (node.test,))
 
-    def _loop(self, node: Loop, header: tuple) -> bool:
+    def _loop(self, node: Union[cst.For, cst.While], header: tuple) -> bool:
         for part in header:  # the iterable or condition is not part of the repeated body
             self.walk(part)
         self._enter_loop(node)
@@ -373,7 +373,7 @@ class ModuleFacts:
             return []
         return hidden_in_arms(binding, use.scope.lookup(key), use)
 
-    def subclasses_of(self, qualified: set[str]) -> set[str]:
+    def subclasses_of(self, qualified: AbstractSet[str]) -> set[str]:
         """Names of classes in this file that derive (transitively) from one of `qualified`."""
         found: set[str] = set()
         changed = True
@@ -390,7 +390,7 @@ class ModuleFacts:
                         break
         return found
 
-    def is_instance_of(self, call: cst.Call, qualified: set[str], local_classes: set[str]) -> bool:
+    def is_instance_of(self, call: cst.Call, qualified: AbstractSet[str], local_classes: AbstractSet[str]) -> bool:
         """Whether a call constructs one of `qualified` or a local subclass of them."""
         callee = dotted_name(call.func)
         return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))

@@ -125,9 +125,9 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         if inner is not None:
             summary.collectives[function.name] = inner
     for site, owner, _ in data.set_epoch_calls:
-        function = facts.function_of(site.context.scope)
-        if function in top_level and isinstance(owner, cst.Name) and owner.value in function.params:
-            summary.epoch_setters.setdefault(function.name, (owner.value, function.params.index(owner.value)))
+        setter = facts.function_of(site.context.scope)
+        if setter is not None and setter in top_level and isinstance(owner, cst.Name) and owner.value in setter.params:
+            summary.epoch_setters.setdefault(setter.name, (owner.value, setter.params.index(owner.value)))
     for name in data.iterable_dataset_classes:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
@@ -348,7 +348,7 @@ def _imported_names(statement: bytes) -> list[str]:
         tree = ast.parse(statement.decode("utf-8", "replace").strip())
     except (SyntaxError, ValueError):
         return []
-    names = []
+    names: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
@@ -391,7 +391,7 @@ class ProjectView:
 
     def starts_process_group(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)
-        return bool(target) and target[1] in target[0].process_group_starters
+        return target is not None and target[1] in target[0].process_group_starters
 
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         """The call sets the device per rank: a project function that does, or `mp.spawn` of one
@@ -404,7 +404,7 @@ class ProjectView:
 
     def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
         target = self._target(facts, func)
-        return bool(target) and target[1] in target[0].device_setters
+        return target is not None and target[1] in target[0].device_setters
 
     def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:
         """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""

@@ -48,6 +48,7 @@ class ActionBuilder:
 
     def apply_fix(self, diagnostic: Diagnostic) -> types.CodeAction:
         fix = diagnostic.fix
+        assert fix is not None, "only diagnostics with a fix get a fix action"
         title = f"{diagnostic.code}: {fix.message}" + ("" if fix.is_safe else " (unsafe)")
         edits = [to_text_edit(edit, self.document, self.encoding) for edit in fix.edits]
         return types.CodeAction(

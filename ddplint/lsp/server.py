@@ -510,18 +510,15 @@ class DdplintServer(LanguageServer):
 def _handler(method):
     """pygls tags handlers with attributes, which bound methods cannot carry: wrap each in a plain
     function (a coroutine function for async methods, so pygls still awaits it)."""
-    if inspect.iscoroutinefunction(method):
+    async def awaiting_handler(params):
+        return await method(params)
 
-        async def handler(params):
-            return await method(params)
+    def handler(params):
+        return method(params)
 
-    else:
-
-        def handler(params):
-            return method(params)
-
-    handler.__name__ = method.__name__
-    return handler
+    chosen = awaiting_handler if inspect.iscoroutinefunction(method) else handler
+    chosen.__name__ = method.__name__
+    return chosen
 
 
 def is_python(item: types.TextDocumentItem) -> bool:

@@ -130,7 +130,7 @@ def _names_written_by(nodes: list[cst.CSTNode]) -> set[str]:
     """Variables a statement assigns or mutates: `x = ...`, `x[0] = ...`, `x.append(...)`,
     `x.copy_(...)`."""
     names = set()
-    targets = []
+    targets: list[cst.BaseExpression] = []
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
             targets.append(node.target)
@@ -155,9 +155,10 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) 
         if ranks.collective_kind(site) == "broadcast":
             return site
     statements = list(branch.context.statements_after())
-    if isinstance(node, cst.IfExp) and branch.context.current_statement() is not None:
+    current = branch.context.current_statement()
+    if isinstance(node, cst.IfExp) and current is not None:
         # `objs = broadcast(load() if rank == 0 else None)`: the wait is in the same statement
-        statements.insert(0, branch.context.current_statement())
+        statements.insert(0, current)
     following = facts.calls_in_statements(statements)
     for index, site in enumerate(following):
         kind = ranks.collective_kind(site)
@@ -183,7 +184,8 @@ def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> 
 def _names_written_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> set[str]:
     """Names the guarded code assigns or mutates (`rows = ...`, `examples.append(...)`)."""
     guarded = facts.calls_in_arm(branch, arm)
-    inside = {id(n) for n in walk(_arm_node(branch, arm))}
+    arm_node = _arm_node(branch, arm)
+    inside = {id(n) for n in walk(arm_node)} if arm_node is not None else set()
     names = set()
     for key, bindings in branch.context.scope.bindings.items():
         if any(id(binding.node) in inside for binding in bindings):

@@ -64,6 +64,7 @@ def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
     if index is None:
         return None  # passed by position: dropping it would shift the arguments after it
     shuffle = call.args[index]
+    assert shuffle.keyword is not None  # found by its keyword
     if index + 1 < len(call.args):
         following = call.args[index + 1]
         edit = NodeEdit("", shuffle.keyword, "until", following.keyword or following.value)
