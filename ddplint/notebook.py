@@ -25,6 +25,15 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _HELP_LINE = re.compile(r"^\s*(?:\?{1,2}\s*[\w.]+|[\w.]+\?{1,2})\s*$")
 # `files = !ls`, `out = %timeit -o f()`: IPython assigns a shell escape's or magic's output.
 _ASSIGNED_ESCAPE = re.compile(r"^\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[!%]")
+# IPython's automagic: its default shell aliases and the common line magics run without `%`
+# (`ls data/`, `cd ..`, `pip install x`). Only a line that is not Python by itself counts.
+_AUTOMAGIC_WORDS = frozenset(
+    {
+        "cd", "ls", "pwd", "cat", "cp", "mv", "rm", "rmdir", "mkdir", "ll", "lf", "lk", "lx", "ldir",
+        "pip", "conda", "env", "load_ext", "reload_ext", "autoreload", "matplotlib", "time", "timeit",
+        "run", "who", "whos", "history", "pushd", "popd", "dhist", "alias", "unalias", "sx", "sc",
+    }
+)
 
 
 class NotebookError(ValueError):
@@ -103,7 +112,23 @@ def _ipython_lines(lines: list[str]) -> set[int]:
 
 
 def _is_ipython_line(line: str) -> bool:
-    return line.lstrip().startswith(("%", "!")) or bool(_HELP_LINE.match(line) or _ASSIGNED_ESCAPE.match(line))
+    if line.lstrip().startswith(("%", "!")) or _HELP_LINE.match(line) or _ASSIGNED_ESCAPE.match(line):
+        return True
+    return _is_automagic(line)
+
+
+def _is_automagic(line: str) -> bool:
+    words = line.split(None, 1)
+    if len(words) < 2 or words[0] not in _AUTOMAGIC_WORDS or line[:1].isspace():
+        return False
+    depth, quote, continued = _scan(line, 0, None)
+    if depth or quote or continued:
+        return False  # the start of a longer statement: Python's to judge
+    try:
+        compile(line, "<cell line>", "exec")  # only compiled, never run
+    except SyntaxError:
+        return True
+    return False
 
 
 def _scan(line: str, depth: int, quote: Optional[str]) -> tuple[int, Optional[str], bool]:

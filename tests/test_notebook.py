@@ -230,11 +230,14 @@ def test_shell_escapes_continued_by_backslash_and_assigned_escapes_are_ipython()
             "files = !ls data/\n", "timing = %timeit -o f()\n",  # output of an escape, assigned
             "total = a \\\n", "    % b\n",  # Python: a modulo after a backslash continuation
             "ok = x != y\n",  # Python: a comparison, not an escape
+            "ls /content/checkpoints/\n", "cd ..\n",  # automagic: IPython's shell aliases without `!`
+            "ls = sorted(names)\n", "time.sleep(1)\n",  # Python that starts with an alias's name
         )
     ]
     program = read_notebook(notebook_text(cells)).program
     compile(program, "nb", "exec")
-    for ipython in ("    --epochs 3", "    --out runs/", "files = !ls", "timing = %timeit"):
+    assert "\nls = sorted(names)\n" in program and "\ntime.sleep(1)\n" in program
+    for ipython in ("    --epochs 3", "    --out runs/", "files = !ls", "timing = %timeit", "ls /content", "cd .."):
         assert "\n" + ipython not in program
     assert "    % b\n" in program and "ok = x != y\n" in program
 
