@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-import libcst as cst
-
-from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
+from ddplint.analysis.facts import BranchSite, ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
 
@@ -19,9 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         arm = ranks.single_rank_arm(branch)
         if arm is None or branch.context.branches and ranks.runs_on_one_rank_only(branch.context):
             continue  # an inner guard of an already guarded block: the outer one is reported
-        loops = [
-            loop for loop in facts.loops if (branch.node, arm) in loop.context.branches and not _fixed_items(facts, loop)
-        ]
+        loops = [loop for loop in facts.loops if (branch.node, arm) in loop.context.branches]
         work = data.evaluation_pass(facts.calls_in_arm(branch, arm), loops)
         if work is None:
             continue
@@ -36,23 +32,6 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"evaluation loader a DistributedSampler(val_set, shuffle=False), evaluate on every "
             f"rank, all_reduce the metric sums (correct, count, loss) and print on rank 0",
         )
-
-
-def _fixed_items(facts: ModuleFacts, loop: LoopSite) -> bool:
-    """A loop over items written in the code (`for prompt in ["The capital of France is", ...]`):
-    a few samples for the log, the same size however large the dataset, not an evaluation pass."""
-    iterable = loop.iterable
-    if iterable is None:
-        return False
-    sources = facts.flow.sources(iterable, loop.context.scope, loop.context.branches)
-    return bool(sources) and all(
-        isinstance(source.node, (cst.List, cst.Tuple)) and all(_literal(e.value) for e in source.node.elements)
-        for source in sources
-    )
-
-
-def _literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
 
 def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
