@@ -210,3 +210,28 @@ def test_tokenising_the_written_prompts_is_part_of_the_sample(lint):
                 print(tokenizer.decode(model.module.generate(ids)))
         model.train()"""
     assert lint(_script("", call), ["DDP010"]) == []
+
+
+# -- counted loops: what the count is and what the body picks by the index ---------------------
+_COUNTED = """
+@torch.no_grad()
+def sliced_loss(net, val_tokens, batch):
+    net.eval()
+    total = 0.0
+    for i in range({count}):
+        chunk = val_tokens[i * batch:(i + 1) * batch]
+        total += net(chunk).item()
+    net.train()
+    return total
+"""
+
+
+def test_batches_sliced_from_the_validation_tensor_are_an_evaluation_pass(lint):
+    for count in ("len(val_tokens) // batch", "steps_for(val_tokens)"):
+        functions = _COUNTED.format(count=count)
+        assert len(_flagged(lint, functions, "print(sliced_loss(model.module, held_out, 16))")) == 1, count
+
+
+def test_a_count_given_on_the_command_line_picks_a_fixed_handful(lint):
+    functions = _COUNTED.format(count="args.num_samples")
+    assert _flagged(lint, functions, "print(sliced_loss(model.module, held_out, 16))") == []

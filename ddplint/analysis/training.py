@@ -191,12 +191,18 @@ class Training:
         iterable = loop.iterable
         if iterable is None:
             return False  # `while` that draws no data: a generation loop, not a pass
+        scope, arms = loop.context.scope, loop.context.branches
         iterated = _what_is_iterated(iterable)
         if iterated is None:
-            return False  # `range(n)` with no data drawn in the body: n repeats of one input
+            # `range(n)` drawing no data: n repeats of one input, unless n is not a number the
+            # code or the command line gives and the body picks items by the index (`data[i]`)
+            if self._fixed_count(iterable, scope, arms):
+                return False
+            iterated = _indexed_by_item(loop)
+            if not iterated:
+                return False
         if self.work.loop_work(loop, self.epochs.loaders.all) is not None:
             return True
-        scope, arms = loop.context.scope, loop.context.branches
         if all(self._fixed_size(expr, scope, arms) for expr in iterated):
             return False
         return self._hands_items_on(loop)
@@ -245,6 +251,32 @@ class Training:
                     continue
             return False
         return True
+
+    def _fixed_count(self, call: cst.BaseExpression, scope, arms: tuple) -> bool:
+        """`range(4)`, `range(args.num_validation_images)`: every bound is a number written in
+        the code or given on the command line."""
+        if not isinstance(call, cst.Call):
+            return False
+        return all(self._fixed_number(arg.value, scope, arms) for arg in call.args)
+
+    def _fixed_number(self, expr: cst.BaseExpression, scope, arms: tuple = (), depth: int = 0) -> bool:
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            return self._fixed_number(expr.left, scope, arms, depth) and self._fixed_number(
+                expr.right, scope, arms, depth
+            )
+        if depth > 3 or not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        sources = self.facts.flow.sources(expr, scope, arms)
+        return bool(sources) and all(
+            source.node is not None
+            and (
+                self._from_command_line(source.node, source.scope)
+                or (source.node is not expr and self._fixed_number(source.node, source.scope, (), depth + 1))
+            )
+            for source in sources
+        )
 
     def _from_command_line(self, node: cst.CSTNode, scope) -> bool:
         """`args.validation_prompts` where `args = parser.parse_args()` of an
@@ -329,9 +361,10 @@ def _what_is_iterated(iterable: cst.BaseExpression) -> Optional[list[cst.BaseExp
         name = iterable.func.value
         positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
         if name == "range":
+            # `range(len(val_set))`, `range(len(data) // batch_size)`: the items of what is counted
             counted = [
-                value.args[0].value for value in positional
-                if isinstance(value, cst.Call) and last_name(value.func) == "len" and value.args
+                node.args[0].value for value in positional for node in walk(value)
+                if isinstance(node, cst.Call) and last_name(node.func) == "len" and node.args
             ]
             return counted or None
         if name in _SAME_ITEMS and positional:
@@ -353,6 +386,17 @@ def _stores(site: "CallSite") -> bool:
 def _items_of(loop: LoopSite) -> set[str]:
     target = getattr(loop.node, "target", None)
     return {n.value for n in walk(target) if isinstance(n, cst.Name)} if target is not None else set()
+
+
+def _indexed_by_item(loop: LoopSite) -> list[cst.BaseExpression]:
+    """What the body of `for i in range(n)` subscripts with the index (`val_data[i * bs:]`)."""
+    items = _items_of(loop)
+    if not items or not isinstance(loop.node, cst.For):
+        return []
+    return [
+        node.value for node in walk(loop.node.body)
+        if isinstance(node, cst.Subscript) and any(_mentions(element.slice, items) for element in node.slice)
+    ]
 
 
 def _a_count(expr: cst.BaseExpression) -> bool:
