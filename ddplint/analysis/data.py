@@ -50,7 +50,7 @@ class DataModel:
 
     @cached_property
     def training(self) -> Training:
-        return Training(self.facts, self.epochs)
+        return Training(self.facts, self.epochs, self.work)
 
     @cached_property
     def streams(self) -> Streams:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
 from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.records import LoopSite
@@ -28,9 +29,10 @@ _OPTIMIZER_LIKE = re.compile(r"optim|^opt$|scaler|engine")
 
 
 class Training:
-    def __init__(self, facts, epochs: Epochs) -> None:
+    def __init__(self, facts, epochs: Epochs, work: DataWork) -> None:
         self.facts = facts
         self.epochs = epochs
+        self.work = work
 
     def is_training_loader(self, loader: LoaderInfo) -> bool:
         """Trained on: iterated where the model steps; else, unless named for evaluation
@@ -138,7 +140,7 @@ class Training:
         loops = [loop for loop in loops if not ranks.runs_single_process(loop.context)]
         freezes = any(_freezes_the_model(site) for site in calls)
         for loop in loops:
-            if freezes and self.calls_in_loop.get(id(loop.node)) and not self.loop_trains(loop):
+            if freezes and not self.loop_trains(loop) and self.passes_over_data(loop):
                 return "an evaluation loop"
         for site in calls:
             if any(f in self._evaluation_functions for f, _ in self.facts.functions_called_by(site)):
@@ -157,7 +159,7 @@ class Training:
             calls = self.facts.calls_by_function.get(id(function), [])
             loops = [loop for loop in self.facts.loops if loop.context.scope is function.scope]
             if loops and any(_freezes_the_model(site) for site in calls):
-                if any(self.calls_in_loop.get(id(loop.node)) for loop in loops):
+                if any(self.passes_over_data(loop) for loop in loops):
                     direct.add(function)
         found = set(direct)
         changed = True
@@ -172,6 +174,243 @@ class Training:
                         changed = True
                         break
         return found
+
+    # -- does a loop go over data? ------------------------------------------------------------------
+    def passes_over_data(self, loop: LoopSite) -> bool:
+        """Whether a loop goes over data whose amount grows with the dataset, running something on
+        each item: a loader or a dataset of the file, a batch source fed by one (`for k in
+        range(eval_iters): x, y = get_batch("val")`), or items of an unknown origin handed to
+        something that may be a model. Not a loop that repeats a fixed input a set number of times
+        (`for _ in range(num_images): pipeline(prompt_embeds)`), nor one over items written in the
+        code or given on the command line (a few prompts or image files for the log), nor one that
+        only hands the items to array, math and logging functions (scoring results already made)."""
+        if not self.calls_in_loop.get(id(loop.node)):
+            return False
+        if self._draws_data(loop):
+            return True
+        iterable = loop.iterable
+        if iterable is None:
+            return False  # `while` that draws no data: a generation loop, not a pass
+        scope, arms = loop.context.scope, loop.context.branches
+        iterated = _what_is_iterated(iterable)
+        if iterated is None:
+            # `range(n)` drawing no data: n repeats of one input, unless n is not a number the
+            # code or the command line gives and the body picks items by the index (`data[i]`)
+            if self._fixed_count(iterable, scope, arms):
+                return False
+            iterated = _indexed_by_item(loop)
+            if not iterated:
+                return False
+        if self.work.loop_work(loop, self.epochs.loaders.all) is not None:
+            return True
+        if all(self._fixed_size(expr, scope, arms) for expr in iterated):
+            return False
+        return self._hands_items_on(loop)
+
+    def _draws_data(self, loop: LoopSite) -> bool:
+        """The body takes the next batch (`next(it)`) or loads data (`get_batch("val")` whose body
+        reads the data file)."""
+        items = _items_of(loop)
+        for site in self.calls_in_loop.get(id(loop.node), ()):
+            if site.name == "next" and isinstance(site.node.func, cst.Name):
+                return True
+            if any(_mentions(arg.value, items) for arg in site.node.args):
+                continue  # `tokenizer(prompt)`: works on the loop's own item, judged by what is iterated
+            if self.work.work_of(site) is not None:
+                return True
+        return False
+
+    def _fixed_size(self, expr: cst.BaseExpression, scope, arms: tuple = (), depth: int = 0) -> bool:
+        """Items written in the code (`["a photo of a dog", ...]`, `{"unet": unet}.items()`) or
+        given on the command line (`args.validation_images`): their number does not grow with the
+        dataset."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
+            return self._fixed_size(expr.func.value, scope, arms, depth + 1)
+        sources = self.facts.flow.sources(expr, scope, arms)
+        if not sources:
+            return False
+        for source in sources:
+            node = source.node
+            if node is None:
+                return False
+            if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.ConcatenatedString)):
+                continue  # written in the code (an empty list is filled where it is appended to)
+            if node is not expr and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in _VIEWS and self._fixed_size(node.func.value, source.scope, (), depth + 1):
+                    continue
+            if self._from_command_line(node, source.scope):
+                continue
+            if isinstance(node, cst.BinaryOperation) and node is not expr:
+                # `args.validation_image * len(args.validation_prompt)`: repeated written items
+                sides = [node.left, node.right]
+                if any(self._fixed_size(side, source.scope, (), depth + 1) for side in sides) and all(
+                    _a_count(side) or self._fixed_size(side, source.scope, (), depth + 1) for side in sides
+                ):
+                    continue
+            return False
+        return True
+
+    def _fixed_count(self, call: cst.BaseExpression, scope, arms: tuple) -> bool:
+        """`range(4)`, `range(args.num_validation_images)`: every bound is a number written in
+        the code or given on the command line."""
+        if not isinstance(call, cst.Call):
+            return False
+        return all(self._fixed_number(arg.value, scope, arms) for arg in call.args)
+
+    def _fixed_number(self, expr: cst.BaseExpression, scope, arms: tuple = (), depth: int = 0) -> bool:
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            return self._fixed_number(expr.left, scope, arms, depth) and self._fixed_number(
+                expr.right, scope, arms, depth
+            )
+        if depth > 3 or not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        sources = self.facts.flow.sources(expr, scope, arms)
+        return bool(sources) and all(
+            source.node is not None
+            and (
+                self._from_command_line(source.node, source.scope)
+                or (source.node is not expr and self._fixed_number(source.node, source.scope, (), depth + 1))
+            )
+            for source in sources
+        )
+
+    def _from_command_line(self, node: cst.CSTNode, scope) -> bool:
+        """`args.validation_prompts` where `args = parser.parse_args()` of an
+        `argparse.ArgumentParser`: what the user typed, a handful of values."""
+        base = node
+        while isinstance(base, (cst.Attribute, cst.Subscript)):
+            base = base.value
+        if base is node or not isinstance(base, cst.Name):
+            return False
+        sources = self.facts.flow.sources(base, scope)
+        return bool(sources) and all(
+            source.node is not None and self._parses_arguments(source.node, source.scope) for source in sources
+        )
+
+    def _parses_arguments(self, node: cst.CSTNode, scope) -> bool:
+        if isinstance(node, cst.Subscript):
+            node = node.value  # `parser.parse_known_args()[0]`
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            return False
+        if node.func.attr.value not in ("parse_args", "parse_known_args"):
+            return False
+        parsers = self.facts.flow.sources(node.func.value, scope)
+        return bool(parsers) and all(
+            isinstance(p.node, cst.Call) and "argparse.ArgumentParser" in self.facts.qualified_names(p.node.func)
+            for p in parsers
+        )
+
+    def _hands_items_on(self, loop: LoopSite) -> bool:
+        """An item of the loop (or a value computed from one in the body) is an argument of a
+        call that may run a model: not only of array, math, image or logging functions
+        (`np.argsort(scores)`, `wandb.Image(image)`), and not only the receiver of its own methods
+        (`tracker.log(images)`)."""
+        items = _items_of(loop)
+        if isinstance(loop.node, cst.For):
+            for _ in range(2):  # values computed from an item in the body carry it too
+                for node in walk(loop.node.body):
+                    if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                        if _mentions(node.value, items):
+                            targets = node.targets if isinstance(node, cst.Assign) else [node]
+                            for target in targets:
+                                items.update(n.value for n in walk(target.target) if isinstance(n, cst.Name))
+        for site in self.calls_in_loop.get(id(loop.node), ()):
+            if self._runs_no_model(site) or _stores(site):
+                continue
+            if any(_mentions(arg.value, items) for arg in site.node.args):
+                return True
+        return False
+
+    def _runs_no_model(self, site: "CallSite") -> bool:
+        """A call of an array, math, image or logging library, or a builtin such as `len`."""
+        qualified = self.facts.qualified_names(site.node.func)
+        if any(q.startswith(_NO_MODEL_MODULES) for q in qualified):
+            return True
+        return (
+            isinstance(site.node.func, cst.Name)
+            and site.name in _BUILTINS
+            and not self.facts.functions_called_by(site)
+            and site.name not in self.facts.classes
+        )
+
+
+# Libraries whose functions take numbers, arrays, images or log records and never run a model.
+_NO_MODEL_MODULES = (
+    "numpy.", "math.", "statistics.", "scipy.", "PIL.", "wandb.", "matplotlib.", "json.", "logging.",
+    "os.", "pandas.", "torchvision.utils.",
+)
+_BUILTINS = {
+    "print", "len", "str", "repr", "int", "float", "bool", "round", "abs", "min", "max", "sum", "sorted",
+    "enumerate", "zip", "range", "list", "tuple", "dict", "set", "isinstance", "format", "any", "all",
+}
+_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "setdefault"}
+# `d.items()`: the same items as the container.
+_VIEWS = {"keys", "values", "items"}
+# Wrappers that iterate the same items (`enumerate(prompts)`).
+_SAME_ITEMS = {"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "tqdm"}
+
+
+def _what_is_iterated(iterable: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
+    """The containers a loop goes over: `enumerate(x)` -> [x], `zip(a, b)` -> [a, b],
+    `range(len(x))` -> [x]; None for a plain `range(n)` (a count, not items)."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        name = iterable.func.value
+        positional = [arg.value for arg in iterable.args if arg.keyword is None and not arg.star]
+        if name == "range":
+            # `range(len(val_set))`, `range(len(data) // batch_size)`: the items of what is counted
+            counted = [
+                node.args[0].value for value in positional for node in walk(value)
+                if isinstance(node, cst.Call) and last_name(node.func) == "len" and node.args
+            ]
+            return counted or None
+        if name in _SAME_ITEMS and positional:
+            inner: list[cst.BaseExpression] = []
+            for value in (positional if name == "zip" else positional[:1]):
+                found = _what_is_iterated(value)
+                if found is None:
+                    return None
+                inner.extend(found)
+            return inner
+    return [iterable]
+
+
+def _stores(site: "CallSite") -> bool:
+    """`images.append(image)`: the item is kept for later, and judged where the list is used."""
+    return isinstance(site.node.func, cst.Attribute) and site.name in _CONTAINER_METHODS
+
+
+def _items_of(loop: LoopSite) -> set[str]:
+    target = getattr(loop.node, "target", None)
+    return {n.value for n in walk(target) if isinstance(n, cst.Name)} if target is not None else set()
+
+
+def _indexed_by_item(loop: LoopSite) -> list[cst.BaseExpression]:
+    """What the body of `for i in range(n)` subscripts with the index (`val_data[i * bs:]`)."""
+    items = _items_of(loop)
+    if not items or not isinstance(loop.node, cst.For):
+        return []
+    return [
+        node.value for node in walk(loop.node.body)
+        if isinstance(node, cst.Subscript) and any(_mentions(element.slice, items) for element in node.slice)
+    ]
+
+
+def _a_count(expr: cst.BaseExpression) -> bool:
+    """`3`, `len(prompts)`: a number of repeats."""
+    return isinstance(expr, cst.Integer) or (isinstance(expr, cst.Call) and last_name(expr.func) == "len")
+
+
+def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
+    """A name of `names` is used in `expr`, other than as text (`f"{tracker.name}"`: a message)."""
+    if isinstance(expr, cst.FormattedString):
+        return False
+    if isinstance(expr, cst.Name):
+        return expr.value in names
+    return any(_mentions(child, names) for child in expr.children)
 
 
 def steps_the_model(site: "CallSite") -> bool:

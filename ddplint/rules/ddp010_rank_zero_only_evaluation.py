@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-import libcst as cst
-
-from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
+from ddplint.analysis.facts import BranchSite, ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
 
@@ -19,9 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         arm = ranks.single_rank_arm(branch)
         if arm is None or branch.context.branches and ranks.runs_on_one_rank_only(branch.context):
             continue  # an inner guard of an already guarded block: the outer one is reported
-        loops = [
-            loop for loop in facts.loops if (branch.node, arm) in loop.context.branches and not _fixed_items(facts, loop)
-        ]
+        loops = [loop for loop in facts.loops if (branch.node, arm) in loop.context.branches]
         work = data.evaluation_pass(facts.calls_in_arm(branch, arm), loops)
         if work is None:
             continue
@@ -36,23 +32,6 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"evaluation loader a DistributedSampler(val_set, shuffle=False), evaluate on every "
             f"rank, all_reduce the metric sums (correct, count, loss) and print on rank 0",
         )
-
-
-def _fixed_items(facts: ModuleFacts, loop: LoopSite) -> bool:
-    """A loop over items written in the code (`for prompt in ["The capital of France is", ...]`):
-    a few samples for the log, the same size however large the dataset, not an evaluation pass."""
-    iterable = loop.iterable
-    if iterable is None:
-        return False
-    sources = facts.flow.sources(iterable, loop.context.scope, loop.context.branches)
-    return bool(sources) and all(
-        isinstance(source.node, (cst.List, cst.Tuple)) and all(_literal(e.value) for e in source.node.elements)
-        for source in sources
-    )
-
-
-def _literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
 
 def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
@@ -90,10 +69,13 @@ RULE = Rule(
     what="""
         Flags a single-rank guard (`if rank == 0:`, `if is_main_process():`, `if master_process:`,
         `if accelerator.is_main_process:`, ...) whose body runs a whole evaluation pass (a loop
-        that runs the model under `torch.no_grad()` / `inference_mode()` / after `model.eval()`
-        without stepping it, a function of the file that does, or a call such as
+        over data that runs the model under `torch.no_grad()` / `inference_mode()` / after
+        `model.eval()` without stepping it, a function of the file that does, or a call such as
         `evaluate(model, val_loader)` / `validate(...)`) when the other ranks then wait for rank 0:
         in a collective after the guard, or in the next training step of the loop around it.
+        A loop goes over data when it iterates a loader or a dataset, draws a batch each round
+        from a source fed by the data (`for k in range(eval_iters): x, y = get_batch("val")`),
+        or hands items of an origin the file does not show to something that may be a model.
     """,
     why="""
         While rank 0 evaluates the whole validation set on one GPU, every other rank has already
@@ -112,8 +94,15 @@ RULE = Rule(
     """,
     silent="""
         - Evaluation under a rank-0 guard at the very end, with nothing after it that waits.
-        - A loop over items written in the code (a handful of prompts to sample for the log):
-          its size does not grow with the dataset.
+        - A fixed-size sample made for the log, whose size does not grow with the dataset: a loop
+          over items written in the code (a handful of prompts) or given on the command line
+          (`for path in args.validation_images`, where `args` comes from an
+          `argparse.ArgumentParser`), or `range(n)` repeats of one input with no data drawn in the
+          body (`for _ in range(args.num_validation_images): pipeline(prompt_embeds=...)`, a
+          token-by-token generation loop).
+        - Scoring results that every rank already computed: a loop whose items only go to array,
+          math, image or logging functions (`np.argsort(scores)`, `wandb.Image(picture)`), or are
+          only the receivers of their own methods (`for tracker in trackers: tracker.log(...)`).
         - A final evaluation that runs once (in no loop, nor in a function called from one) with no
           training after it: the others wait once, at the closing barrier, not every epoch.
         - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
@@ -125,7 +114,14 @@ RULE = Rule(
           `validate`, `run_test` ...).
         - When the evaluation also makes a collective only rank 0 reaches, DDP007 reports the hang
           as well.
-        - How long the evaluation takes is not estimated.
+        - How long the evaluation takes is not estimated: `range(n)` rounds that each draw a batch
+          from the validation data count as a pass even when n is small, and a fixed number of
+          samples picked from a dataset (`for i in range(args.num_images): val_set[i]`) does not.
+        - A list the user passes on the command line is taken to be a handful of values; one that
+          names every file of a validation set is missed.
+        - The libraries whose calls cannot run a model form a short table (numpy, math, scipy,
+          PIL, wandb, matplotlib, json, logging, os, pandas, torchvision.utils, builtins); items of
+          an unknown origin handed only to other libraries' functions still count as a pass.
     """,
     triggers=(b"*eval*", b"*valid*", b"*test*", b"*no_grad*", b"*inference_mode*"),
     distributed_only=True,  # "accelerate" counts as a distributed token
@@ -198,6 +194,27 @@ RULE = Rule(
         # the final test once training is over: nobody waits for it
         if dist.get_rank() == 0:
             test(model.module, test_loader)
+        """,
+        """
+        # A few pictures generated from the prompts given on the command line, for the tracker:
+        # the same size whatever the dataset, not an evaluation pass.
+        import argparse
+        import torch
+        import torch.distributed as dist
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--validation_prompts", nargs="+")
+        parser.add_argument("--num_validation_images", type=int, default=4)
+        args = parser.parse_args()
+        dist.init_process_group("nccl")
+        for step, batch in enumerate(train_loader):
+            model(**batch).loss.backward()
+            optimizer.step()
+            if dist.get_rank() == 0 and step % 1000 == 0:
+                with torch.no_grad():
+                    embeds = pipeline.encode_prompt(args.validation_prompts)
+                    images = [pipeline(prompt_embeds=embeds).images[0] for _ in range(args.num_validation_images)]
+                tracker.log({"samples": images})
         """,
         """
         # Accelerate: every process evaluates its shard, gather_for_metrics combines them.
