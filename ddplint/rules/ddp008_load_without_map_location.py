@@ -229,10 +229,16 @@ RULE = Rule(
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
+        - A method loading from a path its caller passes, in a class whose own method saves the
+          object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
+          passes: the object reads back what it wrote, and the caller picks the file name (one
+          per rank in sharded optimizers).
     """,
     blind_spots="""
         - Whether the file really holds CUDA tensors is only known when this file saves it; a
           checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
+        - In such a save/load pair, a caller (in another module) that hands every rank the
+          same file name rank 0 saved is missed: the caller is not followed.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
     """,
