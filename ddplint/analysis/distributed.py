@@ -257,7 +257,8 @@ def _local_rank_pinned_to_single_process(facts: "ModuleFacts") -> bool:
     fills, no LOCAL_RANK read from the environment, no parameter of that name."""
     if any(key == "LOCAL_RANK" for key, _ in facts.env_reads):
         return False
-    written = []
+    written: list[Optional[cst.BaseExpression]] = []
+    target: Optional[cst.BaseExpression]
     for node in walk(facts.module):
         if isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "--local-rank" in node.value.replace("_", "-"):
             return False  # parser.add_argument("--local_rank") / "--local-rank"
@@ -298,9 +299,9 @@ def _rank_test_value(test: cst.BaseExpression, rank: int) -> Optional[bool]:
     if last_name(test.left) != _PINNED_NAME:
         return None
     part = test.comparisons[0]
-    right = part.comparator
-    if isinstance(right, (cst.List, cst.Tuple, cst.Set)):
-        values = [int_value(element.value) for element in right.elements]
+    compared = part.comparator
+    if isinstance(compared, (cst.List, cst.Tuple, cst.Set)):
+        values = [int_value(element.value) for element in compared.elements]
         if None in values:
             return None
         if isinstance(part.operator, cst.In):
@@ -308,7 +309,7 @@ def _rank_test_value(test: cst.BaseExpression, rank: int) -> Optional[bool]:
         if isinstance(part.operator, cst.NotIn):
             return rank not in values
         return None
-    value = int_value(right)
+    value = int_value(compared)
     if value is None:
         return None
     compare = {

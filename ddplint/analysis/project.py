@@ -431,7 +431,7 @@ class ProjectView:
     def launches_processes(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         """The call spawns workers that run the other module's code; this process stays out."""
         target = self._target(facts, site.node.func)
-        return bool(target) and target[1] in target[0].process_launchers
+        return target is not None and target[1] in target[0].process_launchers
 
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         """The call sets the device per rank: a project function that does, or `mp.spawn` of one
