@@ -21,6 +21,7 @@ from ddplint.analysis.syntax import (
     last_name,
     receiver,
     string_value,
+    walk,
 )
 from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS
 
@@ -178,7 +179,21 @@ class DeviceModel:
         if any(True for _ in self.facts.calls_named(*PROCESS_GROUP_STARTERS)):
             return True
         project = self.facts.project  # `init_distributed()` from the project's utils module
-        return project is not None and any(project.starts_process_group(self.facts, s) for s in self.facts.calls)
+        return project is not None and any(
+            project.starts_process_group(self.facts, s) and not self._only_launches(s) for s in self.facts.calls
+        )
+
+    def _only_launches(self, site: "CallSite") -> bool:
+        """`launch_distributed(cfg)` from the project spawns workers that run that module's own
+        code: this file stays in the launcher process (one process, one GPU), unless it hands
+        the launcher a function of its own to run in the workers (`launch(main, ...)`)."""
+        project = self.facts.project
+        if project is None or not project.launches_processes(self.facts, site):
+            return False
+        own = self.facts.functions_by_name
+        return not any(
+            isinstance(node, cst.Name) and node.value in own for arg in site.node.args for node in walk(arg.value)
+        )
 
     @cached_property
     def sets_device_per_rank(self) -> bool:

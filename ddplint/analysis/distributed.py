@@ -26,6 +26,7 @@ from ddplint.analysis.syntax import (
     receiver,
     string_value,
     value_walk,
+    walk,
 )
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -132,6 +133,7 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         if hit:
             return DistributedContext(f"calls {sorted(hit)[0]}")
     either_way = _calls_made_only_if_initialised(facts) if is_script(facts) else frozenset()
+    either_way |= _calls_under_rank_tests_that_never_hold(facts)
     for site in facts.calls:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
         # inside a distributed job even though it never initialises one. A script's calls made
@@ -233,6 +235,88 @@ def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:
         if polarity is not None:
             inside.update(id(site.node) for site in facts.calls_in_arm(branch, polarity))
     return frozenset(inside)
+
+
+def _calls_under_rank_tests_that_never_hold(facts: "ModuleFacts") -> frozenset:
+    """Calls in an arm that cannot run because the file pins its local rank to -1, the
+    single-process value (`args = {"local_rank": -1, ...}` in a notebook that copied
+    `if args.local_rank not in [-1, 0]: torch.distributed.barrier()` from a launcher script)."""
+    if not _local_rank_pinned_to_single_process(facts):
+        return frozenset()
+    never: set[int] = set()
+    for branch in facts.branches:
+        holds = _rank_test_value(branch.node.test, -1)
+        if holds is not None:
+            never.update(id(site.node) for site in facts.calls_in_arm(branch, not holds))
+    return frozenset(never)
+
+
+def _local_rank_pinned_to_single_process(facts: "ModuleFacts") -> bool:
+    """Every value the file gives a `local_rank` (a variable, an attribute, a dict key, a keyword)
+    is the literal -1, and nothing can give it another: no `--local_rank` option a launcher
+    fills, no LOCAL_RANK read from the environment, no parameter of that name."""
+    if any(key == "LOCAL_RANK" for key, _ in facts.env_reads):
+        return False
+    written: list[Optional[cst.BaseExpression]] = []
+    target: Optional[cst.BaseExpression]
+    for node in walk(facts.module):
+        if isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "--local-rank" in node.value.replace("_", "-"):
+            return False  # parser.add_argument("--local_rank") / "--local-rank"
+        if isinstance(node, cst.Param) and node.name.value == _PINNED_NAME:
+            return False
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(last_name(t) == _PINNED_NAME for t in targets):
+                written.append(node.value if not isinstance(node, cst.AugAssign) else None)
+        elif isinstance(node, (cst.For, cst.WithItem)):
+            target = node.target if isinstance(node, cst.For) else (node.asname.name if node.asname else None)
+            if target is not None and any(last_name(n) == _PINNED_NAME for n in walk(target)):
+                return False
+        elif isinstance(node, cst.DictElement) and string_value(node.key) == _PINNED_NAME:
+            written.append(node.value)
+        elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == _PINNED_NAME:
+            written.append(node.value)
+    return bool(written) and all(value is not None and int_value(value) == -1 for value in written)
+
+
+_PINNED_NAME = "local_rank"
+
+
+def _rank_test_value(test: cst.BaseExpression, rank: int) -> Optional[bool]:
+    """The value of `local_rank == 0`, `args.local_rank not in [-1, 0]`, ... for a known rank;
+    None for any other test. `and` / `or` / `not` of such tests are decided where they can be
+    (`args.local_rank == 0 and mode == "train"` is False)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _rank_test_value(test.expression, rank)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _rank_test_value(test.left, rank), _rank_test_value(test.right, rank)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else (True if left is right is True else None)
+        return True if True in (left, right) else (False if left is right is False else None)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    if last_name(test.left) != _PINNED_NAME:
+        return None
+    part = test.comparisons[0]
+    compared = part.comparator
+    if isinstance(compared, (cst.List, cst.Tuple, cst.Set)):
+        values = [int_value(element.value) for element in compared.elements]
+        if None in values:
+            return None
+        if isinstance(part.operator, cst.In):
+            return rank in values
+        if isinstance(part.operator, cst.NotIn):
+            return rank not in values
+        return None
+    value = int_value(compared)
+    if value is None:
+        return None
+    compare = {
+        cst.Equal: rank == value, cst.NotEqual: rank != value, cst.LessThan: rank < value,
+        cst.GreaterThan: rank > value, cst.LessThanEqual: rank <= value, cst.GreaterThanEqual: rank >= value,
+    }
+    return compare.get(type(part.operator))
 
 
 def _initialised_test(facts: "ModuleFacts", test: cst.BaseExpression) -> Optional[bool]:
@@ -530,7 +614,22 @@ class RankModel:
         if function is None:
             return False
         callers = self.facts.call_sites_of(function)
-        return bool(callers) and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers)
+        if callers and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers):
+            return True
+        return function.class_name is not None and self._class_built_on_one_rank(function.class_name, depth)
+
+    def _class_built_on_one_rank(self, name: str, depth: int) -> bool:
+        """Every object of the class is built by one rank (`if rank == 0: agent = Agent()`): its
+        methods run in that process only, also when other ranks reach them through RPC on the
+        object's reference. A class of the file that another class derives from, or that is built
+        nowhere in the file, may have objects elsewhere: no conclusion."""
+        facts = self.facts
+        if any(name in (dotted_name(base) for base in info.bases) for info in facts.classes.values()):
+            return False
+        builds = [
+            site for site in facts.calls if isinstance(site.node.func, cst.Name) and site.node.func.value == name
+        ]
+        return bool(builds) and all(self.call_runs_on_one_rank_only(site, depth + 1) for site in builds)
 
     @cached_property
     def _calls_in_single_rank_ifexp(self) -> frozenset:

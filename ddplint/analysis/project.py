@@ -83,6 +83,9 @@ class ModuleSummary:
     """What one module offers to the modules that import it. Computed from its source alone."""
 
     process_group_starters: set[str] = field(default_factory=set)
+    # Starters that only spawn worker processes running this module's own code (`launch()` ->
+    # `mp.spawn(_worker, ...)`): the caller stays in the launcher process, one process.
+    process_launchers: set[str] = field(default_factory=set)
     device_setters: set[str] = field(default_factory=set)
     loader_factories: dict[str, FactoryLoader] = field(default_factory=dict)
     iterable_classes: dict[str, bool] = field(default_factory=dict)  # class -> splits its stream
@@ -115,6 +118,7 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     setters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(SET_DEVICE))
     summary.process_group_starters = {f.name for f in top_level if f in starters}
     summary.device_setters = {f.name for f in top_level if f in setters}
+    summary.process_launchers = {f.name for f in top_level if f in _launchers(facts)}
     data = facts.data
     for function in top_level:
         factory = _factory_loader(facts, function, display_name)
@@ -132,6 +136,37 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
     return summary
+
+
+def _launchers(facts: "ModuleFacts") -> set:
+    """Functions that start worker processes running a function of this module (`mp.spawn(
+    _worker, ...)`, not a function the caller passed in), and whose own process never joins a
+    process group: whoever calls them stays one launcher process."""
+    from ddplint.analysis.devices import PROCESS_GROUP_STARTERS
+
+    def spawns_own_worker(site: "CallSite") -> bool:
+        if facts.qualified_names(site.node.func).isdisjoint(_SPAWNERS) or not site.node.args:
+            return False
+        worker = site.node.args[0].value
+        return isinstance(worker, cst.Name) and worker.value in facts.functions_by_name
+
+    joiners = _reaching_in_process(facts, lambda s: not facts.qualified_names(s.node.func).isdisjoint(
+        PROCESS_GROUP_STARTERS - _SPAWNERS))
+    return {f for f in facts.functions_reaching(spawns_own_worker) if f not in joiners}
+
+
+def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
+    """`facts.functions_reaching`, without following `mp.spawn(fn)` edges: the functions whose
+    own process makes a call satisfying `predicate`."""
+    found = {f for f in facts.functions if any(predicate(s) for s in facts.calls_by_function.get(id(f), []))}
+    queue = list(found)
+    while queue:
+        for site, bound in facts.call_sites_of(queue.pop()):
+            caller = facts.function_of(site.context.scope)
+            if bound is not None and caller is not None and caller not in found:
+                found.add(caller)
+                queue.append(caller)
+    return found
 
 
 def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Optional[FactoryLoader]:
@@ -392,6 +427,11 @@ class ProjectView:
     def starts_process_group(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)
         return target is not None and target[1] in target[0].process_group_starters
+
+    def launches_processes(self, facts: "ModuleFacts", site: "CallSite") -> bool:
+        """The call spawns workers that run the other module's code; this process stays out."""
+        target = self._target(facts, site.node.func)
+        return target is not None and target[1] in target[0].process_launchers
 
     def sets_device(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         """The call sets the device per rank: a project function that does, or `mp.spawn` of one

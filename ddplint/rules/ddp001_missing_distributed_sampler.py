@@ -222,6 +222,11 @@ RULE = Rule(
           sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
           one is there.
+        - Files that pin their local rank to -1, the single-process value (`args = {"local_rank":
+          -1, ...}` in a notebook), with no `--local_rank` option and no LOCAL_RANK read: the
+          `torch.distributed` calls under rank tests that -1 never passes (`if args.local_rank not
+          in [-1, 0]: barrier()`, copied from a launcher script) never run, so they do not make
+          the file distributed.
     """,
     blind_spots="""
         - A loader built in another module (`from .data import build_loader`) is judged where it is
@@ -233,6 +238,10 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
+        - A loader over data each rank produced itself at run time (an RL replay buffer filled
+          with this rank's own rollouts) is per-rank data and needs no DistributedSampler; the
+          tool cannot tell such a buffer from a dataset and flags it when it is shuffled for
+          training.
         - A model-parallel script that also runs several data-parallel replicas and forgets
           their sampler is not reported (see the silent cases).
         - A test over made-up data that checks its results only in another file (or through a

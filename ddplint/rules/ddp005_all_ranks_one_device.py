@@ -118,6 +118,14 @@ RULE = Rule(
         - Scripts that never start a process group (conversion, export, precompile tools that
           only use `torch.distributed.checkpoint`, or a group of one: literal `rank=0`, the
           "fake" backend) and test code.
+        - Bare `"cuda"` / `.cuda()` in a file whose only process start is a project helper that
+          spawns workers running that helper's own code (`launch_distributed(cfg)`): the file's
+          own code stays in the one launcher process (a k-NN or retrieval step run after the
+          workers are done). Handing the helper a function of the file (`launch(main, ...)`)
+          makes that function run on every rank, and it is checked.
+        - Placements in methods of a class whose every object this file builds on one rank
+          (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
+          ranks call them through RPC on the object's reference.
     """,
     blind_spots="""
         - A launcher that sets `CUDA_VISIBLE_DEVICES` per process (SLURM `--gpus-per-task=1`,
@@ -125,6 +133,8 @@ RULE = Rule(
           flagged unless they say so with `torch.cuda.set_device(0)`.
         - `torch.cuda.set_device(0)` on a machine with several GPUs per process group is the bug
           itself, and is taken for a one-GPU-per-process declaration instead.
+        - A class built on one rank in this file but also built elsewhere (another module, a
+          `getattr` / factory call) is still taken as living on that rank only.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts

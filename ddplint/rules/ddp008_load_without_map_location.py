@@ -39,6 +39,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
             continue
+        if _reloads_its_own_state(facts, site):
+            continue  # the caller names the file, one per rank or not: this file cannot tell
         yield RULE.finding(
             site.node,
             "torch.load without map_location restores every tensor onto the device it was saved "
@@ -84,6 +86,39 @@ def _own_rank_file(facts: ModuleFacts, site: CallSite) -> bool:
     own GPU, onto its own GPU."""
     path = argument(site.node, "f", 0)
     return path is not None and facts.ranks.depends_on_rank(path, site.context.scope)
+
+
+def _reloads_its_own_state(facts: ModuleFacts, site: CallSite) -> bool:
+    """A method loading from a path its caller passes, in a class whose own method saves the
+    object's state (`torch.save(self.state_dict(), filename)`) to a path its caller passes: the
+    object reads back what it wrote itself, and which file each rank uses (its own, or one
+    shared) is decided by a caller this file cannot see."""
+    function = facts.function_of(site.context.scope)
+    path = argument(site.node, "f", 0)
+    if function is None or function.class_name is None:
+        return False
+    if not isinstance(path, cst.Name) or path.value not in function.params:
+        return False
+    for save in facts.calls_named("torch.save"):
+        saver = facts.function_of(save.context.scope)
+        if saver is None or saver.class_name != function.class_name:
+            continue
+        saved, where = argument(save.node, "obj", 0), argument(save.node, "f", 1)
+        if isinstance(where, cst.Name) and where.value in saver.params and _own_state(saved):
+            return True
+    return False
+
+
+def _own_state(node: Optional[cst.BaseExpression]) -> bool:
+    """`self.state_dict()` or `super().state_dict()`: the state of the object itself."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return False
+    if node.func.attr.value != "state_dict":
+        return False
+    owner = node.func.value
+    if isinstance(owner, cst.Name):
+        return owner.value == "self"
+    return isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super"
 
 
 def _saved_from_cpu(facts: ModuleFacts, site: CallSite) -> bool:
@@ -194,10 +229,16 @@ RULE = Rule(
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
+        - A method loading from a path its caller passes, in a class whose own method saves the
+          object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
+          passes: the object reads back what it wrote, and the caller picks the file name (one
+          per rank in sharded optimizers).
     """,
     blind_spots="""
         - Whether the file really holds CUDA tensors is only known when this file saves it; a
           checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
+        - In such a save/load pair, a caller (in another module) that hands every rank the
+          same file name rank 0 saved is missed: the caller is not followed.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
     """,
