@@ -155,13 +155,13 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         if key in LAUNCHER_ENV_VARS:
             return DistributedContext(f"reads {key} from the environment")
     for site in facts.calls:
-        key = environment_key(site.node)
-        if key in LAUNCHER_ENV_VARS:
-            return DistributedContext(f"reads {key} from the environment")
+        read = environment_key(site.node)
+        if read in LAUNCHER_ENV_VARS:
+            return DistributedContext(f"reads {read} from the environment")
     for branch in facts.branches:
-        key = _environ_membership(branch.test)
-        if key in LAUNCHER_ENV_VARS:
-            return DistributedContext(f"reads {key} from the environment")
+        tested = _environ_membership(branch.test)
+        if tested in LAUNCHER_ENV_VARS:
+            return DistributedContext(f"reads {tested} from the environment")
     return DistributedContext()
 
 
@@ -361,7 +361,8 @@ def is_test_code(facts: "ModuleFacts") -> bool:
 def environment_key(call: cst.Call) -> Optional[str]:
     """`os.environ.get("RANK")` / `os.getenv("RANK")` -> "RANK"."""
     name = last_name(call.func)
-    owner = dotted_name(receiver(call.func)) if receiver(call.func) is not None else None
+    owner_node = receiver(call.func)
+    owner = dotted_name(owner_node) if owner_node is not None else None
     reads_env = (name == "get" and owner is not None and owner.split(".")[-1] == "environ") or name == "getenv"
     if reads_env and call.args and call.args[0].keyword is None:
         return string_value(call.args[0].value)
@@ -402,12 +403,13 @@ class RankModel:
         if isinstance(node, cst.NamedExpr):  # `(rank := dist.get_rank()) == 0`
             return self.is_rank(node.value, scope, depth + 1)
         if isinstance(node, (cst.Name, cst.Attribute)):
-            name = (last_name(node) or "").lower()
-            assigned = [b for b in scope.lookup(dotted_name(node) or "") if b.kind == "assign" and b.value is not None]
-            if assigned and all(b.kind == "assign" for b in scope.lookup(dotted_name(node) or "")):
+            name: Optional[str] = (last_name(node) or "").lower()
+            bindings = scope.lookup(dotted_name(node) or "")
+            assigned = [(b.value, b.scope or scope) for b in bindings if b.kind == "assign" and b.value is not None]
+            if assigned and all(b.kind == "assign" for b in bindings):
                 # `rank = args.lora_rank`: what it is assigned decides, not what it is called
-                return any(self.is_rank(b.value, b.scope or scope, depth + 1) for b in assigned)
-            if _RANK_WORD.search(name) and not _NOT_PROCESS_RANK.search(name):
+                return any(self.is_rank(value, value_scope, depth + 1) for value, value_scope in assigned)
+            if name and _RANK_WORD.search(name) and not _NOT_PROCESS_RANK.search(name):
                 return True
             return False
         if isinstance(node, cst.Call):

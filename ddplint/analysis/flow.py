@@ -184,7 +184,7 @@ class Flow:
         owner = binding.scope
         function = self.facts.function_of(owner)
         sites = list(self.facts.call_sites_of(function)) if function is not None else []
-        if not sites:
+        if function is None or not sites:
             # Called from elsewhere (another module, a framework, a callback): the default value
             # says nothing about what callers pass.
             out.append(Source(None, scope, via, parameter_of=function))
@@ -271,6 +271,8 @@ class Flow:
         node = source.node
         if node is target:
             return True
+        if node is None:
+            return None
         if isinstance(node, cst.Attribute):
             return self._attribute_feeds(node, source.scope, target, depth)
         # Inside a known wrapper (`enumerate(loader)`, `prepare(loader)`) only a positive answer
@@ -300,7 +302,7 @@ def _elements(node: Optional[cst.CSTNode], key) -> Optional[list[cst.BaseExpress
     if isinstance(node, cst.Call) and dotted_name(node.func) == "dict":
         if not all(arg.keyword is not None for arg in node.args):
             return None  # `dict(other)`, `dict(**base)`: unknown keys
-        return [arg.value for arg in node.args if key is _ANY or arg.keyword.value == key]
+        return [arg.value for arg in node.args if arg.keyword is not None and (key is _ANY or arg.keyword.value == key)]
     if isinstance(node, (cst.List, cst.Tuple)):
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
             return None
@@ -326,9 +328,9 @@ def contained_values(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         for element in node.elements:
             yield element.value
     elif isinstance(node, cst.Dict):
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                yield element.value
+        for entry in node.elements:
+            if isinstance(entry, cst.DictElement):
+                yield entry.value
     elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         yield node.elt
         if isinstance(node, cst.GeneratorExp):

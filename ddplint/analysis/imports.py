@@ -44,7 +44,7 @@ def canonical(qualified: str) -> str:
 
 
 def _module_name(node: Optional[cst.BaseExpression]) -> str:
-    return dotted_name(node) if node is not None else ""
+    return (dotted_name(node) or "") if node is not None else ""
 
 
 class ImportTable:

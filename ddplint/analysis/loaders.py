@@ -410,7 +410,7 @@ def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:
     if isinstance(node, cst.Call) and last_name(node.func) == "dict":
         if any(arg.keyword is None for arg in node.args):
             return None
-        return {arg.keyword.value for arg in node.args}
+        return {arg.keyword.value for arg in node.args if arg.keyword is not None}
     return None
 
 

@@ -33,8 +33,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the caller, in another file, may have sharded it already
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
-        if loader.built_in is not None:
-            if facts.project.loader_factory(facts, loader.site).judged_there:
+        if loader.built_in is not None and facts.project is not None:
+            factory = facts.project.loader_factory(facts, loader.site)
+            if factory is not None and factory.judged_there:
                 continue  # reported where it is built
             message = (
                 f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
@@ -85,7 +86,7 @@ def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFi
     if not bindings or any(binding.value is not sampler.site.node for binding in bindings):
         return None
     shuffle = keyword_arg(call, "shuffle")
-    if shuffle is not None:
+    if shuffle is not None and shuffle.keyword is not None:
         edit = NodeEdit(f"sampler={name}", shuffle.keyword, end=shuffle.value)
     else:
         edit = NodeEdit(f", sampler={name}", call.args[-1].value, "after")
@@ -118,7 +119,7 @@ def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
         edit = NodeEdit(f"{name}({dataset_code})", given.value)
     else:
         shuffle = keyword_arg(call, "shuffle")
-        if shuffle is not None:
+        if shuffle is not None and shuffle.keyword is not None:
             order = facts.module.code_for_node(shuffle.value)
             edit = NodeEdit(f"sampler={name}({dataset_code}, shuffle={order})", shuffle.keyword, end=shuffle.value)
         else:  # DataLoader's default is a fixed order: keep it
