@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.loaders import SamplerKind
 from ddplint.analysis.syntax import keyword_arg, positional_args
+from ddplint.edits import ensure_import
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
@@ -94,7 +95,6 @@ def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFi
 
 
 SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
-SAMPLER_IMPORT = "from torch.utils.data import DistributedSampler"
 
 
 def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
@@ -129,43 +129,11 @@ def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
 
 
 def _sampler_name(facts: ModuleFacts) -> tuple[Optional[str], Optional[NodeEdit]]:
-    """The module-level name DistributedSampler is imported under, else the edit that imports it
-    (after the last top-level import). (None, None) when the name is taken by something else."""
-    body = facts.module.body
-    last_import = None
-    for statement in body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
-                last_import = statement
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                module = facts.module.code_for_node(small.module) if small.module is not None else ""
-                for alias in small.names:
-                    if module in SAMPLER_MODULES and facts.module.code_for_node(alias.name) == "DistributedSampler":
-                        return (alias.evaluated_alias or "DistributedSampler"), None
-    if "DistributedSampler" in facts.module_scope.bindings:
-        return None, None
-    if last_import is not None:
-        return "DistributedSampler", NodeEdit(SAMPLER_IMPORT, last_import, "line_after")
-    first = _first_code_statement(body)
-    if first is None:
-        return None, None
-    return "DistributedSampler", NodeEdit(SAMPLER_IMPORT, first, "line_before")
-
-
-def _first_code_statement(body) -> Optional[cst.CSTNode]:
-    """The first statement after a module docstring (an import before it would demote it)."""
-    for index, statement in enumerate(body):
-        is_docstring = (
-            index == 0
-            and isinstance(statement, cst.SimpleStatementLine)
-            and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-        )
-        if not is_docstring:
-            return statement
-    return None
+    """The module-level name DistributedSampler is imported under, else the edit that imports it.
+    (None, None) when the name is taken by something else."""
+    return ensure_import(
+        facts.module, "torch.utils.data", "DistributedSampler", SAMPLER_MODULES, taken=facts.module_scope.bindings
+    )
 
 
 RULE = Rule(

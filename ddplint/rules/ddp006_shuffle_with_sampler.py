@@ -9,7 +9,8 @@ import libcst as cst
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
 from ddplint.analysis.torch_api import DATALOADER
-from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
+from ddplint.edits import remove_argument
+from ddplint.rules.base import Finding, FindingFix, Rule
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, ...): the positions torch's signature gives them.
@@ -60,17 +61,11 @@ SHUFFLE_CLASH = (
 def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
     """Delete `shuffle=True` with one of its separators. Safe: with the sampler there the call
     raises, so no working program loses anything (the sampler already decides the order)."""
-    index = next((i for i, arg in enumerate(call.args) if arg.keyword is not None and arg.keyword.value == "shuffle"), None)
-    if index is None:
+    shuffle = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "shuffle"), None)
+    if shuffle is None:
         return None  # passed by position: dropping it would shift the arguments after it
-    shuffle = call.args[index]
-    assert shuffle.keyword is not None  # found by its keyword
-    if index + 1 < len(call.args):
-        following = call.args[index + 1]
-        edit = NodeEdit("", shuffle.keyword, "until", following.keyword or following.value)
-    elif index > 0:
-        edit = NodeEdit("", call.args[index - 1].value, "from_end", shuffle.value)
-    else:
+    edit = remove_argument(call, shuffle)
+    if edit is None:
         return None
     return FindingFix("Remove `shuffle=True` (the sampler decides the order)", (edit,))
 
