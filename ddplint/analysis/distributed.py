@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import libcst as cst
 
@@ -178,20 +178,25 @@ def _literal_flags(arguments: dict) -> frozenset:
     return frozenset(out)
 
 
-def _truth(test: cst.BaseExpression, flags: dict) -> Optional[bool]:
-    """The value of a condition built with and / or / not from flags of known value; None when
-    it depends on anything else."""
-    if isinstance(test, cst.Name):
-        return flags.get(f"flag:{test.value}")
+def _decided(test: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], Optional[bool]]) -> Optional[bool]:
+    """The value of a condition built with and / or / not from parts whose value `leaf` knows
+    (None: unknown). Decided where Python's short-circuit would decide it: `x and False` is
+    False whatever x is."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _truth(test.expression, flags)
+        inner = _decided(test.expression, leaf)
         return None if inner is None else not inner
     if isinstance(test, cst.BooleanOperation):
-        left, right = _truth(test.left, flags), _truth(test.right, flags)
+        left, right = _decided(test.left, leaf), _decided(test.right, leaf)
         if isinstance(test.operator, cst.And):
             return False if False in (left, right) else (True if left is right is True else None)
         return True if True in (left, right) else (False if left is right is False else None)
-    return None
+    return leaf(test)
+
+
+def _truth(test: cst.BaseExpression, flags: dict) -> Optional[bool]:
+    """The value of a condition built with and / or / not from flags of known value; None when
+    it depends on anything else."""
+    return _decided(test, lambda part: flags.get(f"flag:{part.value}") if isinstance(part, cst.Name) else None)
 
 
 def _exits(block: cst.BaseSuite) -> bool:
@@ -286,14 +291,10 @@ def _rank_test_value(test: cst.BaseExpression, rank: int) -> Optional[bool]:
     """The value of `local_rank == 0`, `args.local_rank not in [-1, 0]`, ... for a known rank;
     None for any other test. `and` / `or` / `not` of such tests are decided where they can be
     (`args.local_rank == 0 and mode == "train"` is False)."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _rank_test_value(test.expression, rank)
-        return None if inner is None else not inner
-    if isinstance(test, cst.BooleanOperation):
-        left, right = _rank_test_value(test.left, rank), _rank_test_value(test.right, rank)
-        if isinstance(test.operator, cst.And):
-            return False if False in (left, right) else (True if left is right is True else None)
-        return True if True in (left, right) else (False if left is right is False else None)
+    return _decided(test, lambda part: _rank_comparison_value(part, rank))
+
+
+def _rank_comparison_value(test: cst.BaseExpression, rank: int) -> Optional[bool]:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     if last_name(test.left) != _PINNED_NAME:
