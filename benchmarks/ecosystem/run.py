@@ -353,35 +353,17 @@ def updated_verdicts(comparison: Comparison, verdicts: list[Verdict]) -> list[Ve
     are kept (a later run may bring them back)."""
     matched = {id(v) for _, v in comparison.verdict_of()}
     result = [v for v in verdicts if id(v) not in matched]
-    for finding, verdict in comparison.verdict_of():
-        result.append(
-            Verdict(
-                finding.repo,
-                finding.path,
-                finding.code,
-                finding.text,
-                finding.occurrence,
-                finding.line,
-                verdict.verdict,
-                verdict.reason,
-                finding.message,
-            )
-        )
-    for finding in comparison.new:
-        result.append(
-            Verdict(
-                finding.repo,
-                finding.path,
-                finding.code,
-                finding.text,
-                finding.occurrence,
-                finding.line,
-                "",
-                "",
-                finding.message,
-            )
-        )
+    result.extend(_verdict_at(finding, verdict.verdict, verdict.reason) for finding, verdict in comparison.verdict_of())
+    result.extend(_verdict_at(finding, "", "") for finding in comparison.new)
     return result
+
+
+def _verdict_at(finding: Finding, verdict: str, reason: str) -> Verdict:
+    """A verdict keyed and placed where `finding` is now."""
+    return Verdict(
+        finding.repo, finding.path, finding.code, finding.text, finding.occurrence, finding.line,
+        verdict, reason, finding.message,
+    )
 
 
 # --- report -----------------------------------------------------------------------------------

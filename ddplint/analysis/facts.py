@@ -463,6 +463,23 @@ class ModuleFacts:
     def call_sites_of(self, function: FunctionInfo) -> list[tuple[CallSite, Optional[bool]]]:
         return self._call_sites_by_function.get(id(function), [])
 
+    def never_called(self, function: FunctionInfo) -> bool:
+        """A top-level function of the file that no call reaches and no name refers to outside its
+        `def` (not a callback, not `mp.spawn(fn)`, not in a table): nothing in this file runs it."""
+        if function.class_name is not None or function.scope.parent is not self.module_scope:
+            return False
+        return not self.call_sites_of(function) and function.name not in self._names_used
+
+    @cached_property
+    def _names_used(self) -> frozenset[str]:
+        """Names the file's expressions use, the functions' own `def` names left out."""
+        defined = {id(function.node.name) for function in self.functions}
+        return frozenset(
+            node.value
+            for node in walk(self.module)
+            if isinstance(node, cst.Name) and id(node) not in defined and id(node) in self.name_contexts
+        )
+
     @cached_property
     def _call_sites_by_function(self) -> dict[int, list[tuple[CallSite, Optional[bool]]]]:
         index: dict[int, list[tuple[CallSite, Optional[bool]]]] = {}

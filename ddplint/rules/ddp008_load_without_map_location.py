@@ -165,24 +165,7 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
     """In a script (a file with a `__main__` block), a top-level function nothing calls: dead
     code, or an entry point of another tool, not something every rank runs."""
     function = facts.function_of(site.context.scope)
-    if function is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
-        return False
-    if not is_script(facts) or facts.call_sites_of(function):
-        return False
-    return not _referenced(facts, function.name)
-
-
-def _referenced(facts: ModuleFacts, name: str) -> bool:
-    """The function is named somewhere other than its `def` (a callback, `mp.spawn(fn)`, a table)."""
-    return any(
-        isinstance(node, cst.Name) and node.value == name and id(node) in facts.name_contexts
-        for node in _names_outside_defs(facts)
-    )
-
-
-def _names_outside_defs(facts: ModuleFacts):
-    defined = {id(function.node.name) for function in facts.functions}
-    return [node for node in walk(facts.module) if isinstance(node, cst.Name) and id(node) not in defined]
+    return function is not None and is_script(facts) and facts.never_called(function)
 
 
 def _places_its_tensors(site: CallSite) -> bool:
