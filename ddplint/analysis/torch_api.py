@@ -102,7 +102,6 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 # (drop-ins: a subclass of one of these found in the file counts too).
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torchdata.stateful_dataloader.StatefulDataLoader"})
 DISTRIBUTED_SAMPLER = frozenset({"torch.utils.data.DistributedSampler"})
-BATCH_SAMPLER = frozenset({"torch.utils.data.BatchSampler"})
 # Samplers that always draw from the whole dataset: on every rank, the same data.
 WHOLE_DATASET_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"})
 SUBSET_SAMPLERS = frozenset({"torch.utils.data.SubsetRandomSampler"})

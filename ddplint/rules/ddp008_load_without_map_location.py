@@ -18,6 +18,7 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
+from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 TORCH_LOAD = "torch.load"
@@ -55,16 +56,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
     """Pass `map_location="cpu"`: always valid, and `load_state_dict` then copies onto each rank's
     own device. Unsafe: code that used the loaded tensors directly on the GPU now gets CPU ones."""
-    if not call.args:
-        return None
-    given = keyword_arg(call, "map_location")
     positional = positional_args(call)
-    if given is not None:  # map_location=None
-        edit = NodeEdit('"cpu"', given.value)
-    elif len(positional) > 1:  # torch.load(f, None)
-        edit = NodeEdit('"cpu"', positional[1].value)
-    else:
-        edit = NodeEdit(', map_location="cpu"', call.args[-1].value, "after")
+    if keyword_arg(call, "map_location") is None and len(positional) > 1:  # torch.load(f, None)
+        edit: Optional[NodeEdit] = NodeEdit('"cpu"', positional[1].value)
+    else:  # map_location=None is replaced, a missing one appended
+        edit = set_keyword_argument(call, "map_location", '"cpu"')
+    if edit is None:
+        return None
     return FindingFix('Pass `map_location="cpu"` to torch.load', (edit,), "unsafe")
 
 

@@ -47,13 +47,6 @@ class NotEmulatable(BaseException):
     does not swallow it."""
 
 
-def logical_device_count() -> int:
-    try:
-        return max(int(os.environ.get(ENV_CPU_GPUS, "0")), 0)
-    except ValueError:
-        return 0
-
-
 def own_gpu(device_count: int) -> str:
     """The GPU a rank owns in the one-process-per-GPU layout: cuda:LOCAL_RANK when it sees several,
     cuda:0 when it sees one (its own, isolated by CUDA_VISIBLE_DEVICES), the CPU when none."""
