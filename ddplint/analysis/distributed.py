@@ -38,6 +38,7 @@ from ddplint.analysis.torch_api import (
     LIGHTNING_PACKAGES,
     OTHER_FRAMEWORKS,
     SINGLE_PROCESS_APIS,
+    SUBGROUP_RANK_FUNCTIONS,
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
@@ -438,6 +439,25 @@ class RankModel:
         options = alternatives(node)  # `dist.get_rank() if dist.is_initialized() else 0`
         if len(options) > 1:
             return any(self.is_rank(option, scope, depth + 1) for option in options)
+        return False
+
+    def one_rank_per_group(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """The condition compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank()
+        == 0`, `dist.get_rank(group=tp_group) == 0`), itself or through the values its names hold:
+        one rank of every model-parallel group passes, not one rank of the whole job."""
+        candidates = [test]
+        for node in walk(test):
+            if isinstance(node, cst.Name):
+                candidates += [s.node for s in self.facts.flow.sources(node, scope) if s.node is not None]
+        for candidate in candidates:
+            for node in walk(candidate):
+                if not isinstance(node, cst.Call):
+                    continue
+                name = last_name(node.func)
+                if name in SUBGROUP_RANK_FUNCTIONS:
+                    return True
+                if name == "get_rank" and node.args and (node.args[0].keyword is None or node.args[0].keyword.value == "group"):
+                    return True
         return False
 
     def depends_on_rank(self, node: cst.CSTNode, scope: "Scope", depth: int = 0) -> bool:

@@ -8,8 +8,8 @@ import libcst as cst
 
 from ddplint.analysis.data_work import Work
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
-from ddplint.analysis.syntax import last_name, walk
-from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, SUBGROUP_RANK_FUNCTIONS
+from ddplint.analysis.syntax import walk
+from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.rules.base import Finding, Rule
 
 
@@ -18,7 +18,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         return
     for branch in facts.branches:
         arm = facts.ranks.single_rank_arm(branch)
-        if arm is None or _one_rank_per_group(facts, branch):
+        if arm is None or facts.ranks.one_rank_per_group(branch.test, branch.context.scope):
             continue
         works = _data_work_in(facts, branch, arm)
         if not works:
@@ -38,26 +38,6 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"grows with the dataset; have every rank load or preprocess its own shard, or do it "
             f"once, cache the result, and let every rank read the cache",
         )
-
-
-def _one_rank_per_group(facts: ModuleFacts, branch: BranchSite) -> bool:
-    """The guard compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank() == 0`,
-    `dist.get_rank(group=tp_group) == 0`): one rank of every model-parallel group prepares the
-    batches its group must share, which is the design, not one rank working for the whole job."""
-    candidates = [branch.test]
-    for node in walk(branch.test):
-        if isinstance(node, cst.Name):
-            candidates += [s.node for s in facts.flow.sources(node, branch.context.scope) if s.node is not None]
-    for candidate in candidates:
-        for node in walk(candidate):
-            if not isinstance(node, cst.Call):
-                continue
-            name = last_name(node.func)
-            if name in SUBGROUP_RANK_FUNCTIONS:
-                return True
-            if name == "get_rank" and (node.args and (node.args[0].keyword is None or node.args[0].keyword.value == "group")):
-                return True
-    return False
 
 
 def _arm_node(branch: BranchSite, arm: bool) -> Optional[cst.CSTNode]:
