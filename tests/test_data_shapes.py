@@ -557,6 +557,20 @@ def test_a_test_over_a_real_dataset_is_still_reported():
     assert len(messages(source, "DDP001")) == 1
 
 
+@pytest.mark.parametrize(
+    "made_up",
+    [
+        "inputs, targets = torch.randn(n_samples, dim), torch.empty(n_samples, dtype=torch.long).random_(dim)",
+        "inputs, targets = torch.rand(*shape), torch.zeros(len(shape))",
+    ],
+)
+def test_random_tensors_are_made_up_whatever_sizes_they_are_given(made_up):
+    # a benchmark or test whose sizes are options: the content is still random numbers
+    source = SAME_DATA_TEST.replace("inputs, targets = torch.randn(64, 10), torch.randn(64, 1)", made_up)
+    assert messages(source.replace("{check}", "assert torch.isfinite(model.module.weight).all()"), "DDP001") == []
+    assert len(messages(source.replace("{check}", "print(model.module.weight)"), "DDP001")) == 1
+
+
 def test_a_call_handed_the_tokenizer_counts_when_its_result_is_broadcast():
     found = ddp004(
         """
@@ -756,3 +770,70 @@ def test_a_sampler_handed_each_epoch_to_an_imported_function_is_left_alone():
     # handing over only the loader (a wrapper around the sampler) says nothing about set_epoch
     only_loader = source.replace("train(model, loader, optimizer, epoch, sampler=sampler)", "train(model, tqdm(loader))")
     assert len(messages(only_loader, "DDP002")) == 1
+
+
+# -- per-rank buffers and DeepSpeed scripts (DDP001) ------------------------------------------------
+
+ROLLOUTS = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+
+dist.init_process_group("nccl")
+
+
+class PPOTrainer:
+    def __init__(self, model):
+        self.model = model
+        self.replay_buffer = ReplayBuffer(capacity=4096)
+
+    def train_on_rollouts(self):
+        loader = DataLoader(self.replay_buffer, batch_size=8, shuffle=True)
+        for epoch in range(2):
+            for batch in loader:
+                self.model(batch).backward()
+
+
+class Actor:
+    def __init__(self, model):
+        self.trainer = PPOTrainer(model)
+
+    def collect(self, prompts):
+        for prompt in prompts:
+            self.trainer.replay_buffer.append(self.trainer.model.generate(prompt))
+        self.trainer.train_on_rollouts()
+"""
+
+
+def test_a_buffer_of_the_ranks_own_rollouts_is_left_alone():
+    # Each rank trains on the experience it generated itself: shuffling it locally is right, and a
+    # DistributedSampler would throw most of it away.
+    assert messages(ROLLOUTS, "DDP001") == []
+
+
+def test_a_buffer_attribute_nobody_grows_is_still_reported():
+    never_grown = ROLLOUTS.replace("self.trainer.replay_buffer.append(", "print(")
+    assert len(messages(never_grown, "DDP001")) == 1
+
+
+def test_a_deepspeed_script_is_distributed():
+    # deepspeed.initialize starts the process group itself; the loader the script builds by hand
+    # is not the one DeepSpeed would shard (that one comes from training_data=).
+    source = """
+    import deepspeed
+    import torch
+    from torch.utils.data import DataLoader
+
+    def train(args, dataset, model):
+        loader = DataLoader(dataset, batch_size=64, shuffle=True)
+        engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+        for epoch in range(args.epochs):
+            for batch in loader:
+                engine.backward(engine(batch))
+                engine.step()
+
+    train(parse_args(), build_dataset(), Net())
+    """
+    assert len(messages(source, "DDP001")) == 1
+    handed_over = source.replace("model_parameters=model.parameters())", "training_data=dataset)")
+    assert messages(handed_over, "DDP001") == []

@@ -77,6 +77,9 @@ class DataModel:
     def dataset_comes_from_caller(self, loader: LoaderInfo) -> bool:
         return self.loader_model.dataset_comes_from_caller(loader)
 
+    def is_filled_as_it_runs(self, loader: LoaderInfo) -> bool:
+        return self.loader_model.is_filled_as_it_runs(loader)
+
     def is_test_on_made_up_data(self, loader: LoaderInfo) -> bool:
         """A test that gives every rank the same made-up data on purpose: the dataset is a few
         numbers or random tensors, and the code around the loader asserts on results."""

@@ -18,6 +18,7 @@ from ddplint.analysis.syntax import (
     is_none,
     is_true,
     last_name,
+    receiver,
     string_value,
     walk,
 )
@@ -47,10 +48,15 @@ DATASET_PACKAGES = ("torchvision.datasets.", "torchtext.datasets.", "torchaudio.
 _DATASET_TRANSFORMS = {"map", "filter", "flat_map"}
 _DATASET_MAP_OPTIONS = {"batched", "num_proc", "remove_columns", "batch_size", "load_from_cache_file"}
 # Calls that make up tensors; a dataset built only from them and numbers is a test fixture.
-_TENSOR_FACTORIES = {
-    "randn", "rand", "randint", "randperm", "zeros", "ones", "arange", "full", "empty", "linspace", "range",
-    "tensor", "normal", "zeros_like", "ones_like", "randn_like", "rand_like",
+_TENSOR_FACTORIES = {"arange", "linspace", "range", "tensor"}
+# Factories whose positional arguments are only sizes (and fill values): what they make is made up
+# whatever sizes they are given (`torch.randn(n_samples, dim)`, n_samples an option).
+_SIZED_FACTORIES = {
+    "randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "normal",
+    "zeros_like", "ones_like", "randn_like", "rand_like",
 }
+# In-place fills that replace a tensor's content (`torch.empty(n).random_(10)`).
+_FILLS = {"random_", "uniform_", "normal_", "fill_", "zero_", "bernoulli_"}
 # Keywords that shape a dataset without providing its content.
 _LAYOUT_KEYWORDS = {"dtype", "device", "transform", "target_transform", "seed", "generator", "requires_grad"}
 _DATA_VERBS = {"load", "read", "build", "prepare", "make", "create", "get", "generate", "fetch", "process", "gen"}
@@ -278,6 +284,10 @@ class DataWork:
         if isinstance(expr, cst.BinaryOperation):
             return self._synthetic(expr.left, scope, depth + 1) and self._synthetic(expr.right, scope, depth + 1)
         if isinstance(expr, cst.Call):
+            if last_name(expr.func) in _SIZED_FACTORIES:
+                return True
+            if last_name(expr.func) in _FILLS and (filled := receiver(expr.func)) is not None:
+                return self._synthetic(filled, scope, depth + 1)
             if last_name(expr.func) in _TENSOR_FACTORIES:
                 return all(
                     self._synthetic(arg.value, scope, depth + 1) for arg in expr.args if arg.keyword is None

@@ -61,6 +61,8 @@ DISTRIBUTED_TOKENS = (
     b"accelerate",
     # Lightning's Trainer / Fabric start them too (DDP007: `trainer.save_checkpoint` on one rank).
     b"lightning",
+    # `deepspeed.initialize(...)` starts the process group unless one exists.
+    b"deepspeed",
 )
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
 _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
+# Methods that grow a container in place (`buffer.append(experience)`).
+GROWING_METHODS = frozenset({"append", "extend", "add", "push", "insert", "put"})
 
 
 class SamplerKind(enum.Enum):
@@ -357,6 +359,32 @@ class Loaders:
                     ):
                         return True
         return False
+
+    def is_filled_as_it_runs(self, loader: LoaderInfo) -> bool:
+        """The dataset is an object's attribute that the file grows while it runs
+        (`DataLoader(self.replay_buffer)`, with `self.trainer.replay_buffer.append(experience)`
+        elsewhere): a buffer of this rank's own rollouts or generated samples, not data every rank
+        reads the same from storage. Whose attribute it is (`self`, `self.trainer`) is not followed:
+        the attribute's name stands for the object, and when that guess is wrong the rule stays
+        silent, never the other way round."""
+        if loader.dataset is None:
+            return False
+        held = [loader.dataset]
+        scope, arms = loader.site.context.scope, loader.site.context.branches
+        if isinstance(loader.dataset, cst.Name):
+            held += [source.node for source in self.flow.sources(loader.dataset, scope, arms)]
+        return any(isinstance(node, cst.Attribute) and node.attr.value in self._grown_attributes for node in held)
+
+    @cached_property
+    def _grown_attributes(self) -> set[str]:
+        """Names of attributes the file calls a growing method on (`x.buffer.append(...)`: buffer)."""
+        grown = set()
+        for site in self.facts.calls:
+            if site.name in GROWING_METHODS:
+                owner = receiver(site.node.func)
+                if isinstance(owner, cst.Attribute):
+                    grown.add(owner.attr.value)
+        return grown
 
     def checked_by_assertions(self, loader: LoaderInfo) -> bool:
         """The function that builds the loader, one that calls it, or one it calls asserts on

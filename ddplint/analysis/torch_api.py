@@ -70,6 +70,7 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "torch.multiprocessing.start_processes",
         "torch.utils.data.DistributedSampler",
         "deepspeed.init_distributed",
+        "deepspeed.initialize",  # starts the process group unless one exists (dist_init_required)
         "horovod.torch.init",
         "ignite.distributed.Parallel",  # `with idist.Parallel(backend="nccl") as parallel:`
         "ignite.distributed.initialize",

@@ -32,6 +32,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # a test: every rank gets the same made-up batches on purpose
         if data.dataset_comes_from_caller(loader):
             continue  # the caller, in another file, may have sharded it already
+        if data.is_filled_as_it_runs(loader):
+            continue  # a buffer of this rank's own rollouts: per-rank data, shuffled locally
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
         if loader.built_in is not None and facts.project is not None:
@@ -187,6 +189,10 @@ RULE = Rule(
         - Scripts that set up tensor or pipeline model parallelism (`initialize_model_parallel`,
           `parallelize_module`): the ranks of one model-parallel group must read the same
           batches, and which ranks form a data-parallel replica is the mesh's business.
+        - Loaders over a buffer this rank fills as it runs: an object's attribute that the file
+          grows with `append` / `extend` / `add` / `push` / `insert` / `put` (`DataLoader(self.replay_buffer)`
+          with `self.trainer.replay_buffer.append(experience)` elsewhere). Each rank trains on the
+          rollouts or samples it produced itself; shuffling them locally is right.
         - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
           sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
@@ -207,10 +213,11 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
-        - A loader over data each rank produced itself at run time (an RL replay buffer filled
-          with this rank's own rollouts) is per-rank data and needs no DistributedSampler; the
-          tool cannot tell such a buffer from a dataset and flags it when it is shuffled for
-          training.
+        - A buffer of per-rank data is recognised only as an object's attribute that the file
+          grows (`x.replay_buffer.append(...)`), by the attribute's name: a local buffer, or one
+          grown in another file, is flagged when it is shuffled for training; and an attribute
+          grown from a file every rank reads the same (`self.samples.append(json.loads(line))`,
+          then `DataLoader(self.samples)`) is left alone.
         - A model-parallel script that also runs several data-parallel replicas and forgets
           their sampler is not reported (see the silent cases).
         - A test over made-up data that checks its results only in another file (or through a
