@@ -837,3 +837,36 @@ def test_a_deepspeed_script_is_distributed():
     assert len(messages(source, "DDP001")) == 1
     handed_over = source.replace("model_parameters=model.parameters())", "training_data=dataset)")
     assert messages(handed_over, "DDP001") == []
+
+
+FIXED_EPOCH = """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+for epoch in range(epochs):
+    sampler.set_epoch({epoch})
+    for batch in loader:
+        model(batch).backward()
+        optimizer.step()
+"""
+
+
+def test_set_epoch_given_a_written_number_replays_the_same_order():
+    found = messages(FIXED_EPOCH.replace("{epoch}", "0"), "DDP002")
+    assert len(found) == 1
+    assert "gets the same epoch every time (`sampler.set_epoch(0)`)" in found[0][1]
+
+
+@pytest.mark.parametrize("epoch", ["epoch", "epoch + start_epoch", "args.start_epoch + epoch"])
+def test_set_epoch_given_the_epoch_is_left_alone(epoch):
+    assert messages(FIXED_EPOCH.replace("{epoch}", epoch), "DDP002") == []
+
+
+def test_a_written_number_once_before_the_loop_does_not_hide_the_real_call():
+    source = FIXED_EPOCH.replace("{epoch}", "epoch").replace(
+        "for epoch in range(epochs):", "sampler.set_epoch(0)\nfor epoch in range(epochs):"
+    )
+    assert messages(source, "DDP002") == []

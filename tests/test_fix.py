@@ -111,6 +111,13 @@ def test_ddp002_is_safe():
     assert diagnostic.fix is not None and diagnostic.fix.is_safe
 
 
+def test_ddp002_passes_the_epoch_to_a_set_epoch_given_a_number():
+    source = SET_EPOCH.replace("        # one epoch\n", "        sampler.set_epoch(0)\n")
+    result = fixed(source, unsafe=False)
+    assert "    sampler.set_epoch(epoch)\n    for x, y in loader:" in result
+    assert "set_epoch(0)" not in result
+
+
 def test_ddp002_uses_loader_sampler_for_an_inline_sampler():
     source = """
         import torch.distributed as dist

@@ -791,6 +791,22 @@ def test_collective_reached_under_the_opposite_condition_is_matched(lint):
     assert lint(source.format(other="report()"), ["DDP007"]) == [(8, "DDP007")]
 
 
+def test_an_accelerator_is_known_by_its_value_not_its_name(lint):
+    source = """
+        from accelerate import Accelerator
+        from metrics import Tracker
+
+        acc = {built}
+        for batch in loader:
+            acc.backward(model(batch))
+        if acc.is_main_process:
+            scores = acc.gather_for_metrics(predictions)
+        """
+    assert lint(source.format(built="Accelerator()"), ["DDP007"]) == [(8, "DDP007")]
+    # a metrics object's own gather is no collective of the Accelerator
+    assert lint(source.format(built="Tracker()"), ["DDP007"]) == []
+
+
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
     source = """
         import torch.distributed as dist

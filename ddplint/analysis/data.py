@@ -101,6 +101,9 @@ class DataModel:
     def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
         return self.sampler_model.unpassed_sampler_for(loader)
 
+    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional["CallSite"]:
+        return self.sampler_model.fixed_set_epoch(sampler)
+
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional["LoopSite"] = None) -> bool:
         return self.sampler_model.set_epoch_reaches(sampler, epoch_loop)
 

@@ -29,6 +29,7 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import (
+    ACCELERATOR,
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
     BROADCAST_COLLECTIVES,
@@ -730,12 +731,8 @@ class RankModel:
             qualified = self.facts.qualified_names(site.node.func)
             if any(q.startswith("torch.distributed.") for q in qualified):
                 return name
-        if name in ACCELERATOR_COLLECTIVES:
-            owner = receiver(site.node.func)
-            words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
-            qualified = self.facts.qualified_names(site.node.func)
-            if "accelerator" in words or any(q.startswith("accelerate.") for q in qualified):
-                return name
+        if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
+            return name
         owners = FRAMEWORK_COLLECTIVES.get(name or "")
         if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
             owner = receiver(site.node.func)
@@ -743,6 +740,22 @@ class RankModel:
             if words & owners:  # `trainer.save_checkpoint(path)`, `self.trainer.save_checkpoint`
                 return name
         return None
+
+    def _made_on_an_accelerator(self, site: "CallSite") -> bool:
+        """`accelerator.gather(x)`, `acc.gather(x)` with `acc = Accelerator()`: the receiver holds
+        an Accelerator, or is named for one where its value cannot be followed
+        (`self.accelerator` set in another class)."""
+        if any(q.startswith("accelerate.") for q in self.facts.qualified_names(site.node.func)):
+            return True
+        owner = receiver(site.node.func)
+        if owner is None:
+            return False
+        if "accelerator" in identifier_words(dotted_name(owner) or ""):
+            return True
+        return any(
+            isinstance(source.node, cst.Call) and self.facts.is_instance_of(source.node, ACCELERATOR, frozenset())
+            for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
+        )
 
     def collective_reached(self, site: "CallSite", on_one_rank: bool = False) -> Optional[CollectiveReach]:
         """A collective the call makes, itself or inside a function of this file it calls
@@ -831,7 +844,17 @@ class RankModel:
         )
 
     def _under_rank_condition(self, site: "CallSite") -> bool:
-        return any(self.depends_on_rank(branch.test, site.context.scope) for branch, _ in site.context.branches)
+        return any(self._selects_ranks(branch.test, site.context.scope) for branch, _ in site.context.branches)
+
+    def _selects_ranks(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """The condition can differ between the ranks of one distributed run. A test of whether the
+        run is distributed (`local_rank != -1`, `world_size > 1`) reads the rank variables but is
+        the same on every rank, so it selects none."""
+        if isinstance(test, cst.BooleanOperation):
+            return self._selects_ranks(test.left, scope) or self._selects_ranks(test.right, scope)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._selects_ranks(test.expression, scope)
+        return self.distributed_polarity(test, scope) is None and self.depends_on_rank(test, scope)
 
     # -- the DDP-wrapped model ------------------------------------------------------------------
     def is_wrapped_model_forward(self, site: "CallSite") -> bool:

@@ -134,6 +134,8 @@ class Samplers:
             context = site.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
+            if epoch_loop is not None and sets_a_fixed_epoch(site):
+                continue  # `set_epoch(0)` every epoch: the same seed, so the same order
             if not via_loader_attribute and self._is_plain_loader(owner, context, loaders):
                 continue
             for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
@@ -151,6 +153,16 @@ class Samplers:
                 if self.flow.feeds(passed, context.scope, target, context.branches) is not False:
                     return True
         return False
+
+    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional["CallSite"]:
+        """A `set_epoch(<number>)` call made in a loop on this sampler (or its loader)."""
+        targets = (sampler.site.node, *(loader.site.node for loader in sampler.loaders))
+        for site, owner, _ in self.set_epoch_calls:
+            if site.context.loops and sets_a_fixed_epoch(site) and any(
+                self.flow.feeds(owner, site.context.scope, target, site.context.branches) for target in targets
+            ):
+                return site
+        return None
 
     def _handed_to_an_outside_call(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite]) -> bool:
         """The sampler itself goes, once per epoch, into a function this file does not define
@@ -227,3 +239,9 @@ class Samplers:
         return bool(sources) and all(
             id(s.node) in loaders and constructs(self.facts, s.node, DATALOADER, set()) for s in sources
         )
+
+
+def sets_a_fixed_epoch(site: "CallSite") -> bool:
+    """`sampler.set_epoch(0)`: a number written in the call, the same every time it runs."""
+    epoch = argument(site.node, "epoch", 0)
+    return isinstance(epoch, cst.Integer)

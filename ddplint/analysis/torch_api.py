@@ -29,6 +29,7 @@ COLLECTIVES = frozenset(
 PROBED_COLLECTIVES = tuple(sorted(COLLECTIVES - {"new_group", "all_reduce_coalesced", "all_gather_coalesced"}))
 
 # Accelerator (HF Accelerate) methods that talk to every process.
+ACCELERATOR = frozenset({"accelerate.Accelerator"})
 ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
 
 # Framework methods that synchronise every process inside (their docs: "must be called on all

@@ -34,7 +34,17 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
-                if isinstance(iteration.where, LoopSite):
+                fixed = data.fixed_set_epoch(sampler)
+                if fixed is not None:
+                    message = (
+                        f"this loop iterates a loader whose shuffling DistributedSampler gets the "
+                        f"same epoch every time (`{facts.module.code_for_node(fixed.node)}`): the "
+                        f"sampler seeds its shuffle with the epoch, so every epoch replays the same "
+                        f"order on every rank; pass the epoch number (sampler.set_epoch(epoch))"
+                    )
+                    yield RULE.finding(loop.node, message, _pass_epoch_fix(fixed, loop))
+                    continue
+                elif isinstance(iteration.where, LoopSite):
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
@@ -58,6 +68,20 @@ CYCLE_MESSAGE = (
     "saved; re-iterate the loader instead, calling sampler.set_epoch(epoch) before each pass "
     "(`while True: sampler.set_epoch(epoch); yield from loader; epoch += 1`)"
 )
+
+
+def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
+    """`set_epoch(0)` -> `set_epoch(<epoch>)`, where the call sits in a `for <epoch> in ...` loop."""
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+        return None
+    if not any(enclosing is loop for enclosing in fixed.context.loops):
+        return None
+    epoch = argument(fixed.node, "epoch", 0)
+    if epoch is None:
+        return None
+    name = node.target.value
+    return FindingFix(f"Pass `{name}` to set_epoch", (NodeEdit(name, epoch),))
 
 
 def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
@@ -143,7 +167,9 @@ RULE = Rule(
         `loader.batch_sampler.sampler.set_epoch(...)` or `getattr(sampler, "set_epoch")(...)`, not
         inside a function of the file that receives the loader or the sampler. A call made once
         beside the epoch loop (not in any loop) does not count, nor `loader.set_epoch(...)` on a
-        plain torch DataLoader, which has no such method (only Accelerate's prepared loaders do). The loop is found also when the loader is iterated in a
+        plain torch DataLoader, which has no such method (only Accelerate's prepared loaders do),
+        nor a call given a written number (`sampler.set_epoch(0)` in the loop: the same epoch every
+        time; the message says so and the fix passes the loop's epoch). The loop is found also when the loader is iterated in a
         helper (`train_one_epoch(model, loader)`) called from it, reached through tuples, dicts
         and arguments, and when the epochs are not a `for epoch` loop: a step loop that makes a
         new iterator when the last one is exhausted (`except StopIteration: it = iter(loader)`),
