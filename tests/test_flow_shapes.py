@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from ddplint.analysis.facts import build_facts
 
@@ -805,6 +806,35 @@ def test_an_accelerator_is_known_by_its_value_not_its_name(lint):
     assert lint(source.format(built="Accelerator()"), ["DDP007"]) == [(8, "DDP007")]
     # a metrics object's own gather is no collective of the Accelerator
     assert lint(source.format(built="Tracker()"), ["DDP007"]) == []
+
+
+LIGHTNING_MODULE = """
+    import lightning.pytorch as pl
+
+    class {name}({base}):
+        def validation_step(self, batch, batch_idx):
+            loss = self.loss(batch)
+            if self.trainer.is_global_zero:
+                {call}
+    """
+
+
+@pytest.mark.parametrize("call", ["self.log('val_loss', loss, sync_dist=True)", "self.all_gather(loss)"])
+def test_a_lightning_module_collective_on_one_rank(lint, call):
+    source = LIGHTNING_MODULE.format(name="Classifier", base="pl.LightningModule", call=call)
+    assert lint(source, ["DDP007"]) == [(7, "DDP007")]
+
+
+@pytest.mark.parametrize(
+    "base, call",
+    [
+        ("pl.LightningModule", "self.log('val_loss', loss)"),  # no sync: a local log
+        ("pl.LightningModule", "self.log('val_loss', loss, sync_dist=False)"),
+        ("Recorder", "self.all_gather(loss)"),  # not a LightningModule: its own method
+    ],
+)
+def test_lightning_logging_without_sync_and_other_classes_are_left_alone(lint, base, call):
+    assert lint(LIGHTNING_MODULE.format(name="Classifier", base=base, call=call), ["DDP007"]) == []
 
 
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):

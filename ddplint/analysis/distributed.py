@@ -21,6 +21,7 @@ from ddplint.analysis.syntax import (
     dotted_name,
     identifier_words,
     int_value,
+    is_true,
     keyword_arg,
     last_name,
     receiver,
@@ -36,7 +37,10 @@ from ddplint.analysis.torch_api import (
     COLLECTIVES,
     DISTRIBUTED_ENTRY_POINTS,
     FRAMEWORK_COLLECTIVES,
+    LIGHTNING_MODULE,
+    LIGHTNING_MODULE_COLLECTIVES,
     LIGHTNING_PACKAGES,
+    LIGHTNING_SYNCED_LOGGING,
     OTHER_FRAMEWORKS,
     SINGLE_PROCESS_APIS,
     SUBGROUP_RANK_FUNCTIONS,
@@ -733,6 +737,8 @@ class RankModel:
                 return name
         if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
             return name
+        if self._lightning_module_collective(site):
+            return name if name in LIGHTNING_MODULE_COLLECTIVES else f"{name}(..., sync_dist=True)"
         owners = FRAMEWORK_COLLECTIVES.get(name or "")
         if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
             owner = receiver(site.node.func)
@@ -740,6 +746,22 @@ class RankModel:
             if words & owners:  # `trainer.save_checkpoint(path)`, `self.trainer.save_checkpoint`
                 return name
         return None
+
+    def _lightning_module_collective(self, site: "CallSite") -> bool:
+        """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != "self":
+            return False
+        if site.name not in LIGHTNING_MODULE_COLLECTIVES:
+            sync = keyword_arg(site.node, "sync_dist")
+            if site.name not in LIGHTNING_SYNCED_LOGGING or sync is None or not is_true(sync.value):
+                return False
+        owner = site.context.scope.class_scope
+        return owner is not None and owner.name in self._lightning_modules
+
+    @cached_property
+    def _lightning_modules(self) -> set[str]:
+        return self.facts.subclasses_of(LIGHTNING_MODULE)
 
     def _made_on_an_accelerator(self, site: "CallSite") -> bool:
         """`accelerator.gather(x)`, `acc.gather(x)` with `acc = Accelerator()`: the receiver holds

@@ -45,6 +45,19 @@ FRAMEWORK_COLLECTIVES = {
     "broadcast": frozenset({"fabric", "strategy"}),
 }
 
+# A LightningModule's own methods that talk to every process (`self.all_gather(x)`), and its
+# logging calls that do when given `sync_dist=True` (a reduce across processes).
+LIGHTNING_MODULE = frozenset(
+    {
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+        "lightning.LightningModule",
+    }
+)
+LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
+LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
+
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
 # do it (torchtune's get_device sets the local rank's device for "cuda").
 DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
-from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, COLLECTIVES, LIGHTNING_PACKAGES
+from ddplint.analysis.torch_api import (
+    ACCELERATOR_COLLECTIVES,
+    COLLECTIVES,
+    LIGHTNING_MODULE_COLLECTIVES,
+    LIGHTNING_PACKAGES,
+)
 from ddplint.rules.base import Finding, Rule
 
 
@@ -156,14 +161,18 @@ RULE = Rule(
           does not.
         - Framework methods that synchronise inside are known by name for Lightning
           (`trainer.save_checkpoint`, Fabric's `save` / `load` / `barrier` / ...; see
-          torch_api.FRAMEWORK_COLLECTIVES); others are not.
+          torch_api.FRAMEWORK_COLLECTIVES) and, in a LightningModule subclass of the file,
+          `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
+          others are not (a LightningModule whose base class lives in another file is not
+          recognised).
     """,
     triggers=tuple(
         name.encode()
         for name in sorted(
             COLLECTIVES
             | ACCELERATOR_COLLECTIVES
-            | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint"}
+            | LIGHTNING_MODULE_COLLECTIVES
+            | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "sync_dist"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
