@@ -837,6 +837,45 @@ def test_lightning_logging_without_sync_and_other_classes_are_left_alone(lint, b
     assert lint(LIGHTNING_MODULE.format(name="Classifier", base=base, call=call), ["DDP007"]) == []
 
 
+ENGINE_SAVE = """
+    import deepspeed
+    import torch.distributed as dist
+
+    def main(args, net):
+        engine, optimizer, _, _ = deepspeed.initialize(args=args, model=net, model_parameters=net.parameters())
+        for epoch in range(args.epochs):
+            train_one_epoch(engine)
+            {save}
+    """
+
+
+def test_deepspeed_save_checkpoint_on_rank_zero_only(lint):
+    # DeepSpeed saves every rank's shard: all processes must call it
+    on_one = ENGINE_SAVE.format(save="if dist.get_rank() == 0:\n                engine.save_checkpoint(args.out)")
+    assert lint(on_one, ["DDP007"]) == [(9, "DDP007")]
+    assert lint(ENGINE_SAVE.format(save="engine.save_checkpoint(args.out)"), ["DDP007"]) == []
+    # a save_checkpoint of something else (a plain object of the script) is no collective
+    other = on_one.replace("engine.save_checkpoint", "optimizer_log.save_checkpoint")
+    assert lint(other, ["DDP007"]) == []
+
+
+@pytest.mark.parametrize("wrapper, found", [("FSDP", [(9, "DDP007")]), ("DDP", [])])
+def test_state_dict_on_rank_zero_is_a_collective_only_for_fsdp(lint, wrapper, found):
+    # FSDP's state_dict() all-gathers the sharded parameters; DDP's only reads the local replica
+    source = f"""
+        import torch
+        import torch.distributed as dist
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        model = {wrapper}(Net())
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "model.pt")
+        """
+    assert lint(source, ["DDP007"]) == found
+
+
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
     source = """
         import torch.distributed as dist

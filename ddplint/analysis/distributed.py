@@ -44,6 +44,7 @@ from ddplint.analysis.torch_api import (
     OTHER_FRAMEWORKS,
     SINGLE_PROCESS_APIS,
     SUBGROUP_RANK_FUNCTIONS,
+    SYNCHRONISING_METHODS,
     TEST_CASE_CLASSES,
     TEST_FRAMEWORKS,
     WRAPPED_MODEL_CLASSES,
@@ -737,6 +738,8 @@ class RankModel:
                 return name
         if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
             return name
+        if self._synchronising_method(site):
+            return name
         if self._lightning_module_collective(site):
             return name if name in LIGHTNING_MODULE_COLLECTIVES else f"{name}(..., sync_dist=True)"
         owners = FRAMEWORK_COLLECTIVES.get(name or "")
@@ -746,6 +749,18 @@ class RankModel:
             if words & owners:  # `trainer.save_checkpoint(path)`, `self.trainer.save_checkpoint`
                 return name
         return None
+
+    def _synchronising_method(self, site: "CallSite") -> bool:
+        """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
+        `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
+        builders = [builder for builder, methods in SYNCHRONISING_METHODS.items() if site.name in methods]
+        owner = receiver(site.node.func)
+        if not builders or owner is None:
+            return False
+        return any(
+            isinstance(source.node, cst.Call) and not self.facts.qualified_names(source.node.func).isdisjoint(builders)
+            for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
+        )
 
     def _lightning_module_collective(self, site: "CallSite") -> bool:
         """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""

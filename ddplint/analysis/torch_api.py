@@ -45,6 +45,14 @@ FRAMEWORK_COLLECTIVES = {
     "broadcast": frozenset({"fabric", "strategy"}),
 }
 
+# Methods every process must call, by what built the object they are called on: DeepSpeed's
+# engine ("all processes must call this method", it saves and loads each rank's shard), and an
+# FSDP (FullyShardedDataParallel) module, whose state_dict() all-gathers the sharded parameters.
+SYNCHRONISING_METHODS = {
+    "deepspeed.initialize": frozenset({"save_checkpoint", "load_checkpoint"}),
+    "torch.distributed.fsdp.FullyShardedDataParallel": frozenset({"state_dict"}),
+}
+
 # A LightningModule's own methods that talk to every process (`self.all_gather(x)`), and its
 # logging calls that do when given `sync_dist=True` (a reduce across processes).
 LIGHTNING_MODULE = frozenset(

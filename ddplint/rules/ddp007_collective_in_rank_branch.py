@@ -161,7 +161,10 @@ RULE = Rule(
           does not.
         - Framework methods that synchronise inside are known by name for Lightning
           (`trainer.save_checkpoint`, Fabric's `save` / `load` / `barrier` / ...; see
-          torch_api.FRAMEWORK_COLLECTIVES) and, in a LightningModule subclass of the file,
+          torch_api.FRAMEWORK_COLLECTIVES); DeepSpeed's engine `save_checkpoint` / `load_checkpoint`
+          and an FSDP module's `state_dict()` when the object is followed to
+          `deepspeed.initialize(...)` / `FullyShardedDataParallel(...)` in the file (not when it
+          comes from another file); and, in a LightningModule subclass of the file,
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
@@ -172,7 +175,7 @@ RULE = Rule(
             COLLECTIVES
             | ACCELERATOR_COLLECTIVES
             | LIGHTNING_MODULE_COLLECTIVES
-            | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "sync_dist"}
+            | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "load_checkpoint", "sync_dist"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
