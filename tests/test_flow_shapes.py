@@ -876,6 +876,20 @@ def test_state_dict_on_rank_zero_is_a_collective_only_for_fsdp(lint, wrapper, fo
     assert lint(source, ["DDP007"]) == found
 
 
+@pytest.mark.parametrize(
+    "save, found",
+    [
+        ("if dist.get_rank() == 0:\n    dcp.save(state, checkpoint_id=path)", [(7, "DDP007")]),
+        ("if dist.get_rank() == 0:\n    dcp.save(state, checkpoint_id=path, no_dist=True)", []),
+        ("dcp.save(state, checkpoint_id=path)", []),
+    ],
+)
+def test_distributed_checkpoint_save_is_a_collective_unless_told_otherwise(lint, save, found):
+    source = "import torch.distributed as dist\nimport torch.distributed.checkpoint as dcp\n\n"
+    source += 'dist.init_process_group("nccl")\nstate = {"model": model.state_dict()}\n' + save + "\n"
+    assert lint(source, ["DDP007"]) == found
+
+
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
     source = """
         import torch.distributed as dist

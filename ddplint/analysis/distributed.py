@@ -34,6 +34,7 @@ from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
     BROADCAST_COLLECTIVES,
+    CHECKPOINT_COLLECTIVES,
     COLLECTIVES,
     DISTRIBUTED_ENTRY_POINTS,
     FRAMEWORK_COLLECTIVES,
@@ -740,6 +741,10 @@ class RankModel:
             return name
         if self._synchronising_method(site):
             return name
+        if not self.facts.qualified_names(site.node.func).isdisjoint(CHECKPOINT_COLLECTIVES):
+            no_dist = keyword_arg(site.node, "no_dist")
+            if no_dist is None or not is_true(no_dist.value):
+                return f"checkpoint.{name}"
         if self._lightning_module_collective(site):
             return name if name in LIGHTNING_MODULE_COLLECTIVES else f"{name}(..., sync_dist=True)"
         owners = FRAMEWORK_COLLECTIVES.get(name or "")

@@ -45,6 +45,16 @@ FRAMEWORK_COLLECTIVES = {
     "broadcast": frozenset({"fabric", "strategy"}),
 }
 
+# Distributed checkpoint (DCP) calls that coordinate every rank's shard ("a collective call"),
+# unless given `no_dist=True`.
+CHECKPOINT_COLLECTIVES = frozenset(
+    {
+        "torch.distributed.checkpoint.save", "torch.distributed.checkpoint.load",
+        "torch.distributed.checkpoint.async_save", "torch.distributed.checkpoint.save_state_dict",
+        "torch.distributed.checkpoint.load_state_dict",
+    }
+)
+
 # Methods every process must call, by what built the object they are called on: DeepSpeed's
 # engine ("all processes must call this method", it saves and loads each rank's shard), and an
 # FSDP (FullyShardedDataParallel) module, whose state_dict() all-gathers the sharded parameters.

@@ -164,7 +164,8 @@ RULE = Rule(
           torch_api.FRAMEWORK_COLLECTIVES); DeepSpeed's engine `save_checkpoint` / `load_checkpoint`
           and an FSDP module's `state_dict()` when the object is followed to
           `deepspeed.initialize(...)` / `FullyShardedDataParallel(...)` in the file (not when it
-          comes from another file); and, in a LightningModule subclass of the file,
+          comes from another file); `torch.distributed.checkpoint` `save` / `load` /
+          `async_save` (unless `no_dist=True`); and, in a LightningModule subclass of the file,
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
@@ -176,6 +177,8 @@ RULE = Rule(
             | ACCELERATOR_COLLECTIVES
             | LIGHTNING_MODULE_COLLECTIVES
             | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "load_checkpoint", "sync_dist"}
+            # torch.distributed.checkpoint, imported by module path or `from torch.distributed import checkpoint`
+            | {"distributed.checkpoint", "import checkpoint"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
