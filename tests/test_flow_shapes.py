@@ -890,6 +890,27 @@ def test_distributed_checkpoint_save_is_a_collective_unless_told_otherwise(lint,
     assert lint(source, ["DDP007"]) == found
 
 
+@pytest.mark.parametrize(
+    "test, found",
+    [
+        ("rank == 0", [(5, "DDP007")]),
+        ("not dist.is_initialized() or rank == 0", [(5, "DDP007")]),  # the single-process run, or rank 0
+        ("args.local_rank == -1 or rank == 0", [(5, "DDP007")]),
+        ("args.save_all or rank == 0", []),  # every rank with --save_all: not one rank's
+        ("not dist.is_initialized() or kind != 'legacy' or rank == 0", []),  # every rank for other kinds
+    ],
+)
+def test_an_or_condition_is_one_ranks_only_when_each_side_is(lint, test, found):
+    source = f"""
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        if {test}:
+            dist.barrier()
+        """
+    assert lint(source, ["DDP007"]) == found
+
+
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
     source = """
         import torch.distributed as dist

@@ -508,8 +508,15 @@ class RankModel:
             # `not rank` is rank 0; `not is_main_process()` is everyone else.
             return self.is_rank(test.expression, scope, depth + 1)
         if isinstance(test, cst.BooleanOperation):
-            return self.is_rank_zero_guard(test.left, scope, depth + 1) or self.is_rank_zero_guard(
-                test.right, scope, depth + 1
+            left = self.is_rank_zero_guard(test.left, scope, depth + 1)
+            right = self.is_rank_zero_guard(test.right, scope, depth + 1)
+            if isinstance(test.operator, cst.And):
+                return left or right
+            # `A or B` holds on rank 0 alone only when each side is rank 0's or the single-process
+            # run's (`not dist.is_initialized() or rank == 0`); `kind != LEGACY or rank == 0` may
+            # hold on every rank.
+            return (left or right) and all(
+                guard or self._false_when_distributed(side, scope) for side, guard in ((test.left, left), (test.right, right))
             )
         if isinstance(test, cst.Call):
             return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES
@@ -518,6 +525,15 @@ class RankModel:
                 return True
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
+
+    def _false_when_distributed(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        """False on every rank of a distributed run (`not dist.is_initialized()`, `local_rank ==
+        -1`), and so for and / or of such tests; unlike `distributed_polarity`, `local_rank == -1
+        or args.no_cuda` is not (it holds on every rank with `--no_cuda`)."""
+        if isinstance(test, cst.BooleanOperation):
+            left, right = (self._false_when_distributed(side, scope) for side in (test.left, test.right))
+            return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+        return self.distributed_polarity(test, scope) is False
 
     def is_other_ranks_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """True on every rank but rank 0 (`rank != 0`, `not is_main_process()`, `local_rank not
