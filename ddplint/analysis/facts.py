@@ -342,10 +342,20 @@ class ModuleFacts:
         # The project's other modules as this file imports them (analysis/project.py), when
         # several files are checked together; None for a file checked on its own.
         self.project = None
+        # id(node) -> (node, its qualified names), once the import table is complete
+        self._resolved: Optional[dict[int, tuple[cst.CSTNode, frozenset[str]]]] = None
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        return self.imports.qualified_names(node)
+        resolved = self._resolved
+        if resolved is None:  # the import table is still being filled
+            return self.imports.qualified_names(node)
+        # Models and rules ask about the same callees many times over. Keyed by identity, with
+        # the node kept so that its id cannot be reused; a copy out, callers may change theirs.
+        known = resolved.get(id(node))
+        if known is None:
+            known = resolved[id(node)] = (node, frozenset(self.imports.qualified_names(node)))
+        return set(known[1])
 
     def calls_named(self, *qualified: str) -> Iterator[CallSite]:
         wanted = set(qualified)
@@ -574,6 +584,7 @@ def build_facts(module: cst.Module, source: str = "", project=None) -> ModuleFac
     facts = ModuleFacts(module, source)
     facts.project = project
     _Collector(facts).walk(module)
+    facts._resolved = {}
     return facts
 
 

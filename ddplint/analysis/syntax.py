@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -166,5 +167,10 @@ def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
 
 def identifier_words(name: str) -> list[str]:
     """`trainLoader` / `train_loader` / `TrainLoader` -> ['train', 'loader']."""
+    return list(_identifier_words(name))
+
+
+@lru_cache(maxsize=8192)  # the same few hundred names are split again by every model and rule
+def _identifier_words(name: str) -> tuple[str, ...]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [w for w in re.split(r"[_\W]+", spaced.lower()) if w]
+    return tuple(w for w in re.split(r"[_\W]+", spaced.lower()) if w)
