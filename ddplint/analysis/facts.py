@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import cached_property, lru_cache
-from typing import AbstractSet, Iterator, Optional, Sequence, Union
+from typing import AbstractSet, Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -59,11 +59,27 @@ class _Collector(cst.CSTVisitor):
         """libcst's `node.visit(visitor)` rebuilds every node it passes (a dataclass construction
         and validation per node, even for a read-only visitor): about half the cost of the whole
         pass. This walks the same children in the same order and calls the same visit_/leave_
-        methods, without building anything."""
-        if self.on_visit(node):
-            for child in _children(node):
-                self.walk(child)
-        self.on_leave(node)
+        methods, without building anything (and without calling libcst's empty default hooks,
+        looked up once per node type, `_Hooks`)."""
+        hooks = _HOOKS.get(type(node)) or _hooks(type(node))
+        if self.path:
+            top = self.path[-1]
+            body, index = top
+            # Statements of a block are visited in order; `elif` nodes are not block members.
+            if index + 1 < len(body) and body[index + 1] is node:
+                top[1] = index + 1
+                self._context = None
+        if hooks.visit is None or hooks.visit(self, node) is not False:
+            for name in hooks.fields:
+                value = getattr(node, name)
+                if _is_node(value):
+                    self.walk(value)
+                elif isinstance(value, (list, tuple)):
+                    for item in value:
+                        if _is_node(item):
+                            self.walk(item)
+        if hooks.leave is not None:
+            hooks.leave(self, node)
 
     # -- context --------------------------------------------------------------------------
     def context(self) -> Context:
@@ -103,16 +119,6 @@ class _Collector(cst.CSTVisitor):
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self._leave_block()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.path:
-            top = self.path[-1]
-            body, index = top
-            # Statements of a block are visited in order; `elif` nodes are not block members.
-            if index + 1 < len(body) and body[index + 1] is node:
-                top[1] = index + 1
-                self._changed()
-        return super().on_visit(node)
 
     # -- scopes ---------------------------------------------------------------------------
     def _push_scope(self, kind: str, node: cst.CSTNode, name: str) -> Scope:
@@ -588,13 +594,38 @@ def build_facts(module: cst.Module, source: str = "", project=None) -> ModuleFac
     return facts
 
 
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            yield from (item for item in value if isinstance(item, cst.CSTNode))
+@dataclasses.dataclass(frozen=True)
+class _Hooks:
+    """What `_Collector.walk` does at a node type: its own visit_/leave_ method (None where only
+    libcst's empty default exists) and the child fields, in libcst's order."""
+
+    visit: Optional[Callable]
+    leave: Optional[Callable]
+    fields: tuple[str, ...]
+
+
+_HOOKS: dict[type, _Hooks] = {}
+
+
+def _hooks(node_type: type) -> _Hooks:
+    def own(prefix: str) -> Optional[Callable]:
+        name = f"{prefix}_{node_type.__name__}"
+        method = getattr(_Collector, name, None)
+        return None if method is None or method is getattr(cst.CSTVisitor, name, None) else method
+
+    hooks = _HOOKS[node_type] = _Hooks(own("visit"), own("leave"), _child_fields(node_type))
+    return hooks
+
+
+# type -> whether it is a libcst node: a dict look-up instead of an ABC isinstance check per field.
+_NODE_TYPE: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    known = _NODE_TYPE.get(type(value))
+    if known is None:
+        known = _NODE_TYPE[type(value)] = isinstance(value, cst.CSTNode)
+    return known
 
 
 # Fields that only ever hold whitespace, comments or punctuation: nothing the collector records.
