@@ -364,10 +364,18 @@ class ModuleFacts:
         return set(known[1])
 
     def calls_named(self, *qualified: str) -> Iterator[CallSite]:
-        wanted = set(qualified)
-        for site in self.calls:
-            if not wanted.isdisjoint(self.qualified_names(site.node.func)):
-                yield site
+        by_name = self._calls_by_qualified_name
+        found = {position for name in set(qualified) for position in by_name.get(name, ())}
+        return (self.calls[position] for position in sorted(found))
+
+    @cached_property
+    def _calls_by_qualified_name(self) -> dict[str, list[int]]:
+        """qualified name -> positions in `calls` of the calls of it: every model asks for some."""
+        index: dict[str, list[int]] = {}
+        for position, site in enumerate(self.calls):
+            for name in self.qualified_names(site.node.func):
+                index.setdefault(name, []).append(position)
+        return index
 
     def context_of(self, expr: cst.BaseExpression) -> Optional[Context]:
         """Where a name or attribute chain (`args.gpu`: where `args` is) is used."""
