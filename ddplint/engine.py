@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
+from ddplint.analysis.facts import StatementFacts
 from ddplint.analysis.project import ProjectIndex
 from ddplint.diagnostics import Diagnostic, InternalError, Location
 from ddplint.diagnostics import error_diagnostic as _error  # short local names: the checks read as before
@@ -32,7 +33,10 @@ _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
 class Parser(Protocol):
-    """libcst's parse and positions (positions.positions_of), however they are obtained."""
+    """libcst's parse and positions (positions.positions_of), however they are obtained; and,
+    where its modules share the nodes of statements met before, their facts to reuse."""
+
+    statement_facts: Optional[StatementFacts]
 
     def parse(self, data: bytes) -> cst.Module: ...
 
@@ -86,7 +90,8 @@ def lint_source(
     if _FILE_NOQA.search(text):
         return []
     try:
-        facts = build_facts(module, text, project.view_for(filename) if project is not None else None)
+        view = project.view_for(filename) if project is not None else None
+        facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
     except RecursionError:
         return [_error(filename, "cannot analyse: code nested too deeply")]
     findings: list[Finding] = []

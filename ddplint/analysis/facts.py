@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import OrderedDict
 from functools import cached_property, lru_cache
 from typing import AbstractSet, Callable, Iterator, Optional, Sequence, Union
 
@@ -37,7 +38,7 @@ from ddplint.analysis.syntax import alternatives, dotted_name, string_value, wal
 
 __all__ = [
     "SPAWNERS", "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
-    "Loop", "LoopSite", "ModuleFacts", "Scope", "build_facts", "excludes",
+    "Loop", "LoopSite", "ModuleFacts", "Scope", "StatementFacts", "build_facts", "excludes",
 ]
 
 
@@ -54,6 +55,7 @@ class _Collector(cst.CSTVisitor):
         self.classes: list[str] = []
         self._context: Optional[Context] = None
         self._saved: list[tuple] = []
+        self.outermost: Optional[Union[FunctionInfo, ClassInfo]] = None  # the first def / class met
 
     def walk(self, node: cst.CSTNode) -> None:
         """libcst's `node.visit(visitor)` rebuilds every node it passes (a dataclass construction
@@ -80,6 +82,43 @@ class _Collector(cst.CSTVisitor):
                             self.walk(item)
         if hooks.leave is not None:
             hooks.leave(self, node)
+
+    def walk_module(self, module: cst.Module, reuse: "StatementFacts") -> None:
+        """`walk(module)`, with each top-level `def` and `class` walked on its own and joined in
+        (`StatementFacts`): one whose children are the nodes of an earlier module is not walked
+        again. The records come out as `walk(module)` makes them (tests/test_lsp_incremental.py)."""
+        reuse.start_module()
+        self.visit_Module(module)
+        body = module.body
+        for index, statement in enumerate(body):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self._join(reuse.records(statement, body, index), body, index)
+            else:
+                self.walk(statement)
+
+    def _join(self, records: "_StatementRecords", body: Sequence[cst.CSTNode], index: int) -> None:
+        """What walking the statement at `body[index]` would have added to the facts."""
+        self.path[-1][1] = index
+        facts, mine, scope = self.facts, records.facts, records.scope
+        # The one place a statement's records point outside it: its own scope's parent, and
+        # where it is defined (this module's statement path, this module's node for it).
+        statement = body[index]
+        scope.parent = facts.module_scope
+        scope.defined_at = Context(facts.module_scope, (), (), ((body, index),))
+        scope.node = records.info.node = statement  # type: ignore[assignment]
+        facts.calls.extend(mine.calls)
+        facts.loops.extend(mine.loops)
+        facts.branches.extend(mine.branches)
+        facts.functions.extend(mine.functions)
+        for info in mine.functions:
+            facts.functions_by_name.setdefault(info.name, []).append(info)
+        facts.classes.update(mine.classes)
+        facts.env_reads.extend(mine.env_reads)
+        facts.name_contexts.update(mine.name_contexts)
+        facts.assigned_to.update(mine.assigned_to)
+        assert isinstance(mine.imports, _ImportLog)
+        mine.imports.replay(facts.imports)
+        self._context = None
 
     # -- context --------------------------------------------------------------------------
     def context(self) -> Context:
@@ -145,6 +184,7 @@ class _Collector(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 scope.bind(Binding(star.name.value, None, "param", star, scope))
         info = FunctionInfo(node, scope, self.classes[-1] if self.classes else None, params)
+        self.outermost = self.outermost or info
         self.facts.functions.append(info)
         self.facts.functions_by_name.setdefault(node.name.value, []).append(info)
         self.functions.append(info)
@@ -156,6 +196,7 @@ class _Collector(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.facts.imports.local_names.add(node.name.value)
         info = ClassInfo(node, [arg.value for arg in node.bases if arg.keyword is None])
+        self.outermost = self.outermost or info
         self.facts.classes[node.name.value] = info
         self.classes.append(node.name.value)
         info.scope = self._push_scope("class", node, node.name.value)
@@ -593,13 +634,126 @@ class ModuleFacts:
         return RankModel(self)
 
 
-def build_facts(module: cst.Module, source: str = "", project=None) -> ModuleFacts:
-    """`project`: a `ProjectView` of the other files checked together (cross-module flow)."""
+def build_facts(module: cst.Module, source: str = "", project=None, reuse: Optional["StatementFacts"] = None) -> ModuleFacts:
+    """`project`: a `ProjectView` of the other files checked together (cross-module flow).
+    `reuse`: the records of top-level statements met in earlier modules (the language server's
+    modules share the nodes of the statements an edit did not touch, lsp/incremental.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
-    _Collector(facts).walk(module)
+    if reuse is None:
+        _Collector(facts).walk(module)
+    else:
+        _Collector(facts).walk_module(module, reuse)
     facts._resolved = {}
     return facts
+
+
+class StatementFacts:
+    """The records of top-level `def`s and `class`es, walked one at a time, kept for the next
+    module that holds the same statement.
+
+    Everything a `def` or `class` adds to the facts is about its own nodes, in its own scope,
+    except for two things: its scope's parent (the module's scope) and where the statement is
+    defined (the module's statement path). The walk reads only the statement's child fields, never
+    its layout (whitespace, comments, the blank lines before it), so a statement whose child
+    fields are the very nodes walked before gets the same records: those are reused, with the
+    two outside references pointed at the new module (the previous module's facts are then no
+    longer usable: the language server analyses one version at a time)."""
+
+    def __init__(self, max_statements: int = 4096) -> None:
+        self._kept: OrderedDict[int, _StatementRecords] = OrderedDict()
+        self._max_statements = max_statements
+        self._joined: set[int] = set()  # entries already joined into the module being built
+        self.reused = 0  # for the benchmark and the tests
+        self.walked = 0
+
+    def start_module(self) -> None:
+        self._joined = set()
+
+    def records(self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.CSTNode], index: int) -> "_StatementRecords":
+        key = id(statement.body)
+        kept = self._kept.get(key)
+        if kept is not None and key not in self._joined and _same_children(kept.node, statement):
+            self._kept.move_to_end(key)
+            self._joined.add(key)
+            self.reused += 1
+            return kept
+        records = _walk_alone(statement, body, index)
+        self.walked += 1
+        if key not in self._joined:  # a statement met twice in one module keeps its own records
+            self._kept[key] = records
+            self._kept.move_to_end(key)
+            self._joined.add(key)
+            while len(self._kept) > self._max_statements:
+                self._kept.popitem(last=False)
+        return records
+
+
+@dataclasses.dataclass
+class _StatementRecords:
+    node: cst.CSTNode  # the statement walked: kept, so that the ids of its children stay its own
+    scope: Scope  # the scope the statement opens
+    info: Union[FunctionInfo, ClassInfo]
+    facts: "ModuleFacts"  # what the walk recorded, in order (its imports: an _ImportLog)
+
+
+def _walk_alone(statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.CSTNode], index: int) -> _StatementRecords:
+    """The statement walked as the module walk reaches it: at the top level, statement `index`
+    of `body`, into facts of its own."""
+    alone = ModuleFacts(cst.Module(body=[]))
+    alone.imports = _ImportLog()
+    collector = _Collector(alone)
+    collector.path.append([body, index - 1])
+    collector.walk(statement)
+    info = collector.outermost
+    assert info is not None and info.node is statement and info.scope is not None
+    assert info.scope.parent is alone.module_scope
+    return _StatementRecords(statement, info.scope, info, alone)
+
+
+def _same_children(kept: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    return type(kept) is type(statement) and all(
+        getattr(kept, name) is getattr(statement, name) for name in _child_fields(type(statement))
+    )
+
+
+class _ImportLog(ImportTable):
+    """The import table of a statement walked alone, and what the walk did to it, in order: done
+    again to the table of each module the statement is joined into."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, tuple]] = []
+        self.local_names = _LoggedSet(self.log)
+
+    def add_import(self, node: cst.Import) -> None:
+        self.log.append(("add_import", (node,)))
+        super().add_import(node)
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        self.log.append(("add_import_from", (node,)))
+        super().add_import_from(node)
+
+    def add_alias(self, name: str, value: cst.BaseExpression) -> None:
+        self.log.append(("add_alias", (name, value)))
+        super().add_alias(name, value)
+
+    def replay(self, table: ImportTable) -> None:
+        for operation, arguments in self.log:
+            if operation == "local_name":
+                table.local_names.add(arguments[0])
+            else:
+                getattr(table, operation)(*arguments)
+
+
+class _LoggedSet(set):
+    def __init__(self, log: list) -> None:
+        super().__init__()
+        self._log = log
+
+    def add(self, name: str) -> None:
+        self._log.append(("local_name", (name,)))
+        super().add(name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Optional
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from ddplint.analysis.facts import StatementFacts
 from ddplint.positions import positions_of
 from ddplint.recovery import top_level_statement_starts
 
@@ -74,6 +75,8 @@ class StatementParser:
         self._kept_bytes = 0
         self._max_kept_bytes = max_kept_bytes
         self._last: Optional[_Joined] = None
+        # The facts of top-level functions and classes, reused while their nodes are (engine).
+        self.statement_facts: Optional[StatementFacts] = StatementFacts()
         self.reused = 0  # statements taken from earlier parses, for the benchmark and the tests
         self.parsed = 0
 
