@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -362,6 +362,7 @@ _TOOL_VERBS = {
 }
 
 
+@lru_cache(maxsize=4096)  # every call of the file is asked, by name
 def _names_tokenising(name: Optional[str]) -> bool:
     """`tokenize(...)`, `tokenization_fn`, or a call of the tokenizer itself (`tokenizer(...)`,
     `self.text_tokenizer(...)`); not `get_tokenizer()` or `save_tokenizer_assets(...)`."""
@@ -399,6 +400,7 @@ def _short(facts, node: cst.CSTNode, limit: int = 60) -> str:
     return code[: limit - 3] + "..."
 
 
+@lru_cache(maxsize=4096)
 def _names_preprocessing(name: Optional[str]) -> bool:
     words = set(identifier_words(name or ""))
     if words & (_PREPROCESS_WORDS - {"tokenize", "tokenise"}) or any(w.startswith("preprocess") for w in words):

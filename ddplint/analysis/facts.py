@@ -394,15 +394,18 @@ class ModuleFacts:
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        return set(self._qualified(node))  # a copy: callers may change theirs
+
+    def _qualified(self, node: cst.CSTNode) -> AbstractSet[str]:
         resolved = self._resolved
         if resolved is None:  # the import table is still being filled
             return self.imports.qualified_names(node)
         # Models and rules ask about the same callees many times over. Keyed by identity, with
-        # the node kept so that its id cannot be reused; a copy out, callers may change theirs.
+        # the node kept so that its id cannot be reused.
         known = resolved.get(id(node))
         if known is None:
             known = resolved[id(node)] = (node, frozenset(self.imports.qualified_names(node)))
-        return set(known[1])
+        return known[1]
 
     def calls_named(self, *qualified: str) -> Iterator[CallSite]:
         by_name = self._calls_by_qualified_name
@@ -414,7 +417,7 @@ class ModuleFacts:
         """qualified name -> positions in `calls` of the calls of it: every model asks for some."""
         index: dict[str, list[int]] = {}
         for position, site in enumerate(self.calls):
-            for name in self.qualified_names(site.node.func):
+            for name in self._qualified(site.node.func):
                 index.setdefault(name, []).append(position)
         return index
 
@@ -458,14 +461,26 @@ class ModuleFacts:
     def is_instance_of(self, call: cst.Call, qualified: AbstractSet[str], local_classes: AbstractSet[str]) -> bool:
         """Whether a call constructs one of `qualified` or a local subclass of them."""
         callee = dotted_name(call.func)
-        return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))
+        return callee in local_classes or not qualified.isdisjoint(self._qualified(call.func))
 
     def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, Optional[bool]]]:
         """File-local functions a call may reach, with how it binds their parameters (see
         `FunctionInfo.param_for`): a method call through `self.` and a class instantiation
         reaching `__init__` bind `self`; `mp.spawn(fn, args=...)` calls `fn(rank, *args)`."""
+        # Asked of the same calls by many models: answered once per call (the site is kept with
+        # its answer, so that its id stays its own). Callers only read the list.
+        known = self._called_by.get(id(site))
+        if known is None:
+            known = self._called_by[id(site)] = (site, self._functions_called_by(site))
+        return known[1]
+
+    @cached_property
+    def _called_by(self) -> dict[int, tuple[CallSite, list[tuple[FunctionInfo, Optional[bool]]]]]:
+        return {}
+
+    def _functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, Optional[bool]]]:
         func = site.node.func
-        if site.node.args and not SPAWNERS.isdisjoint(self.qualified_names(func)):
+        if site.node.args and not SPAWNERS.isdisjoint(self._qualified(func)):
             target = site.node.args[0].value
             if isinstance(target, cst.Name):
                 return [(f, None) for f in self.functions_by_name.get(target.value, []) if f.class_name is None]
