@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddplint.analysis.facts import ModuleFacts, StatementFacts, build_facts
+from ddplint.analysis.facts import ModuleFacts, build_facts
 from ddplint.analysis.syntax import walk
 from ddplint.engine import lint_source
 from ddplint.lsp.incremental import StatementParser

@@ -96,7 +96,7 @@ class _Collector(cst.CSTVisitor):
             else:
                 self.walk(statement)
 
-    def _join(self, records: "_StatementRecords", body: Sequence[cst.CSTNode], index: int) -> None:
+    def _join(self, records: "_StatementRecords", body: Sequence[cst.BaseStatement], index: int) -> None:
         """What walking the statement at `body[index]` would have added to the facts."""
         self.path[-1][1] = index
         facts, mine, scope = self.facts, records.facts, records.scope
@@ -685,7 +685,7 @@ class StatementFacts:
     def start_module(self) -> None:
         self._joined = set()
 
-    def records(self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.CSTNode], index: int) -> "_StatementRecords":
+    def records(self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int) -> "_StatementRecords":
         key = id(statement.body)
         kept = self._kept.get(key)
         if kept is not None and key not in self._joined and _same_children(kept.node, statement):
@@ -712,7 +712,7 @@ class _StatementRecords:
     facts: "ModuleFacts"  # what the walk recorded, in order (its imports: an _ImportLog)
 
 
-def _walk_alone(statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.CSTNode], index: int) -> _StatementRecords:
+def _walk_alone(statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int) -> _StatementRecords:
     """The statement walked as the module walk reaches it: at the top level, statement `index`
     of `body`, into facts of its own."""
     alone = ModuleFacts(cst.Module(body=[]))
