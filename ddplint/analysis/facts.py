@@ -649,7 +649,9 @@ class ModuleFacts:
         return RankModel(self)
 
 
-def build_facts(module: cst.Module, source: str = "", project=None, reuse: Optional["StatementFacts"] = None) -> ModuleFacts:
+def build_facts(
+    module: cst.Module, source: str = "", project=None, reuse: Optional["StatementFacts"] = None
+) -> ModuleFacts:
     """`project`: a `ProjectView` of the other files checked together (cross-module flow).
     `reuse`: the records of top-level statements met in earlier modules (the language server's
     modules share the nodes of the statements an edit did not touch, lsp/incremental.py)."""
@@ -685,7 +687,9 @@ class StatementFacts:
     def start_module(self) -> None:
         self._joined = set()
 
-    def records(self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int) -> "_StatementRecords":
+    def records(
+        self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
+    ) -> "_StatementRecords":
         key = id(statement.body)
         kept = self._kept.get(key)
         if kept is not None and key not in self._joined and _same_children(kept.node, statement):
@@ -712,7 +716,9 @@ class _StatementRecords:
     facts: "ModuleFacts"  # what the walk recorded, in order (its imports: an _ImportLog)
 
 
-def _walk_alone(statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int) -> _StatementRecords:
+def _walk_alone(
+    statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
+) -> _StatementRecords:
     """The statement walked as the module walk reaches it: at the top level, statement `index`
     of `body`, into facts of its own."""
     alone = ModuleFacts(cst.Module(body=[]))
