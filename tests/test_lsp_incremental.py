@@ -13,11 +13,13 @@ from ddplint.analysis.facts import ModuleFacts, build_facts
 from ddplint.analysis.syntax import walk
 from ddplint.engine import lint_source
 from ddplint.lsp.incremental import StatementParser
+from ddplint.recovery import top_level_statement_starts
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*_buggy.py"))
 FRAGMENTS = ("print(f'epoch {e", "x = 1", "    pass", "# a comment", "", "def helper(a):", "@decorator",
-             "else:", "for batch in loader:", "sampler.set_epoch(epoch)", "'''", "    return (", ")", "\t y = 2")
+             "else:", "for batch in loader:", "sampler.set_epoch(epoch)", "'''", "    return (", ")", "\t y = 2",
+             "z = 1 + \\", '"""', "class Helper:")
 
 
 def test_joined_module_is_the_text_and_has_the_same_findings_on_every_corpus_file():
@@ -82,6 +84,15 @@ def test_incremental_findings_equal_a_fresh_analysis_over_any_edit_history(texts
     parser = StatementParser(max_kept_bytes=3000)  # small: statements also fall out of the cache
     for text in texts:
         assert lint_source(text, "train.py", parser=parser) == lint_source(text, "train.py")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(edit_histories())
+def test_statement_starts_rescanned_around_a_change_equal_a_scan_of_the_whole_text(texts):
+    parser = StatementParser()
+    for text in texts:
+        lines = text.encode().splitlines(keepends=True)
+        assert parser.statement_starts(lines) == top_level_statement_starts(lines)
 
 
 @pytest.mark.slow  # a minute of random histories: the full suite runs it

@@ -510,7 +510,18 @@ class ModuleFacts:
         return found
 
     def class_lineage(self, name: str) -> list[ClassInfo]:
-        """A class of this file and its bases defined in this file, nearest first."""
+        """A class of this file and its bases defined in this file, nearest first (asked again
+        for every `self.x` the flow follows: found once per class; callers only read it)."""
+        known = self._lineages.get(name)
+        if known is None:
+            known = self._lineages[name] = self._class_lineage(name)
+        return known
+
+    @cached_property
+    def _lineages(self) -> dict[str, list[ClassInfo]]:
+        return {}
+
+    def _class_lineage(self, name: str) -> list[ClassInfo]:
         lineage: list[ClassInfo] = []
         pending = [name]
         while pending:

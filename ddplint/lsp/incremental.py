@@ -15,6 +15,7 @@ findings equal those of a fresh analysis.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections import OrderedDict
@@ -75,6 +76,7 @@ class StatementParser:
         self._kept_bytes = 0
         self._max_kept_bytes = max_kept_bytes
         self._last: Optional[_Joined] = None
+        self._last_starts: Optional[tuple[list[bytes], list[int]]] = None  # the last text's lines, their starts
         # The facts of top-level functions and classes, reused while their nodes are (engine).
         self.statement_facts: Optional[StatementFacts] = StatementFacts()
         self.reused = 0  # statements taken from earlier parses, for the benchmark and the tests
@@ -104,7 +106,7 @@ class StatementParser:
 
     def _parse_by_statement(self, data: bytes) -> Optional[_Joined]:
         lines = data.splitlines(keepends=True)
-        starts = top_level_statement_starts(lines)
+        starts = self.statement_starts(lines)
         if len(starts) < 2:
             return None
         bounds = list(zip([0] + starts[1:], starts[1:] + [len(lines)]))
@@ -118,6 +120,18 @@ class StatementParser:
             seen.add(text)
             pieces.append((first, piece))
         return _join(pieces)
+
+    def statement_starts(self, lines: list[bytes]) -> list[int]:
+        """`recovery.top_level_statement_starts(lines)`, scanning only the lines around what
+        changed since the last text: the scan (brackets, strings, comments) restarts from
+        nothing at every statement start, so the starts before the statement the change begins
+        in, and after the first start past its end that is still one, are the old ones."""
+        last, self._last_starts = self._last_starts, None
+        starts = _rescanned(last, lines) if last is not None else None
+        if starts is None:
+            starts = top_level_statement_starts(lines)
+        self._last_starts = (lines, starts)
+        return starts
 
     def _piece(self, text: bytes, fresh: bool) -> Optional[_Piece]:
         """The parsed piece; `fresh` for a piece met twice in one text: nodes are told apart by
@@ -138,6 +152,37 @@ class StatementParser:
             while self._kept_bytes > self._max_kept_bytes and len(self._kept) > 1:
                 self._kept_bytes -= len(self._kept.popitem(last=False)[0])
         return piece
+
+
+def _rescanned(last: tuple[list[bytes], list[int]], lines: list[bytes]) -> Optional[list[int]]:
+    """The statement starts of `lines` from those of the last text, or None where the scan of
+    the changed part cannot vouch for the old starts after it."""
+    old_lines, old_starts = last
+    if not old_starts or old_starts[0] != 0:
+        return None
+    shortest = min(len(old_lines), len(lines))
+    same_before = 0
+    while same_before < shortest and old_lines[same_before] == lines[same_before]:
+        same_before += 1
+    same_after = 0
+    while same_after < shortest - same_before and old_lines[-1 - same_after] == lines[-1 - same_after]:
+        same_after += 1
+    # From the start of the statement holding the first changed line, to the first old start at
+    # or past the last changed line (where the scan must find a start again)...
+    first = old_starts[bisect.bisect_right(old_starts, same_before) - 1]
+    after = bisect.bisect_left(old_starts, len(old_lines) - same_after)
+    shift = len(lines) - len(old_lines)
+    if after == len(old_starts):  # ...or to the end of the file
+        return old_starts[: bisect.bisect_right(old_starts, first) - 1] + [
+            first + start for start in top_level_statement_starts(lines[first:])
+        ]
+    resumes = old_starts[after] + shift
+    window = [first + start for start in top_level_statement_starts(lines[first : resumes + 1])]
+    if resumes not in window:
+        return None  # the change opened a bracket or a string, or ends in a decorator: scan it all
+    return old_starts[: bisect.bisect_right(old_starts, first) - 1] + window[:-1] + [
+        start + shift for start in old_starts[after:]
+    ]
 
 
 def _join(pieces: list[tuple[int, _Piece]]) -> Optional[_Joined]:
