@@ -92,14 +92,19 @@ class StatementParser:
         if joined is None or joined.module is not module:
             return positions_of(module, wanted)
         found: dict[cst.CSTNode, CodeRange] = {}
-        for first_line, piece in joined.pieces:
-            mine = {node: joined.originals.get(id(node), node) for node in wanted}
-            mine = {node: original for node, original in mine.items() if piece.holds(original)}
+        remaining = {node: joined.originals.get(id(node), node) for node in wanted}
+        # A node lies in one piece only. Pieces whose nodes are known already are asked first: a
+        # finding usually stays in an unchanged statement, and then the edited one is never walked.
+        for first_line, piece in sorted(joined.pieces, key=lambda placed: placed[1].node_ids is None):
+            if not remaining:
+                break
+            mine = {node: original for node, original in remaining.items() if piece.holds(original)}
             if not mine:
                 continue
             ranges = piece.positions(mine.values())
             for node, original in mine.items():
                 found[node] = _shifted(ranges[original], first_line)
+                del remaining[node]
         if len(found) < len(wanted):  # a node outside every piece (never expected): the whole module
             return positions_of(module, wanted)
         return found
