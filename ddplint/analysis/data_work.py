@@ -167,14 +167,15 @@ class DataWork:
         return None
 
     @cached_property
-    def _scaling_functions(self) -> set:
-        """The file's functions that build, load, map or tokenise a dataset, directly or not."""
-        return self.facts.functions_reaching(lambda site: _scales(self._direct_work(site)))
+    def _scaling_functions(self):
+        """The file's functions that build, load, map or tokenise a dataset, directly or not
+        (asked about the callees of some calls: judged from theirs down)."""
+        return self.facts.reaching_test(lambda site: _scales(self._direct_work(site)))
 
     @cached_property
-    def _reading_functions(self) -> set:
+    def _reading_functions(self):
         """The file's functions that read a data file, directly or through each other."""
-        return self.facts.functions_reaching(lambda site: self._direct_work(site) is not None)
+        return self.facts.reaching_test(lambda site: self._direct_work(site) is not None)
 
     def _direct_work(self, site: "CallSite") -> Optional[Work]:
         """What the call itself does (memoised: every call of the file is asked, twice)."""

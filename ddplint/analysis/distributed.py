@@ -895,10 +895,10 @@ class RankModel:
         return any(f in self._forward_functions for f, _ in self.facts.functions_called_by(site))
 
     @cached_property
-    def _forward_functions(self) -> set:
+    def _forward_functions(self):
         if not self._syncing_wrappers:
             return set()
-        return self.facts.functions_reaching(self.is_wrapped_model_forward)
+        return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
 
 
 # Text that says a model holds buffers DDP broadcasts in its forward.

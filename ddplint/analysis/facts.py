@@ -602,6 +602,13 @@ class ModuleFacts:
                     queue.append(caller)
         return found
 
+    def reaching_test(self, predicate: Callable[[CallSite], bool]) -> "_Reaching":
+        """`functions_reaching(predicate)` for membership tests only (`function in ...`): each
+        function asked about is answered by following its own calls down, so `predicate` is
+        judged on the calls of the functions below those asked about, not on every call of
+        the file."""
+        return _Reaching(self, predicate)
+
     def calls_in_arm(self, branch: BranchSite, in_body: bool) -> list[CallSite]:
         """Calls in one arm of an `if` statement or of a conditional expression."""
         node = branch.node
@@ -658,6 +665,50 @@ class ModuleFacts:
         from ddplint.analysis.distributed import RankModel
 
         return RankModel(self)
+
+
+class _Reaching:
+    """See `ModuleFacts.reaching_test`. A function is in `functions_reaching(predicate)` when
+    a call satisfying it is written in the function or in one it calls, transitively: the same
+    call edges, followed from the caller's side."""
+
+    def __init__(self, facts: ModuleFacts, predicate: Callable[[CallSite], bool]) -> None:
+        self._facts = facts
+        self._predicate = predicate
+        self._direct: dict[int, bool] = {}  # id(function) -> one of its own calls satisfies it
+        self._known: dict[int, bool] = {}  # id(function) -> the answer
+
+    def __contains__(self, function: object) -> bool:
+        if not isinstance(function, FunctionInfo):
+            return False
+        known = self._known.get(id(function))
+        if known is not None:
+            return known
+        seen, pending, found = {id(function): function}, [function], False
+        while pending and not found:
+            current = pending.pop()
+            if self._known.get(id(current)) is False:
+                continue  # nothing below it satisfies the predicate
+            if self._known.get(id(current)) or self._calls_directly(current):
+                found = True
+                break
+            for site in self._facts.calls_by_function.get(id(current), []):
+                for callee, _ in self._facts.functions_called_by(site):
+                    if id(callee) not in seen:
+                        seen[id(callee)] = callee
+                        pending.append(callee)
+        if found:
+            self._known[id(function)] = True
+        else:  # everything below it was looked at: none of it reaches a call either
+            self._known.update((key, False) for key in seen)
+        return found
+
+    def _calls_directly(self, function: FunctionInfo) -> bool:
+        direct = self._direct.get(id(function))
+        if direct is None:
+            calls = self._facts.calls_by_function.get(id(function), [])
+            direct = self._direct[id(function)] = any(self._predicate(site) for site in calls)
+        return direct
 
 
 def build_facts(
