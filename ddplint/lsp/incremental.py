@@ -165,6 +165,8 @@ def _rescanned(last: tuple[list[bytes], list[int]], lines: list[bytes]) -> Optio
     old_lines, old_starts = last
     if not old_starts or old_starts[0] != 0:
         return None
+    if len(old_lines) == len(lines):
+        return _rescanned_in_place(old_lines, old_starts, lines)
     shortest = min(len(old_lines), len(lines))
     same_before = 0
     while same_before < shortest and old_lines[same_before] == lines[same_before]:
@@ -188,6 +190,35 @@ def _rescanned(last: tuple[list[bytes], list[int]], lines: list[bytes]) -> Optio
     return old_starts[: bisect.bisect_right(old_starts, first) - 1] + window[:-1] + [
         start + shift for start in old_starts[after:]
     ]
+
+
+def _rescanned_in_place(old_lines: list[bytes], old_starts: list[int], lines: list[bytes]) -> Optional[list[int]]:
+    """`_rescanned` where no line was added or removed (an edit within lines, or several: the
+    language server gets whole texts, and an edit after an undo changes two places). Each run of
+    statements holding a changed line is scanned again, up to the next old start, which the scan
+    must find again."""
+    changed = [row for row, (old, new) in enumerate(zip(old_lines, lines)) if old != new]
+    runs: list[list[int]] = []  # [first, last] statement (index into old_starts) of each run
+    for row in changed:
+        statement = bisect.bisect_right(old_starts, row) - 1
+        if runs and statement <= runs[-1][1] + 1:
+            runs[-1][1] = statement
+        else:
+            runs.append([statement, statement])
+    starts: list[int] = []
+    kept_from = 0  # the first old statement not yet copied or scanned again
+    for first, last in runs:
+        starts += old_starts[kept_from:first]
+        begin = old_starts[first]
+        if last + 1 == len(old_starts):
+            return starts + [begin + start for start in top_level_statement_starts(lines[begin:])]
+        resumes = old_starts[last + 1]
+        window = [begin + start for start in top_level_statement_starts(lines[begin : resumes + 1])]
+        if resumes not in window:
+            return None
+        starts += window[:-1]
+        kept_from = last + 1
+    return starts + old_starts[kept_from:]
 
 
 def _join(pieces: list[tuple[int, _Piece]]) -> Optional[_Joined]:
