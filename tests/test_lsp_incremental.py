@@ -208,3 +208,15 @@ def _fingerprint(facts: ModuleFacts) -> dict:
                     [(k, node(v)) for k, v in imports.aliases.items()], sorted(imports.local_names)),
         "scopes": described,
     }
+
+
+def test_the_records_of_replaced_statements_are_let_go():
+    """Editing one function over and over keeps the records (and trees) of its last versions
+    only, not of every version."""
+    parser = StatementParser()
+    text = EXAMPLES[0].read_text()
+    defs = sum(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in cst.parse_module(text).body)
+    for version in range(40):
+        edited = text.replace("def main():\n", f"def main():\n    version = {version}\n", 1)
+        build_facts(parser.parse(edited.encode()), edited, reuse=parser.statement_facts)
+    assert len(parser.statement_facts._kept) <= defs + 8

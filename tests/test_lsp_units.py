@@ -195,3 +195,39 @@ async def test_a_worker_process_that_dies_costs_one_result_and_is_replaced():
         assert [d.code for d in (await worker.analyse(source, "x.py", ["DDP003"])).diagnostics] == ["DDP003"]
     finally:
         worker.close()
+
+
+_TIDY_PROBE = """
+import gc, weakref
+from ddplint.lsp import worker
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+worker._tidy_heap()                      # the first tidy: everything alive is frozen
+kept = [Cycle()]
+worker._tidy_heap()                      # kept[0] is alive: frozen with the rest
+ghost = weakref.ref(kept[0])
+kept.clear()                             # now cyclic garbage, but frozen: not collected
+worker._tidy_heap()
+assert ghost() is not None
+made_since = Cycle()
+gone = weakref.ref(made_since)
+del made_since
+worker._tidy_heap()                      # garbage made since the last freeze is collected at once
+assert gone() is None and ghost() is not None
+grown = [[object()] for _ in range(2 * gc.get_freeze_count())]
+worker._tidy_heap()                      # frozen objects doubled: everything is collected again
+worker._tidy_heap()
+assert ghost() is None
+print("ok")
+"""
+
+
+def test_the_worker_freezes_what_it_keeps_and_still_collects_what_it_drops():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _TIDY_PROBE], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import OrderedDict
 from functools import cached_property, lru_cache
 from typing import AbstractSet, Callable, Iterator, Optional, Sequence, Union
 
@@ -739,34 +738,40 @@ class StatementFacts:
     two outside references pointed at the new module (the previous module's facts are then no
     longer usable: the language server analyses one version at a time)."""
 
-    def __init__(self, max_statements: int = 4096) -> None:
-        self._kept: OrderedDict[int, _StatementRecords] = OrderedDict()
-        self._max_statements = max_statements
+    def __init__(self, keep_modules: int = 8) -> None:
+        # id(statement.body) -> the records, and the last module they were joined into. Kept while
+        # one of the last `keep_modules` modules held the statement: every version of an edited
+        # function would otherwise stay (with its tree), and a few documents open side by side
+        # each keep theirs.
+        self._kept: dict[int, tuple[_StatementRecords, int]] = {}
+        self._keep_modules = keep_modules
+        self._modules = 0  # modules built so far
         self._joined: set[int] = set()  # entries already joined into the module being built
         self.reused = 0  # for the benchmark and the tests
         self.walked = 0
 
     def start_module(self) -> None:
+        self._modules += 1
         self._joined = set()
+        oldest = self._modules - self._keep_modules
+        for key in [key for key, (_, last) in self._kept.items() if last < oldest]:
+            del self._kept[key]
 
     def records(
         self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
     ) -> "_StatementRecords":
         key = id(statement.body)
         kept = self._kept.get(key)
-        if kept is not None and key not in self._joined and _same_children(kept.node, statement):
-            self._kept.move_to_end(key)
+        if kept is not None and key not in self._joined and _same_children(kept[0].node, statement):
+            self._kept[key] = (kept[0], self._modules)
             self._joined.add(key)
             self.reused += 1
-            return kept
+            return kept[0]
         records = _walk_alone(statement, body, index)
         self.walked += 1
         if key not in self._joined:  # a statement met twice in one module keeps its own records
-            self._kept[key] = records
-            self._kept.move_to_end(key)
+            self._kept[key] = (records, self._modules)
             self._joined.add(key)
-            while len(self._kept) > self._max_statements:
-                self._kept.popitem(last=False)
         return records
 
 
