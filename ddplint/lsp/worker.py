@@ -48,8 +48,9 @@ def run_engine_by_codes(text: str, filename: str, codes: Sequence[str]) -> Engin
     return outcome
 
 
-# Freeze counts: what the last full collection left (0 before the first one).
-_frozen_after_full = 0
+# Analyses between two collections of everything, frozen objects included.
+FULL_COLLECTION_EVERY = 16
+_tidied = 0
 
 
 def _tidy_heap() -> None:
@@ -60,16 +61,15 @@ def _tidy_heap() -> None:
     collection during an analysis walks them all again (a fifth of an analysis after an edit).
     Frozen, they are skipped, and this collection itself only walks what the last analysis made
     (a few ms). Frozen objects that later become cyclic garbage (the facts of a replaced
-    statement) are not collected; so once the frozen objects have doubled, everything is
-    collected once more."""
-    global _frozen_after_full
-    full = gc.get_freeze_count() > 2 * _frozen_after_full > 0
-    if full:
+    statement, the module scope the kept statements last pointed to) are not collected; so every
+    FULL_COLLECTION_EVERY analyses everything is collected once more (~0.1 s, a few MB held
+    meanwhile). Counted, not measured: `gc.get_freeze_count()` walks every frozen object."""
+    global _tidied
+    _tidied += 1
+    if _tidied % FULL_COLLECTION_EVERY == 1:  # the first analysis too: nothing is frozen yet
         gc.unfreeze()
     gc.collect()
     gc.freeze()
-    if full or _frozen_after_full == 0:
-        _frozen_after_full = gc.get_freeze_count()
 
 
 class AnalysisWorker:
