@@ -230,3 +230,32 @@ def test_the_worker_freezes_what_it_keeps_and_still_collects_what_it_drops():
 
     result = subprocess.run([sys.executable, "-c", _TIDY_PROBE], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+_RELEASE_PROBE = """
+import gc, weakref
+from pathlib import Path
+from ddplint.lsp import worker
+from ddplint.lsp.analysis import PARSER
+
+worker.FULL_COLLECTION_EVERY = 10**9     # never: what is freed here is freed without it
+text = Path("examples/ddp002_missing_set_epoch_buggy.py").read_text()
+codes = ("DDP001", "DDP002")
+worker.run_engine_by_codes(text, "t.py", codes)
+first_scopes = [weakref.ref(records.scope) for records, _ in PARSER.statement_facts._kept.values()]
+for version in range(12):                # every statement replaced, long enough to be dropped
+    edited = text.replace("def ", f"def v{version}_")
+    worker.run_engine_by_codes(edited, "t.py", codes)
+assert first_scopes and all(scope() is None for scope in first_scopes)
+print("ok")
+"""
+
+
+def test_the_worker_frees_the_records_of_replaced_statements_without_a_full_collection():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    result = subprocess.run([sys.executable, "-c", _RELEASE_PROBE], capture_output=True, text=True, timeout=300, cwd=root)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -55,6 +55,7 @@ class _Collector(cst.CSTVisitor):
         self._context: Optional[Context] = None
         self._saved: list[tuple] = []
         self.outermost: Optional[Union[FunctionInfo, ClassInfo]] = None  # the first def / class met
+        self.opened: list[Scope] = []  # every scope pushed, in order
 
     def walk(self, node: cst.CSTNode) -> None:
         """libcst's `node.visit(visitor)` rebuilds every node it passes (a dataclass construction
@@ -163,6 +164,7 @@ class _Collector(cst.CSTVisitor):
         self._saved.append((self.scope, self.loops, self.branches))
         defined_at = self.context()
         self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path), defined_at=defined_at)
+        self.opened.append(self.scope)
         self.loops, self.branches = [], []
         self._changed()
         return self.scope
@@ -755,7 +757,14 @@ class StatementFacts:
         self._joined = set()
         oldest = self._modules - self._keep_modules
         for key in [key for key, (_, last) in self._kept.items() if last < oldest]:
-            del self._kept[key]
+            self._kept.pop(key)[0].release()
+
+    def detach(self) -> None:
+        """After an analysis: the kept records stop pointing at the module they were last joined
+        into, so that it (its scope, its bindings) can be freed; the next `build_facts` points
+        them at its own module again. The last facts built are no longer usable after this."""
+        for records, _ in self._kept.values():
+            records.detach()
 
     def records(
         self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
@@ -781,6 +790,18 @@ class _StatementRecords:
     scope: Scope  # the scope the statement opens
     info: Union[FunctionInfo, ClassInfo]
     facts: "ModuleFacts"  # what the walk recorded, in order (its imports: an _ImportLog)
+    scopes: list[Scope]  # every scope opened in it
+
+    def detach(self) -> None:
+        """Let go of the module last joined into (its scope, its node for the statement)."""
+        self.scope.parent = self.scope.defined_at = None
+        self.scope.node = self.info.node = self.node  # type: ignore[assignment]
+
+    def release(self) -> None:
+        """No module will join these records again: break the scope <-> binding cycles, so that
+        reference counting frees them (the language server's worker freezes its heap)."""
+        for scope in self.scopes:
+            scope.bindings = {}
 
 
 def _walk_alone(
@@ -796,7 +817,7 @@ def _walk_alone(
     info = collector.outermost
     assert info is not None and info.node is statement and info.scope is not None
     assert info.scope.parent is alone.module_scope
-    return _StatementRecords(statement, info.scope, info, alone)
+    return _StatementRecords(statement, info.scope, info, alone, collector.opened)
 
 
 def _same_children(kept: cst.CSTNode, statement: cst.CSTNode) -> bool:
