@@ -8,13 +8,12 @@ above it: fixes are located here (`ddplint.edits`) but applied by `ddplint.fix`.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
-from ddplint.analysis.facts import StatementFacts
 from ddplint.analysis.project import ProjectIndex
 from ddplint.diagnostics import Diagnostic, InternalError, Location
 from ddplint.diagnostics import error_diagnostic as _error  # short local names: the checks read as before
@@ -25,6 +24,9 @@ from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import Finding, Rule, select_rules
 from ddplint.screen import Unparsable, candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
+
+if TYPE_CHECKING:  # only named in the Parser protocol
+    from ddplint.analysis.facts import StatementFacts
 
 # A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
 # language server reads the same grammar when it edits these comments.
