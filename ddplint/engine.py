@@ -8,7 +8,7 @@ above it: fixes are located here (`ddplint.edits`) but applied by `ddplint.fix`.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -22,8 +22,11 @@ from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import Finding, Rule, select_rules
-from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
+from ddplint.screen import Unparsable, candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
+
+if TYPE_CHECKING:  # only named in the Parser protocol
+    from ddplint.analysis.facts import StatementFacts
 
 # A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
 # language server reads the same grammar when it edits these comments.
@@ -32,7 +35,10 @@ _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
 class Parser(Protocol):
-    """libcst's parse and positions (positions.positions_of), however they are obtained."""
+    """libcst's parse and positions (positions.positions_of), however they are obtained; and,
+    where its modules share the nodes of statements met before, their facts to reuse."""
+
+    statement_facts: Optional[StatementFacts]
 
     def parse(self, data: bytes) -> cst.Module: ...
 
@@ -64,7 +70,7 @@ def lint_source(
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
     problem, names = compile_screen(data, filename)
-    recovered = recover(data, filename) if problem is not None and problem.is_syntax_error else None
+    recovered = recover(data, filename, _as_error(problem)) if problem is not None and problem.is_syntax_error else None
     if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
         broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
         return sorted(broken + lint_source(recovered.data, filename, rules, errors, project, parser), key=lambda d: d.sort_key)
@@ -86,7 +92,8 @@ def lint_source(
     if _FILE_NOQA.search(text):
         return []
     try:
-        facts = build_facts(module, text, project.view_for(filename) if project is not None else None)
+        view = project.view_for(filename) if project is not None else None
+        facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
     except RecursionError:
         return [_error(filename, "cannot analyse: code nested too deeply")]
     findings: list[Finding] = []
@@ -105,6 +112,15 @@ def lint_source(
         return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
+
+
+def _as_error(problem: Unparsable) -> SyntaxError:
+    """The syntax error the screen's compile met (its message, line and column): recovery starts
+    from it instead of compiling the file again."""
+    message = problem.reason[len(SYNTAX_ERROR_PREFIX):] if problem.reason.startswith(SYNTAX_ERROR_PREFIX) else problem.reason
+    error = SyntaxError(message)
+    error.lineno, error.offset = problem.row, problem.column
+    return error
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str, locate=positions_of) -> list[Diagnostic]:

@@ -60,9 +60,10 @@ class Recovery:
     broken: tuple[BrokenStatement, ...]
 
 
-def recover(data: bytes, filename: str) -> Optional[Recovery]:
+def recover(data: bytes, filename: str, first_error: Optional[SyntaxError] = None) -> Optional[Recovery]:
     """The file with its broken statements replaced, or None where that does not save anything
-    (not a syntax error, too many errors, nothing left)."""
+    (not a syntax error, too many errors, nothing left). `first_error`: what compiling `data`
+    raised, where the caller compiled it already (each compile of a long file costs)."""
     lines = data.splitlines(keepends=True)
     if not lines:
         return None
@@ -70,8 +71,8 @@ def recover(data: bytes, filename: str) -> Optional[Recovery]:
     text = list(lines)
     spans: list[list[int]] = []  # [start, end) of each replaced statement, 0-based lines
     broken: list[BrokenStatement] = []
-    for _ in range(MAX_REPAIRS):
-        error = _compile_error(b"".join(text), filename)
+    for attempt in range(MAX_REPAIRS):
+        error = first_error if attempt == 0 and first_error is not None else _compile_error(b"".join(text), filename)
         if error is None:
             return Recovery(b"".join(text), tuple(broken))
         if not isinstance(error, SyntaxError) or _is_decoding(error):

@@ -9,13 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ddplint.analysis.facts import ModuleFacts, build_facts
+from ddplint.analysis.syntax import walk
 from ddplint.engine import lint_source
 from ddplint.lsp.incremental import StatementParser
+from ddplint.recovery import top_level_statement_starts
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*_buggy.py"))
 FRAGMENTS = ("print(f'epoch {e", "x = 1", "    pass", "# a comment", "", "def helper(a):", "@decorator",
-             "else:", "for batch in loader:", "sampler.set_epoch(epoch)", "'''", "    return (", ")", "\t y = 2")
+             "else:", "for batch in loader:", "sampler.set_epoch(epoch)", "'''", "    return (", ")", "\t y = 2",
+             "z = 1 + \\", '"""', "class Helper:")
 
 
 def test_joined_module_is_the_text_and_has_the_same_findings_on_every_corpus_file():
@@ -52,9 +56,11 @@ def test_a_repeated_statement_gets_its_own_nodes():
 
 @st.composite
 def edit_histories(draw):
-    lines = draw(st.sampled_from(EXAMPLES)).read_text().split("\n")
+    original = lines = draw(st.sampled_from(EXAMPLES)).read_text().split("\n")
     texts = []
     for _ in range(draw(st.integers(1, 5))):
+        if draw(st.integers(0, 4)) == 0:
+            lines = original  # an undo: the next edit changes the text in two places
         row = draw(st.integers(0, len(lines) - 1))
         kind = draw(st.sampled_from(("insert", "delete", "replace", "duplicate", "digit")))
         if kind == "insert":
@@ -80,3 +86,137 @@ def test_incremental_findings_equal_a_fresh_analysis_over_any_edit_history(texts
     parser = StatementParser(max_kept_bytes=3000)  # small: statements also fall out of the cache
     for text in texts:
         assert lint_source(text, "train.py", parser=parser) == lint_source(text, "train.py")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(edit_histories())
+def test_statement_starts_rescanned_around_a_change_equal_a_scan_of_the_whole_text(texts):
+    parser = StatementParser()
+    for text in texts:
+        lines = text.encode().splitlines(keepends=True)
+        assert parser.statement_starts(lines) == top_level_statement_starts(lines)
+
+
+@pytest.mark.slow  # a minute of random histories: the full suite runs it
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(edit_histories())
+def test_reused_statement_facts_equal_a_fresh_facts_pass_over_any_edit_history(texts):
+    """Every record, not only the findings: the facts built from reused statement records are
+    those of one walk over the same module (nodes by their place in it, scopes and contexts by
+    what they hold)."""
+    parser = StatementParser()
+    for text in texts:
+        try:
+            module = parser.parse(text.encode())
+        except cst.ParserSyntaxError:
+            continue  # the engine repairs it first (recovery.py): the findings test covers that
+        joined = build_facts(module, text, reuse=parser.statement_facts)
+        assert _fingerprint(joined) == _fingerprint(build_facts(module, text))
+
+
+def test_an_edit_walks_only_the_statements_it_touched_and_the_facts_stay_those_of_a_fresh_pass():
+    parser = StatementParser()
+    text = EXAMPLES[0].read_text()
+    statements = parser.statement_facts
+    build_facts(parser.parse(text.encode()), text, reuse=statements)
+    walked, reused = statements.walked, statements.reused
+    defs = sum(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in cst.parse_module(text).body)
+    assert defs >= 2 and walked == defs and reused == 0
+    edited = text.replace("def main():\n", "def main():\n    import os as unused\n", 1)
+    module = parser.parse(edited.encode())
+    facts = build_facts(module, edited, reuse=statements)
+    assert (statements.walked, statements.reused) == (walked + 1, defs - 1)
+    assert _fingerprint(facts) == _fingerprint(build_facts(module, edited))
+    assert "os" in facts.imports.modules  # the import inside the edited function reached the module's table
+
+
+def test_a_statement_repeated_in_one_module_gets_records_of_its_own():
+    parser = StatementParser()
+    text = "import torch\n\ndef f(x):\n    return torch.zeros(x)\n\ndef f(x):\n    return torch.zeros(x)\n"
+    statements = parser.statement_facts
+    for _ in range(2):
+        module = parser.parse(text.encode())
+        facts = build_facts(module, text, reuse=statements)
+        assert _fingerprint(facts) == _fingerprint(build_facts(module, text))
+        first, second = facts.functions
+        assert first is not second and first.scope is not second.scope
+
+
+def _fingerprint(facts: ModuleFacts) -> dict:
+    """The facts with every node named by its place in a walk of the module and every scope by
+    the order it is first met: equal for two passes that recorded the same things."""
+    order = {id(node): place for place, node in enumerate(walk(facts.module))}
+    scopes: dict[int, int] = {}
+    described: dict[int, tuple] = {}
+
+    def node(value):
+        if value is None:
+            return None
+        if isinstance(value, cst.CSTNode):
+            return order.get(id(value), ("not in the module", type(value).__name__))
+        return repr(value)
+
+    def body(statements):
+        return (len(statements), node(statements[0]) if statements else None)
+
+    def context(value):
+        if value is None:
+            return None
+        return (scope(value.scope), tuple(node(loop.node) for loop in value.loops),
+                tuple((node(branch), arm) for branch, arm in value.branches),
+                tuple((body(statements), index) for statements, index in value.path))
+
+    def scope(value):
+        if value is None:
+            return None
+        if id(value) not in scopes:
+            scopes[id(value)] = len(scopes)
+            described[scopes[id(value)]] = ()  # while its own description is made
+            described[scopes[id(value)]] = (
+                value.kind, node(value.node), scope(value.parent), value.name, value.path_depth,
+                context(value.defined_at),
+                tuple((key, tuple(binding(b) for b in bindings)) for key, bindings in value.bindings.items()),
+            )
+        return scopes[id(value)]
+
+    def binding(value):
+        return (value.key, node(value.value), value.kind, node(value.node), scope(value.scope), value.index,
+                value.item, tuple((node(branch), arm) for branch, arm in value.arms), context(value.context))
+
+    def function(info):
+        return (node(info.node), scope(info.scope), info.class_name, tuple(info.params),
+                tuple((node(value), tuple((node(b), arm) for b, arm in arms)) for value, arms in info.returns))
+
+    def names(mapping):
+        return [(node_at, value) for node_at, value in ((order.get(key, key), value) for key, value in mapping.items())]
+
+    imports = facts.imports
+    return {
+        "module": scope(facts.module_scope),
+        "calls": [(node(site.node), context(site.context)) for site in facts.calls],
+        "loops": [(node(site.node), context(site.context)) for site in facts.loops],
+        "branches": [(node(site.node), context(site.context)) for site in facts.branches],
+        "functions": [function(info) for info in facts.functions],
+        "functions_by_name": {name: [facts.functions.index(f) for f in infos] for name, infos in facts.functions_by_name.items()},
+        "classes": [(name, node(info.node), tuple(node(b) for b in info.bases), scope(info.scope))
+                    for name, info in facts.classes.items()],
+        "env_reads": [(key, node(value)) for key, value in facts.env_reads],
+        "name_contexts": [(place, context(value)) for place, value in names(facts.name_contexts)],
+        "assigned_to": names(facts.assigned_to),
+        "imports": (sorted((k, sorted(v)) for k, v in imports.bindings.items()), list(imports.bindings),
+                    list(imports.star_modules), sorted(imports.modules),
+                    [(k, node(v)) for k, v in imports.aliases.items()], sorted(imports.local_names)),
+        "scopes": described,
+    }
+
+
+def test_the_records_of_replaced_statements_are_let_go():
+    """Editing one function over and over keeps the records (and trees) of its last versions
+    only, not of every version."""
+    parser = StatementParser()
+    text = EXAMPLES[0].read_text()
+    defs = sum(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in cst.parse_module(text).body)
+    for version in range(40):
+        edited = text.replace("def main():\n", f"def main():\n    version = {version}\n", 1)
+        build_facts(parser.parse(edited.encode()), edited, reuse=parser.statement_facts)
+    assert len(parser.statement_facts._kept) <= defs + 8

@@ -195,3 +195,67 @@ async def test_a_worker_process_that_dies_costs_one_result_and_is_replaced():
         assert [d.code for d in (await worker.analyse(source, "x.py", ["DDP003"])).diagnostics] == ["DDP003"]
     finally:
         worker.close()
+
+
+_TIDY_PROBE = """
+import gc, weakref
+from ddplint.lsp import worker
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+worker._tidy_heap()                      # the first tidy: everything alive is frozen
+kept = [Cycle()]
+worker._tidy_heap()                      # kept[0] is alive: frozen with the rest
+ghost = weakref.ref(kept[0])
+kept.clear()                             # now cyclic garbage, but frozen: not collected
+worker._tidy_heap()
+assert ghost() is not None
+made_since = Cycle()
+gone = weakref.ref(made_since)
+del made_since
+worker._tidy_heap()                      # garbage made since the last freeze is collected at once
+assert gone() is None and ghost() is not None
+for _ in range(worker.FULL_COLLECTION_EVERY):
+    worker._tidy_heap()                  # and now and then everything is collected
+assert ghost() is None
+print("ok")
+"""
+
+
+def test_the_worker_freezes_what_it_keeps_and_still_collects_what_it_drops():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _TIDY_PROBE], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+_RELEASE_PROBE = """
+import gc, weakref
+from pathlib import Path
+from ddplint.lsp import worker
+from ddplint.lsp.analysis import PARSER
+
+worker.FULL_COLLECTION_EVERY = 10**9     # never: what is freed here is freed without it
+text = Path("examples/ddp002_missing_set_epoch_buggy.py").read_text()
+codes = ("DDP001", "DDP002")
+worker.run_engine_by_codes(text, "t.py", codes)
+first_scopes = [weakref.ref(records.scope) for records, _ in PARSER.statement_facts._kept.values()]
+for version in range(12):                # every statement replaced, long enough to be dropped
+    edited = text.replace("def ", f"def v{version}_")
+    worker.run_engine_by_codes(edited, "t.py", codes)
+assert first_scopes and all(scope() is None for scope in first_scopes)
+print("ok")
+"""
+
+
+def test_the_worker_frees_the_records_of_replaced_statements_without_a_full_collection():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    result = subprocess.run([sys.executable, "-c", _RELEASE_PROBE], capture_output=True, text=True, timeout=300, cwd=root)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

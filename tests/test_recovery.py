@@ -9,8 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ddplint.engine import lint_source
+from ddplint.engine import _as_error, lint_source
 from ddplint.recovery import recover
+from ddplint.screen import compile_screen
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*_buggy.py"))
 
@@ -157,3 +158,13 @@ def test_recovered_text_compiles_and_keeps_every_other_line(source):
     for old, new in zip(before, after):
         assert new == old or new == b"" or new.strip() == b"pass"
     assert bool(recovered.broken) == (not _compiles(source))  # junk inside a string breaks nothing
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(broken_texts())
+def test_recovery_from_the_screens_error_is_recovery_from_a_compile_of_its_own(source):
+    """The engine hands recovery the error its screen's compile met, saving a compile per
+    half-typed state: the repair is the same."""
+    problem, _ = compile_screen(source.encode(), "t.py")
+    assume(problem is not None and problem.is_syntax_error)
+    assert recover(source.encode(), "t.py", _as_error(problem)) == recover(source.encode(), "t.py")

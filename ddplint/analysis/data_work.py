@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -173,14 +173,15 @@ class DataWork:
         return None
 
     @cached_property
-    def _scaling_functions(self) -> set:
-        """The file's functions that build, load, map or tokenise a dataset, directly or not."""
-        return self.facts.functions_reaching(lambda site: _scales(self._direct_work(site)))
+    def _scaling_functions(self):
+        """The file's functions that build, load, map or tokenise a dataset, directly or not
+        (asked about the callees of some calls: judged from theirs down)."""
+        return self.facts.reaching_test(lambda site: _scales(self._direct_work(site)))
 
     @cached_property
-    def _reading_functions(self) -> set:
+    def _reading_functions(self):
         """The file's functions that read a data file, directly or through each other."""
-        return self.facts.functions_reaching(lambda site: self._direct_work(site) is not None)
+        return self.facts.reaching_test(lambda site: self._direct_work(site) is not None)
 
     def _direct_work(self, site: "CallSite") -> Optional[Work]:
         """What the call itself does (memoised: every call of the file is asked, twice)."""
@@ -198,39 +199,47 @@ class DataWork:
         return bool((words | argument_words | target_words) & _NOT_DATA_WORDS)
 
     def _judge_call(self, site: "CallSite") -> Optional[Work]:
+        # Every call of the file is judged, and most are no data work: the words of what it
+        # reads or is stored under, and the code for a message, are looked at only for a call
+        # that would otherwise count.
+        judged = self._judge_unnamed(site)
+        if judged is None or self._names_other_things(site):
+            return None
+        kind, scales = judged
+        return Work(kind, _short(self.facts, site.node), site.node, scales=scales)
+
+    def _judge_unnamed(self, site: "CallSite") -> Optional[tuple[WorkKind, bool]]:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
-        if self._names_other_things(site):
-            return None
-        code = _short(self.facts, call)
         scope = site.context.scope
         if qualified & DATASET_LOADERS:
-            return Work(WorkKind.LOADS_DATASET, code, call, scales=True)
+            return WorkKind.LOADS_DATASET, True
         if any(q.startswith(TABLE_READER_PREFIXES) for q in qualified):
-            return Work(WorkKind.READS_TABLE, code, call, scales=True)
+            return WorkKind.READS_TABLE, True
         if self._builds_dataset(site, qualified):
             if self._synthetic_call(call, scope):
                 return None  # a few made-up samples: a test fixture, not a dataset
-            return Work(WorkKind.BUILDS_DATASET, code, call, scales=True)
+            return WorkKind.BUILDS_DATASET, True
         if _names_preprocessing(site.name):
             if _only_literal_text(call):
                 return None  # `tokenizer("Hello")`: one sample (a prompt for a log), not a dataset
-            kind = WorkKind.TOKENISES if _names_tokenising(site.name) else WorkKind.PREPROCESSES
-            return Work(kind, code, call, scales=True)
+            return (WorkKind.TOKENISES if _names_tokenising(site.name) else WorkKind.PREPROCESSES), True
+        if site.name in _DATASET_TRANSFORMS and self._names_other_things(site):
+            return None  # judged before looking through the receiver, which judges other calls
         transform = self._dataset_transform(site)
         if transform is not None:
-            return Work(transform, code, call, scales=True)
+            return transform, True
         if qualified & DATA_READERS:
-            return Work(WorkKind.READS_FILE, code, call, scales=False)
+            return WorkKind.READS_FILE, False
         if words & _DATA_VERBS and words & _DATA_NOUNS:
-            return Work(WorkKind.NAMED_DATA, code, call, scales=False)
+            return WorkKind.NAMED_DATA, False
         handed = [last_name(arg.value) for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute))]
         if any(_names_preprocessing(name) for name in handed):
             # `convert_examples_to_features(examples, tokenizer)`: given a tokenizer, but what it
             # makes of it (a dataset or one prompt) is not known here
             tokenises = any(_names_tokenising(name) for name in handed)
-            return Work(WorkKind.TOKENISES if tokenises else WorkKind.PREPROCESSES, code, call, scales=False)
+            return (WorkKind.TOKENISES if tokenises else WorkKind.PREPROCESSES), False
         return None
 
     def _builds_dataset(self, site: "CallSite", qualified: set[str]) -> bool:
@@ -364,6 +373,7 @@ _TOOL_VERBS = {
 }
 
 
+@lru_cache(maxsize=4096)  # every call of the file is asked, by name
 def _names_tokenising(name: Optional[str]) -> bool:
     """`tokenize(...)`, `tokenization_fn`, or a call of the tokenizer itself (`tokenizer(...)`,
     `self.text_tokenizer(...)`); not `get_tokenizer()` or `save_tokenizer_assets(...)`."""
@@ -401,6 +411,7 @@ def _short(facts, node: cst.CSTNode, limit: int = 60) -> str:
     return code[: limit - 3] + "..."
 
 
+@lru_cache(maxsize=4096)
 def _names_preprocessing(name: Optional[str]) -> bool:
     words = set(identifier_words(name or ""))
     if words & (_PREPROCESS_WORDS - {"tokenize", "tokenise"}) or any(w.startswith("preprocess") for w in words):

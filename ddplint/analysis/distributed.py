@@ -7,6 +7,7 @@ Rank guards are written a dozen ways in real code (`rank == 0`, `not rank`, `loc
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -406,6 +407,8 @@ class RankModel:
 
     def __init__(self, facts: "ModuleFacts") -> None:
         self.facts = facts
+        # (id(block), id(scope)) -> [block, statements looked at, first early exit of the others]
+        self._exits_of_others: dict[tuple[int, int], list] = {}
 
     # -- ranks ------------------------------------------------------------------------------
     def is_rank(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
@@ -650,12 +653,25 @@ class RankModel:
     def after_other_ranks_left(self, context: "Context") -> bool:
         """An earlier statement of the same function sends every other rank away:
         `if rank != 0: return` / `if not accelerator.is_main_process: return`."""
-        for body, index in context.path:
-            for statement in body[:index]:
-                if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
-                    if self.is_other_ranks_guard(statement.test, context.scope):
-                        return True
-        return False
+        return any(self._first_exit_of_others(body, index, context.scope) < index for body, index in context.path)
+
+    def _first_exit_of_others(self, body, index: int, scope: "Scope") -> float:
+        """The index of the first such statement among `body[:index]`, inf if none. Every call of
+        the file asks this of its enclosing blocks: what is known of a block is kept (with the
+        block, so its id stays its own) and only the statements not yet looked at are judged."""
+        key = (id(body), id(scope))
+        known = self._exits_of_others.get(key)
+        if known is None:
+            known = self._exits_of_others[key] = [body, 0, math.inf]
+        _, looked_at, found = known
+        while found == math.inf and looked_at < index:
+            statement = body[looked_at]
+            if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+                if self.is_other_ranks_guard(statement.test, scope):
+                    found = looked_at
+            looked_at += 1
+        known[1], known[2] = looked_at, found
+        return found
 
     def _function_called_on_one_rank(self, scope: "Scope", depth: int) -> bool:
         function = self.facts.function_of(scope)
@@ -962,10 +978,10 @@ class RankModel:
         return any(f in self._forward_functions for f, _ in self.facts.functions_called_by(site))
 
     @cached_property
-    def _forward_functions(self) -> set:
+    def _forward_functions(self):
         if not self._syncing_wrappers:
             return set()
-        return self.facts.functions_reaching(self.is_wrapped_model_forward)
+        return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
 
 
 # Text that says a model holds buffers DDP broadcasts in its forward.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import cached_property, lru_cache
-from typing import AbstractSet, Iterator, Optional, Sequence, Union
+from typing import AbstractSet, Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -37,7 +37,7 @@ from ddplint.analysis.syntax import alternatives, dotted_name, string_value, wal
 
 __all__ = [
     "SPAWNERS", "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
-    "Loop", "LoopSite", "ModuleFacts", "Scope", "build_facts", "excludes",
+    "Loop", "LoopSite", "ModuleFacts", "Scope", "StatementFacts", "build_facts", "excludes",
 ]
 
 
@@ -54,16 +54,71 @@ class _Collector(cst.CSTVisitor):
         self.classes: list[str] = []
         self._context: Optional[Context] = None
         self._saved: list[tuple] = []
+        self.outermost: Optional[Union[FunctionInfo, ClassInfo]] = None  # the first def / class met
+        self.opened: list[Scope] = []  # every scope pushed, in order
 
     def walk(self, node: cst.CSTNode) -> None:
         """libcst's `node.visit(visitor)` rebuilds every node it passes (a dataclass construction
         and validation per node, even for a read-only visitor): about half the cost of the whole
         pass. This walks the same children in the same order and calls the same visit_/leave_
-        methods, without building anything."""
-        if self.on_visit(node):
-            for child in _children(node):
-                self.walk(child)
-        self.on_leave(node)
+        methods, without building anything (and without calling libcst's empty default hooks,
+        looked up once per node type, `_Hooks`)."""
+        hooks = _HOOKS.get(type(node)) or _hooks(type(node))
+        if self.path:
+            top = self.path[-1]
+            body, index = top
+            # Statements of a block are visited in order; `elif` nodes are not block members.
+            if index + 1 < len(body) and body[index + 1] is node:
+                top[1] = index + 1
+                self._context = None
+        if hooks.visit is None or hooks.visit(self, node) is not False:
+            for name in hooks.fields:
+                value = getattr(node, name)
+                if _is_node(value):
+                    self.walk(value)
+                elif isinstance(value, (list, tuple)):
+                    for item in value:
+                        if _is_node(item):
+                            self.walk(item)
+        if hooks.leave is not None:
+            hooks.leave(self, node)
+
+    def walk_module(self, module: cst.Module, reuse: "StatementFacts") -> None:
+        """`walk(module)`, with each top-level `def` and `class` walked on its own and joined in
+        (`StatementFacts`): one whose children are the nodes of an earlier module is not walked
+        again. The records come out as `walk(module)` makes them (tests/test_lsp_incremental.py)."""
+        reuse.start_module()
+        self.visit_Module(module)
+        body = module.body
+        for index, statement in enumerate(body):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self._join(reuse.records(statement, body, index), body, index)
+            else:
+                self.walk(statement)
+
+    def _join(self, records: "_StatementRecords", body: Sequence[cst.BaseStatement], index: int) -> None:
+        """What walking the statement at `body[index]` would have added to the facts."""
+        self.path[-1][1] = index
+        facts, mine, scope = self.facts, records.facts, records.scope
+        # The one place a statement's records point outside it: its own scope's parent, and
+        # where it is defined (this module's statement path, this module's node for it).
+        statement = body[index]
+        scope.parent = facts.module_scope
+        scope.defined_at = Context(facts.module_scope, (), (), ((body, index),))
+        scope.node = records.info.node = statement  # type: ignore[assignment]
+        facts.calls.extend(mine.calls)
+        facts.loops.extend(mine.loops)
+        facts.branches.extend(mine.branches)
+        facts.functions.extend(mine.functions)
+        for info in mine.functions:
+            facts.functions_by_name.setdefault(info.name, []).append(info)
+        facts.classes.update(mine.classes)
+        facts.env_reads.extend(mine.env_reads)
+        facts.name_contexts.update(mine.name_contexts)
+        facts.assigned_to.update(mine.assigned_to)
+        assert isinstance(mine.imports, _ImportLog)
+        mine.imports.replay(facts.imports)
+        self._context = None
 
     # -- context --------------------------------------------------------------------------
     def context(self) -> Context:
@@ -104,21 +159,12 @@ class _Collector(cst.CSTVisitor):
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self._leave_block()
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.path:
-            top = self.path[-1]
-            body, index = top
-            # Statements of a block are visited in order; `elif` nodes are not block members.
-            if index + 1 < len(body) and body[index + 1] is node:
-                top[1] = index + 1
-                self._changed()
-        return super().on_visit(node)
-
     # -- scopes ---------------------------------------------------------------------------
     def _push_scope(self, kind: str, node: cst.CSTNode, name: str) -> Scope:
         self._saved.append((self.scope, self.loops, self.branches))
         defined_at = self.context()
         self.scope = Scope(kind, node, self.scope, name, path_depth=len(self.path), defined_at=defined_at)
+        self.opened.append(self.scope)
         self.loops, self.branches = [], []
         self._changed()
         return self.scope
@@ -139,6 +185,7 @@ class _Collector(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 scope.bind(Binding(star.name.value, None, "param", star, scope))
         info = FunctionInfo(node, scope, self.classes[-1] if self.classes else None, params)
+        self.outermost = self.outermost or info
         self.facts.functions.append(info)
         self.facts.functions_by_name.setdefault(node.name.value, []).append(info)
         self.functions.append(info)
@@ -150,6 +197,7 @@ class _Collector(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.facts.imports.local_names.add(node.name.value)
         info = ClassInfo(node, [arg.value for arg in node.bases if arg.keyword is None])
+        self.outermost = self.outermost or info
         self.facts.classes[node.name.value] = info
         self.classes.append(node.name.value)
         info.scope = self._push_scope("class", node, node.name.value)
@@ -342,16 +390,37 @@ class ModuleFacts:
         # The project's other modules as this file imports them (analysis/project.py), when
         # several files are checked together; None for a file checked on its own.
         self.project = None
+        # id(node) -> (node, its qualified names), once the import table is complete
+        self._resolved: Optional[dict[int, tuple[cst.CSTNode, frozenset[str]]]] = None
 
     # -- generic queries used by the analysis modules ----------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        return self.imports.qualified_names(node)
+        return set(self._qualified(node))  # a copy: callers may change theirs
+
+    def _qualified(self, node: cst.CSTNode) -> AbstractSet[str]:
+        resolved = self._resolved
+        if resolved is None:  # the import table is still being filled
+            return self.imports.qualified_names(node)
+        # Models and rules ask about the same callees many times over. Keyed by identity, with
+        # the node kept so that its id cannot be reused.
+        known = resolved.get(id(node))
+        if known is None:
+            known = resolved[id(node)] = (node, frozenset(self.imports.qualified_names(node)))
+        return known[1]
 
     def calls_named(self, *qualified: str) -> Iterator[CallSite]:
-        wanted = set(qualified)
-        for site in self.calls:
-            if not wanted.isdisjoint(self.qualified_names(site.node.func)):
-                yield site
+        by_name = self._calls_by_qualified_name
+        found = {position for name in set(qualified) for position in by_name.get(name, ())}
+        return (self.calls[position] for position in sorted(found))
+
+    @cached_property
+    def _calls_by_qualified_name(self) -> dict[str, list[int]]:
+        """qualified name -> positions in `calls` of the calls of it: every model asks for some."""
+        index: dict[str, list[int]] = {}
+        for position, site in enumerate(self.calls):
+            for name in self._qualified(site.node.func):
+                index.setdefault(name, []).append(position)
+        return index
 
     def context_of(self, expr: cst.BaseExpression) -> Optional[Context]:
         """Where a name or attribute chain (`args.gpu`: where `args` is) is used."""
@@ -393,14 +462,26 @@ class ModuleFacts:
     def is_instance_of(self, call: cst.Call, qualified: AbstractSet[str], local_classes: AbstractSet[str]) -> bool:
         """Whether a call constructs one of `qualified` or a local subclass of them."""
         callee = dotted_name(call.func)
-        return callee in local_classes or not qualified.isdisjoint(self.qualified_names(call.func))
+        return callee in local_classes or not qualified.isdisjoint(self._qualified(call.func))
 
     def functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, Optional[bool]]]:
         """File-local functions a call may reach, with how it binds their parameters (see
         `FunctionInfo.param_for`): a method call through `self.` and a class instantiation
         reaching `__init__` bind `self`; `mp.spawn(fn, args=...)` calls `fn(rank, *args)`."""
+        # Asked of the same calls by many models: answered once per call (the site is kept with
+        # its answer, so that its id stays its own). Callers only read the list.
+        known = self._called_by.get(id(site))
+        if known is None:
+            known = self._called_by[id(site)] = (site, self._functions_called_by(site))
+        return known[1]
+
+    @cached_property
+    def _called_by(self) -> dict[int, tuple[CallSite, list[tuple[FunctionInfo, Optional[bool]]]]]:
+        return {}
+
+    def _functions_called_by(self, site: CallSite) -> list[tuple[FunctionInfo, Optional[bool]]]:
         func = site.node.func
-        if site.node.args and not SPAWNERS.isdisjoint(self.qualified_names(func)):
+        if site.node.args and not SPAWNERS.isdisjoint(self._qualified(func)):
             target = site.node.args[0].value
             if isinstance(target, cst.Name):
                 return [(f, None) for f in self.functions_by_name.get(target.value, []) if f.class_name is None]
@@ -430,7 +511,18 @@ class ModuleFacts:
         return found
 
     def class_lineage(self, name: str) -> list[ClassInfo]:
-        """A class of this file and its bases defined in this file, nearest first."""
+        """A class of this file and its bases defined in this file, nearest first (asked again
+        for every `self.x` the flow follows: found once per class; callers only read it)."""
+        known = self._lineages.get(name)
+        if known is None:
+            known = self._lineages[name] = self._class_lineage(name)
+        return known
+
+    @cached_property
+    def _lineages(self) -> dict[str, list[ClassInfo]]:
+        return {}
+
+    def _class_lineage(self, name: str) -> list[ClassInfo]:
         lineage: list[ClassInfo] = []
         pending = [name]
         while pending:
@@ -511,6 +603,13 @@ class ModuleFacts:
                     queue.append(caller)
         return found
 
+    def reaching_test(self, predicate: Callable[[CallSite], bool]) -> "_Reaching":
+        """`functions_reaching(predicate)` for membership tests only (`function in ...`): each
+        function asked about is answered by following its own calls down, so `predicate` is
+        judged on the calls of the functions below those asked about, not on every call of
+        the file."""
+        return _Reaching(self, predicate)
+
     def calls_in_arm(self, branch: BranchSite, in_body: bool) -> list[CallSite]:
         """Calls in one arm of an `if` statement or of a conditional expression."""
         node = branch.node
@@ -569,21 +668,235 @@ class ModuleFacts:
         return RankModel(self)
 
 
-def build_facts(module: cst.Module, source: str = "", project=None) -> ModuleFacts:
-    """`project`: a `ProjectView` of the other files checked together (cross-module flow)."""
+class _Reaching:
+    """See `ModuleFacts.reaching_test`. A function is in `functions_reaching(predicate)` when
+    a call satisfying it is written in the function or in one it calls, transitively: the same
+    call edges, followed from the caller's side."""
+
+    def __init__(self, facts: ModuleFacts, predicate: Callable[[CallSite], bool]) -> None:
+        self._facts = facts
+        self._predicate = predicate
+        self._direct: dict[int, bool] = {}  # id(function) -> one of its own calls satisfies it
+        self._known: dict[int, bool] = {}  # id(function) -> the answer
+
+    def __contains__(self, function: object) -> bool:
+        if not isinstance(function, FunctionInfo):
+            return False
+        known = self._known.get(id(function))
+        if known is not None:
+            return known
+        seen, pending, found = {id(function): function}, [function], False
+        while pending and not found:
+            current = pending.pop()
+            if self._known.get(id(current)) is False:
+                continue  # nothing below it satisfies the predicate
+            if self._known.get(id(current)) or self._calls_directly(current):
+                found = True
+                break
+            for site in self._facts.calls_by_function.get(id(current), []):
+                for callee, _ in self._facts.functions_called_by(site):
+                    if id(callee) not in seen:
+                        seen[id(callee)] = callee
+                        pending.append(callee)
+        if found:
+            self._known[id(function)] = True
+        else:  # everything below it was looked at: none of it reaches a call either
+            self._known.update((key, False) for key in seen)
+        return found
+
+    def _calls_directly(self, function: FunctionInfo) -> bool:
+        direct = self._direct.get(id(function))
+        if direct is None:
+            calls = self._facts.calls_by_function.get(id(function), [])
+            direct = self._direct[id(function)] = any(self._predicate(site) for site in calls)
+        return direct
+
+
+def build_facts(
+    module: cst.Module, source: str = "", project=None, reuse: Optional["StatementFacts"] = None
+) -> ModuleFacts:
+    """`project`: a `ProjectView` of the other files checked together (cross-module flow).
+    `reuse`: the records of top-level statements met in earlier modules (the language server's
+    modules share the nodes of the statements an edit did not touch, lsp/incremental.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
-    _Collector(facts).walk(module)
+    if reuse is None:
+        _Collector(facts).walk(module)
+    else:
+        _Collector(facts).walk_module(module, reuse)
+    facts._resolved = {}
     return facts
 
 
-def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            yield from (item for item in value if isinstance(item, cst.CSTNode))
+class StatementFacts:
+    """The records of top-level `def`s and `class`es, walked one at a time, kept for the next
+    module that holds the same statement.
+
+    Everything a `def` or `class` adds to the facts is about its own nodes, in its own scope,
+    except for two things: its scope's parent (the module's scope) and where the statement is
+    defined (the module's statement path). The walk reads only the statement's child fields, never
+    its layout (whitespace, comments, the blank lines before it), so a statement whose child
+    fields are the very nodes walked before gets the same records: those are reused, with the
+    two outside references pointed at the new module (the previous module's facts are then no
+    longer usable: the language server analyses one version at a time)."""
+
+    def __init__(self, keep_modules: int = 8) -> None:
+        # id(statement.body) -> the records, and the last module they were joined into. Kept while
+        # one of the last `keep_modules` modules held the statement: every version of an edited
+        # function would otherwise stay (with its tree), and a few documents open side by side
+        # each keep theirs.
+        self._kept: dict[int, tuple[_StatementRecords, int]] = {}
+        self._keep_modules = keep_modules
+        self._modules = 0  # modules built so far
+        self._joined: set[int] = set()  # entries already joined into the module being built
+        self.reused = 0  # for the benchmark and the tests
+        self.walked = 0
+
+    def start_module(self) -> None:
+        self._modules += 1
+        self._joined = set()
+        oldest = self._modules - self._keep_modules
+        for key in [key for key, (_, last) in self._kept.items() if last < oldest]:
+            self._kept.pop(key)[0].release()
+
+    def detach(self) -> None:
+        """After an analysis: the kept records stop pointing at the module they were last joined
+        into, so that it (its scope, its bindings) can be freed; the next `build_facts` points
+        them at its own module again. The last facts built are no longer usable after this."""
+        for records, _ in self._kept.values():
+            records.detach()
+
+    def records(
+        self, statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
+    ) -> "_StatementRecords":
+        key = id(statement.body)
+        kept = self._kept.get(key)
+        if kept is not None and key not in self._joined and _same_children(kept[0].node, statement):
+            self._kept[key] = (kept[0], self._modules)
+            self._joined.add(key)
+            self.reused += 1
+            return kept[0]
+        records = _walk_alone(statement, body, index)
+        self.walked += 1
+        if key not in self._joined:  # a statement met twice in one module keeps its own records
+            self._kept[key] = (records, self._modules)
+            self._joined.add(key)
+        return records
+
+
+@dataclasses.dataclass
+class _StatementRecords:
+    node: cst.CSTNode  # the statement walked: kept, so that the ids of its children stay its own
+    scope: Scope  # the scope the statement opens
+    info: Union[FunctionInfo, ClassInfo]
+    facts: "ModuleFacts"  # what the walk recorded, in order (its imports: an _ImportLog)
+    scopes: list[Scope]  # every scope opened in it
+
+    def detach(self) -> None:
+        """Let go of the module last joined into (its scope, its node for the statement)."""
+        self.scope.parent = self.scope.defined_at = None
+        self.scope.node = self.info.node = self.node  # type: ignore[assignment]
+
+    def release(self) -> None:
+        """No module will join these records again: break the scope <-> binding cycles, so that
+        reference counting frees them (the language server's worker freezes its heap)."""
+        for scope in self.scopes:
+            scope.bindings = {}
+
+
+def _walk_alone(
+    statement: Union[cst.FunctionDef, cst.ClassDef], body: Sequence[cst.BaseStatement], index: int
+) -> _StatementRecords:
+    """The statement walked as the module walk reaches it: at the top level, statement `index`
+    of `body`, into facts of its own."""
+    alone = ModuleFacts(cst.Module(body=[]))
+    alone.imports = _ImportLog()
+    collector = _Collector(alone)
+    collector.path.append([body, index - 1])
+    collector.walk(statement)
+    info = collector.outermost
+    assert info is not None and info.node is statement and info.scope is not None
+    assert info.scope.parent is alone.module_scope
+    return _StatementRecords(statement, info.scope, info, alone, collector.opened)
+
+
+def _same_children(kept: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    return type(kept) is type(statement) and all(
+        getattr(kept, name) is getattr(statement, name) for name in _child_fields(type(statement))
+    )
+
+
+class _ImportLog(ImportTable):
+    """The import table of a statement walked alone, and what the walk did to it, in order: done
+    again to the table of each module the statement is joined into."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, tuple]] = []
+        self.local_names = _LoggedSet(self.log)
+
+    def add_import(self, node: cst.Import) -> None:
+        self.log.append(("add_import", (node,)))
+        super().add_import(node)
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        self.log.append(("add_import_from", (node,)))
+        super().add_import_from(node)
+
+    def add_alias(self, name: str, value: cst.BaseExpression) -> None:
+        self.log.append(("add_alias", (name, value)))
+        super().add_alias(name, value)
+
+    def replay(self, table: ImportTable) -> None:
+        for operation, arguments in self.log:
+            if operation == "local_name":
+                table.local_names.add(arguments[0])
+            else:
+                getattr(table, operation)(*arguments)
+
+
+class _LoggedSet(set):
+    def __init__(self, log: list) -> None:
+        super().__init__()
+        self._log = log
+
+    def add(self, name: str) -> None:
+        self._log.append(("local_name", (name,)))
+        super().add(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Hooks:
+    """What `_Collector.walk` does at a node type: its own visit_/leave_ method (None where only
+    libcst's empty default exists) and the child fields, in libcst's order."""
+
+    visit: Optional[Callable]
+    leave: Optional[Callable]
+    fields: tuple[str, ...]
+
+
+_HOOKS: dict[type, _Hooks] = {}
+
+
+def _hooks(node_type: type) -> _Hooks:
+    def own(prefix: str) -> Optional[Callable]:
+        name = f"{prefix}_{node_type.__name__}"
+        method = getattr(_Collector, name, None)
+        return None if method is None or method is getattr(cst.CSTVisitor, name, None) else method
+
+    hooks = _HOOKS[node_type] = _Hooks(own("visit"), own("leave"), _child_fields(node_type))
+    return hooks
+
+
+# type -> whether it is a libcst node: a dict look-up instead of an ABC isinstance check per field.
+_NODE_TYPE: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    known = _NODE_TYPE.get(type(value))
+    if known is None:
+        known = _NODE_TYPE[type(value)] = isinstance(value, cst.CSTNode)
+    return known
 
 
 # Fields that only ever hold whitespace, comments or punctuation: nothing the collector records.

@@ -9,6 +9,7 @@ builders that fill them (`facts.py`) or the models that judge them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator, Optional, Sequence, Union
 
 import libcst as cst
@@ -132,7 +133,7 @@ class CallSite:
     node: cst.Call = field(repr=False)
     context: Context = field(repr=False)
 
-    @property
+    @cached_property  # asked of every call by several models and rules
     def name(self) -> Optional[str]:
         """The rightmost identifier of the callee: `self.opt.step(...)` -> `step`."""
         func = self.node.func

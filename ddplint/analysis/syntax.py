@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -11,13 +12,28 @@ import libcst as cst
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """`a.b.c` for a Name/Attribute chain, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    while _chain_kind(node) == _ATTRIBUTE:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if _chain_kind(node) == _NAME:
+        parts.append(node.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
+
+
+_ATTRIBUTE, _NAME, _OTHER = 1, 2, 0
+# node type -> _ATTRIBUTE / _NAME / _OTHER. `dotted_name` is asked of nearly every call and name
+# by the models, and an isinstance test against libcst's node classes goes through ABCMeta; the
+# answer depends on the type alone.
+_CHAIN_KINDS: dict[type, int] = {}
+
+
+def _chain_kind(node: object) -> int:
+    kind = _CHAIN_KINDS.get(type(node))
+    if kind is None:
+        kind = _ATTRIBUTE if isinstance(node, cst.Attribute) else _NAME if isinstance(node, cst.Name) else _OTHER
+        _CHAIN_KINDS[type(node)] = kind
+    return kind
 
 
 def last_name(node: cst.CSTNode) -> Optional[str]:
@@ -166,5 +182,10 @@ def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
 
 def identifier_words(name: str) -> list[str]:
     """`trainLoader` / `train_loader` / `TrainLoader` -> ['train', 'loader']."""
+    return list(_identifier_words(name))
+
+
+@lru_cache(maxsize=8192)  # the same few hundred names are split again by every model and rule
+def _identifier_words(name: str) -> tuple[str, ...]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [w for w in re.split(r"[_\W]+", spaced.lower()) if w]
+    return tuple(w for w in re.split(r"[_\W]+", spaced.lower()) if w)

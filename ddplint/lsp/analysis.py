@@ -28,14 +28,14 @@ class EngineOutcome:
 
 
 # One per worker process: the statements of every document it analysed, parsed once.
-_PARSER = StatementParser()
+PARSER = StatementParser()
 
 
 def run_engine(text: str, filename: str, rules: Sequence[Rule]) -> EngineOutcome:
     started = time.perf_counter()
     errors: list[InternalError] = []
     try:
-        diagnostics = tuple(lint_source(text, filename, rules, errors, parser=_PARSER))
+        diagnostics = tuple(lint_source(text, filename, rules, errors, parser=PARSER))
         crash = None
     except Exception:  # RecursionError and MemoryError too: whatever a text does, the server lives
         diagnostics, crash = (), traceback.format_exc()

@@ -15,6 +15,7 @@ findings equal those of a fresh analysis.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections import OrderedDict
@@ -25,6 +26,7 @@ from typing import Iterable, Mapping, Optional
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from ddplint.analysis.facts import StatementFacts
 from ddplint.positions import positions_of
 from ddplint.recovery import top_level_statement_starts
 
@@ -74,6 +76,9 @@ class StatementParser:
         self._kept_bytes = 0
         self._max_kept_bytes = max_kept_bytes
         self._last: Optional[_Joined] = None
+        self._last_starts: Optional[tuple[list[bytes], list[int]]] = None  # the last text's lines, their starts
+        # The facts of top-level functions and classes, reused while their nodes are (engine).
+        self.statement_facts: Optional[StatementFacts] = StatementFacts()
         self.reused = 0  # statements taken from earlier parses, for the benchmark and the tests
         self.parsed = 0
 
@@ -87,21 +92,26 @@ class StatementParser:
         if joined is None or joined.module is not module:
             return positions_of(module, wanted)
         found: dict[cst.CSTNode, CodeRange] = {}
-        for first_line, piece in joined.pieces:
-            mine = {node: joined.originals.get(id(node), node) for node in wanted}
-            mine = {node: original for node, original in mine.items() if piece.holds(original)}
+        remaining = {node: joined.originals.get(id(node), node) for node in wanted}
+        # A node lies in one piece only. Pieces whose nodes are known already are asked first: a
+        # finding usually stays in an unchanged statement, and then the edited one is never walked.
+        for first_line, piece in sorted(joined.pieces, key=lambda placed: placed[1].node_ids is None):
+            if not remaining:
+                break
+            mine = {node: original for node, original in remaining.items() if piece.holds(original)}
             if not mine:
                 continue
             ranges = piece.positions(mine.values())
             for node, original in mine.items():
                 found[node] = _shifted(ranges[original], first_line)
+                del remaining[node]
         if len(found) < len(wanted):  # a node outside every piece (never expected): the whole module
             return positions_of(module, wanted)
         return found
 
     def _parse_by_statement(self, data: bytes) -> Optional[_Joined]:
         lines = data.splitlines(keepends=True)
-        starts = top_level_statement_starts(lines)
+        starts = self.statement_starts(lines)
         if len(starts) < 2:
             return None
         bounds = list(zip([0] + starts[1:], starts[1:] + [len(lines)]))
@@ -115,6 +125,18 @@ class StatementParser:
             seen.add(text)
             pieces.append((first, piece))
         return _join(pieces)
+
+    def statement_starts(self, lines: list[bytes]) -> list[int]:
+        """`recovery.top_level_statement_starts(lines)`, scanning only the lines around what
+        changed since the last text: the scan (brackets, strings, comments) restarts from
+        nothing at every statement start, so the starts before the statement the change begins
+        in, and after the first start past its end that is still one, are the old ones."""
+        last, self._last_starts = self._last_starts, None
+        starts = _rescanned(last, lines) if last is not None else None
+        if starts is None:
+            starts = top_level_statement_starts(lines)
+        self._last_starts = (lines, starts)
+        return starts
 
     def _piece(self, text: bytes, fresh: bool) -> Optional[_Piece]:
         """The parsed piece; `fresh` for a piece met twice in one text: nodes are told apart by
@@ -135,6 +157,68 @@ class StatementParser:
             while self._kept_bytes > self._max_kept_bytes and len(self._kept) > 1:
                 self._kept_bytes -= len(self._kept.popitem(last=False)[0])
         return piece
+
+
+def _rescanned(last: tuple[list[bytes], list[int]], lines: list[bytes]) -> Optional[list[int]]:
+    """The statement starts of `lines` from those of the last text, or None where the scan of
+    the changed part cannot vouch for the old starts after it."""
+    old_lines, old_starts = last
+    if not old_starts or old_starts[0] != 0:
+        return None
+    if len(old_lines) == len(lines):
+        return _rescanned_in_place(old_lines, old_starts, lines)
+    shortest = min(len(old_lines), len(lines))
+    same_before = 0
+    while same_before < shortest and old_lines[same_before] == lines[same_before]:
+        same_before += 1
+    same_after = 0
+    while same_after < shortest - same_before and old_lines[-1 - same_after] == lines[-1 - same_after]:
+        same_after += 1
+    # From the start of the statement holding the first changed line, to the first old start at
+    # or past the last changed line (where the scan must find a start again)...
+    first = old_starts[bisect.bisect_right(old_starts, same_before) - 1]
+    after = bisect.bisect_left(old_starts, len(old_lines) - same_after)
+    shift = len(lines) - len(old_lines)
+    if after == len(old_starts):  # ...or to the end of the file
+        return old_starts[: bisect.bisect_right(old_starts, first) - 1] + [
+            first + start for start in top_level_statement_starts(lines[first:])
+        ]
+    resumes = old_starts[after] + shift
+    window = [first + start for start in top_level_statement_starts(lines[first : resumes + 1])]
+    if resumes not in window:
+        return None  # the change opened a bracket or a string, or ends in a decorator: scan it all
+    return old_starts[: bisect.bisect_right(old_starts, first) - 1] + window[:-1] + [
+        start + shift for start in old_starts[after:]
+    ]
+
+
+def _rescanned_in_place(old_lines: list[bytes], old_starts: list[int], lines: list[bytes]) -> Optional[list[int]]:
+    """`_rescanned` where no line was added or removed (an edit within lines, or several: the
+    language server gets whole texts, and an edit after an undo changes two places). Each run of
+    statements holding a changed line is scanned again, up to the next old start, which the scan
+    must find again."""
+    changed = [row for row, (old, new) in enumerate(zip(old_lines, lines)) if old != new]
+    runs: list[list[int]] = []  # [first, last] statement (index into old_starts) of each run
+    for row in changed:
+        statement = bisect.bisect_right(old_starts, row) - 1
+        if runs and statement <= runs[-1][1] + 1:
+            runs[-1][1] = statement
+        else:
+            runs.append([statement, statement])
+    starts: list[int] = []
+    kept_from = 0  # the first old statement not yet copied or scanned again
+    for first, last in runs:
+        starts += old_starts[kept_from:first]
+        begin = old_starts[first]
+        if last + 1 == len(old_starts):
+            return starts + [begin + start for start in top_level_statement_starts(lines[begin:])]
+        resumes = old_starts[last + 1]
+        window = [begin + start for start in top_level_statement_starts(lines[begin : resumes + 1])]
+        if resumes not in window:
+            return None
+        starts += window[:-1]
+        kept_from = last + 1
+    return starts + old_starts[kept_from:]
 
 
 def _join(pieces: list[tuple[int, _Piece]]) -> Optional[_Joined]:

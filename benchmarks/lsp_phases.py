@@ -1,0 +1,75 @@
+"""CPU and wall time of one language-server analysis after an edit, phase by phase.
+
+    python benchmarks/lsp_phases.py [--runs 12] [--lines 1500]
+
+Runs `engine.lint_source` in process with the server's statement parser over the edits of
+`lsp_latency.py` (one number changed somewhere in the 1,500-line script of `train_script.py`),
+timing the engine's own steps and each rule through wrappers, and prints medians. CPU time is
+given next to wall time: on a shared machine wall time mostly measures the other jobs. Rules
+share lazily derived facts (loaders, ranks, flow): each is charged to the first rule that asks.
+Run it from another checkout (PYTHONPATH) to compare; it only uses what both have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lsp_latency import edited_texts
+from train_script import training_script
+
+import ddplint.engine as engine
+from ddplint.lsp.incremental import StatementParser
+from ddplint.rules import select_rules
+
+STEPS = ("candidates_by_bytes", "compile_screen", "candidates_by_names", "build_facts", "_locate")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=12)
+    parser.add_argument("--lines", type=int, default=1500)
+    args = parser.parse_args(argv)
+    times: dict[str, list[tuple[float, float]]] = {}
+
+    def timed(name, function):
+        def wrapper(*positional, **keywords):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return function(*positional, **keywords)
+            finally:
+                times.setdefault(name, []).append(((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000))
+        return wrapper
+
+    for step in STEPS:
+        setattr(engine, step, timed(step, getattr(engine, step)))
+    statements = StatementParser()
+    statements.parse = timed("parse (statement parser)", statements.parse)  # type: ignore[method-assign]
+    rules = [dataclasses.replace(rule, check=timed(f"  {rule.code}", lambda facts, check=rule.check: list(check(facts))))
+             for rule in select_rules()]
+    text = training_script(args.lines)
+    edits = edited_texts(text, args.runs + 4)
+    for warm_up in [text, *edits[:3]]:
+        engine.lint_source(warm_up, "train.py", rules, parser=statements)
+    times.clear()
+    whole = timed("lint_source after an edit, all", engine.lint_source)
+    for edited in edits[3 : 3 + args.runs]:
+        whole(edited, "train.py", rules, parser=statements)
+    rule_rows = [name for name in times if name.startswith("  ")]
+    times["the rules, all"] = [
+        (sum(times[name][run][0] for name in rule_rows), sum(times[name][run][1] for name in rule_rows))
+        for run in range(args.runs)
+    ]
+    print(f"{'phase':34s} {'wall ms':>9s} {'CPU ms':>9s}   (medians of {args.runs} edits)")
+    for name, values in times.items():
+        print(f"{name:34s} {statistics.median(v[0] for v in values):9.1f} {statistics.median(v[1] for v in values):9.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
