@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 import libcst as cst
 
 from ddplint.analysis.records import CollectiveReach
-from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
+from ddplint.analysis.torch_api import (
+    ACCELERATOR_COLLECTIVES,
+    BARRIER_COLLECTIVES,
+    BROADCAST_COLLECTIVES,
+    COLLECTIVES,
+    DATALOADER,
+    ITERABLE_DATASETS,
+)
 from ddplint.positions import positions_of
 from ddplint.source import MAX_ANALYSED_BYTES
 
@@ -60,6 +67,24 @@ def _summary_words() -> re.Pattern:
 
 # The collective words come from torch_api (one list): a helper making any collective is summarised.
 _SUMMARY_WORDS = _summary_words()
+
+
+def _summary_evidence() -> re.Pattern:
+    """Text without which a summary records nothing, whatever the module calls. Every entry of a
+    summary comes from a call or a base class with a qualified name (imports.py builds those from
+    the module's own text, and `canonical()` never adds these words): DataLoader classes,
+    `set_epoch`, iterable dataset classes, process-group starters and spawners
+    (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
+    collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
+    checks these words against the torch_api tables."""
+    classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
+    words = sorted(classes | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning"})
+    return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
+
+
+_SUMMARY_EVIDENCE = _summary_evidence()
+# A name a summary can record: functions and classes, by their `def` / `class` statement.
+_DEFINED_NAMES = re.compile(rb"\b(?:def|class)[\s\\]+(\w+)")
 _SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
@@ -213,6 +238,10 @@ def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
     return {"dataset_parameter": None, "dataset_keyword": None}
 
 
+# What a module that defines no function or class of the name asked for says about it.
+_NOTHING_RECORDED = ModuleSummary()
+
+
 def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
     return positions_of(facts.module, [node])[node].start.line
@@ -227,6 +256,8 @@ class ProjectIndex:
         self._parses_safely = parses_safely
         self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
+        self._defined: dict[str, frozenset[bytes]] = {}  # names of `def` / `class` statements
+        self._summarisable: dict[str, bool] = {}
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
@@ -309,7 +340,7 @@ class ProjectIndex:
         cross-module look."""
         names: set[str] = set()
         for file, attribute in self.imported_targets(path, data):
-            summary = self.summary(file)
+            summary = self.summary_for(file, attribute) if attribute else self.summary(file)
             if summary is None:
                 continue
             offered = summary.offered_names()
@@ -343,8 +374,33 @@ class ProjectIndex:
             self._summaries[path] = self._summarise(path)
         return self._summaries[path]
 
+    def summary_for(self, path: str, name: str) -> Optional[ModuleSummary]:
+        """The module's summary as far as `name` goes. A summary records functions and classes
+        only, so for a name the module defines by no `def` / `class` it says nothing, and an
+        empty one stands in for it (None where the module would have none): the module is not
+        parsed for it. In a large package most calls into sibling modules name helpers that no
+        summary could record, and most modules are imported by many files."""
+        if path in self._summaries or not name.isascii() or name.encode() in self._defined_names(path):
+            return self.summary(path)
+        if path not in self._summarisable:
+            self._summarisable[path] = _summary_source(path, self._parses_safely) is not None
+        return _NOTHING_RECORDED if self._summarisable[path] else None
+
+    def _defined_names(self, path: str) -> frozenset[bytes]:
+        if path not in self._defined:
+            try:
+                self._defined[path] = frozenset(_DEFINED_NAMES.findall(Path(path).read_bytes()))
+            except OSError:
+                self._defined[path] = frozenset()
+        return self._defined[path]
+
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
-        facts = _facts_of(path, self._parses_safely)
+        data = _summary_source(path, self._parses_safely)
+        if data is None:
+            return None
+        if not _SUMMARY_EVIDENCE.search(data):
+            return ModuleSummary()  # it calls none of the things a summary records
+        facts = _facts_of(data)
         if facts is None:
             return None
         try:
@@ -356,12 +412,10 @@ class ProjectIndex:
         return ProjectView(self, os.path.realpath(path))
 
 
-def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional["ModuleFacts"]:
-    """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
+def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional[bytes]:
+    """A project module's source, or None when it cannot offer anything or cannot be parsed. The
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
-    from ddplint.analysis.facts import build_facts
-
     try:
         data = Path(path).read_bytes()
     except OSError:
@@ -370,6 +424,12 @@ def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optiona
         return None
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
+    return data
+
+
+def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
+    from ddplint.analysis.facts import build_facts
+
     try:
         module = cst.parse_module(data)
         return build_facts(module, data.decode(module.encoding, errors="replace"))
@@ -415,7 +475,7 @@ class ProjectView:
             resolved = self.index.resolve(self.path, qualified)
             if resolved is None:
                 continue
-            summary = self.index.summary(resolved[0])
+            summary = self.index.summary_for(*resolved)
             if summary is not None:
                 return summary, resolved[1]
         return None
@@ -453,7 +513,7 @@ class ProjectView:
             if resolved is None:
                 continue
             path, name = resolved
-            summary = self.index.summary(path)
+            summary = self.index.summary_for(path, name)
             if summary is not None and name in summary.collectives:
                 return summary.collectives[name].through(site.name or name, Path(path).stem)
         return None
