@@ -22,7 +22,7 @@ from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import Finding, Rule, select_rules
-from ddplint.screen import candidates_by_bytes, candidates_by_names, compile_screen
+from ddplint.screen import able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
 
 # A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
@@ -73,6 +73,7 @@ def lint_source(
     active = candidates_by_names(active, data, names)
     if not active and project is not None and not names.isdisjoint(project.exported_names(filename, data)):
         active = list(rules)  # it uses what a project module offers: every rule may apply
+    active = able_to_fire(active, data)
     if not active:
         return []
     try:

@@ -55,6 +55,9 @@ class Triggered(Protocol):
     @property
     def distributed_only(self) -> bool: ...
 
+    @property
+    def requires(self) -> tuple[tuple[bytes, ...], ...]: ...
+
 
 # Name characters, as `\w` in a bytes pattern matches them (ASCII letters, digits, underscore).
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -164,6 +167,22 @@ def _names_match(triggers: _RuleTriggers, data: bytes, names: frozenset[str]) ->
     if any(not t.is_name and t.literal in data for t in triggers.triggers):
         return True
     return triggers.names is not None and any(triggers.names.fullmatch(name) for name in names)
+
+
+def able_to_fire(rules: Sequence[R], data: bytes) -> list[R]:
+    """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
+    word of every group, in any case). Triggers say what a rule is about (`all_reduce`);
+    these say what else it needs to say anything (a rank guard around it). Decided after the
+    engine's choice of rules, which stays on the triggers alone."""
+    lowered: Optional[bytes] = None
+    found: list[R] = []
+    for rule in rules:
+        if rule.requires:
+            lowered = data.lower() if lowered is None else lowered
+            if not all(any(word in lowered for word in group) for group in rule.requires):
+                continue
+        found.append(rule)
+    return found
 
 
 def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]:
