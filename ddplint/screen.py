@@ -1,7 +1,7 @@
 """Which selected rules could have anything to say about a file, decided without libcst.
 
 libcst costs ~3 ms per kB (parse plus our one visitor pass); almost no file in a large repository
-has anything for a rule to find. So every file goes through two cheap stages first:
+has anything for a rule to find. So every file goes through cheap stages first:
 
 1. bytes: a rule is a candidate only if one of its triggers occurs in the raw bytes (name
    triggers as whole words: `broadcast` does not match `broadcast_tensors`, `*valid*` matches
@@ -10,7 +10,10 @@ has anything for a rule to find. So every file goes through two cheap stages fir
    46 MB this stage went from ~11 CPU-seconds (a look-behind regex per rule) to about one;
 2. CPython's compiler, which every remaining file needs anyway as the syntax check in front of
    libcst: name triggers must match names the code uses (loads, attributes, imports, keyword
-   names), not only words in a comment or a docstring.
+   names), not only words in a comment or a docstring;
+3. required words (`Rule.requires`): what a rule cannot fire without beyond its triggers (DDP007
+   and DDP010 need a rank guard, so a file without a rank word is not theirs). Applied after the
+   engine chose its rules on the triggers alone, so a file's cross-module fallback is unchanged.
 
 The compiler is also the guard that keeps libcst alive: its native parser overflows the C stack on
 pathological nesting, where CPython raises RecursionError / MemoryError instead.
