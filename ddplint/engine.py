@@ -56,14 +56,17 @@ def lint_source(
     data = source.encode("utf-8") if isinstance(source, str) else source
     active = candidates_by_bytes(data, rules)
     # A file may get its loader or process group from the project's own modules without a
-    # single trigger word of its own: then what it imports decides.
-    linked = bool(active) or (project is not None and project.may_import_project(filename, data))
-    if not linked:
+    # single trigger word of its own: then the names it uses from them decide (below).
+    if not active and (project is None or not project.imported_targets(filename, data)):
         return []  # the common case: nothing here any selected rule could care about
     if len(data) > MAX_ANALYSED_BYTES:
+        if not _linked(active, project, filename, data):
+            return []
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
     problem, names = compile_screen(data, filename)
+    if problem is not None and not _linked(active, project, filename, data):
+        return []
     recovered = recover(data, filename) if problem is not None and problem.is_syntax_error else None
     if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
         broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
@@ -71,7 +74,7 @@ def lint_source(
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
-    if not active and project is not None and not names.isdisjoint(project.exported_names(filename, data)):
+    if not active and project is not None and project.offers_any_of(filename, data, names):
         active = list(rules)  # it uses what a project module offers: every rule may apply
     active = able_to_fire(active, data)
     if not active:
@@ -106,6 +109,14 @@ def lint_source(
         return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
+
+
+def _linked(active: Sequence[Rule], project: Optional[ProjectIndex], filename: str, data: bytes) -> bool:
+    """Whether a file's own problems (too large, does not compile) are reported: it holds a
+    trigger, or imports a project module that offers something. Asked only of such files, as
+    the answer summarises every project module the file imports; a file that compiles needs only
+    the summaries of modules that define a name it uses (`ProjectIndex.offers_any_of`)."""
+    return bool(active) or (project is not None and project.may_import_project(filename, data))
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str, locate=positions_of) -> list[Diagnostic]:

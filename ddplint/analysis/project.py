@@ -258,6 +258,7 @@ class ProjectIndex:
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._defined: dict[str, frozenset[bytes]] = {}  # names of `def` / `class` statements
         self._summarisable: dict[str, bool] = {}
+        self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
@@ -317,16 +318,22 @@ class ProjectIndex:
     def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
         """(project file, attribute) for each import statement of the file that resolves to one of
         the project's files; attribute "" for a whole module (`import utils`, `from . import data`).
-        Only the import statements are parsed, not the file."""
+        Only the import statements are parsed, not the file. The last answer is kept: the engine
+        asks it of one file several times."""
         if len(self.files) < 2 or b"import" not in data:
             return []
+        last = self._last_targets
+        if last[0] == path and last[1] == data:
+            return last[2]
         targets = set()
         for statement in _IMPORT_STATEMENT.finditer(data):
             for qualified in _imported_names(statement.group(0)):
                 resolved = self.resolve(path, qualified)
                 if resolved is not None:
                     targets.add(resolved)
-        return sorted(targets)
+        found = sorted(targets)
+        self._last_targets = (path, data, found)
+        return found
 
     def may_import_project(self, path: str, data: bytes) -> bool:
         """Screen before parsing: does the file import something from a project module that offers
@@ -334,18 +341,20 @@ class ProjectIndex:
         summarised (each once per index)."""
         return any(self._offers(file) for file, _ in self.imported_targets(path, data))
 
-    def exported_names(self, path: str, data: bytes) -> set[str]:
-        """The names this file imports from project modules that offer them (factories, set-up
-        helpers, collectives, dataset classes): a file that uses none of them needs no
-        cross-module look."""
-        names: set[str] = set()
+    def offers_any_of(self, path: str, data: bytes, names: frozenset[str]) -> bool:
+        """Whether the file uses (`names`) a name it imports from a project module that offers it
+        (a factory, a set-up helper, a collective, a dataset class): a file that uses none needs
+        no cross-module look. A summary records only names the module defines by `def` /
+        `class`, so a module is summarised only when it defines a name the file uses."""
         for file, attribute in self.imported_targets(path, data):
-            summary = self.summary_for(file, attribute) if attribute else self.summary(file)
-            if summary is None:
+            wanted = names & {attribute} if attribute else names
+            defined = self._defined_names(file)
+            if not any(not name.isascii() or name.encode() in defined for name in wanted):
                 continue
-            offered = summary.offered_names()
-            names |= ({attribute} & offered) if attribute else offered
-        return names
+            summary = self.summary(file)
+            if summary is not None and not wanted.isdisjoint(summary.offered_names()):
+                return True
+        return False
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
