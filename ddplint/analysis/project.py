@@ -261,6 +261,7 @@ class ProjectIndex:
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
+        self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):
@@ -283,23 +284,34 @@ class ProjectIndex:
     def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
         dots = len(qualified) - len(qualified.lstrip("."))
         parts = [p for p in qualified.lstrip(".").split(".") if p]
-        here = Path(os.path.realpath(importer)).parent
+        importer_file, here, parents, within = self._places(importer)
         if dots:
-            bases = [here.parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(here.parents) else []
+            bases = [parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(parents) else []
         else:
-            bases = [here, *(p for p in here.parents if self._roots is not None and _within(p, self._roots))]
-        importer_file = os.path.realpath(importer)
+            bases = [here, *within]
         # `module.attribute` (what calls name), else the module itself (`from . import data`,
         # attribute ""); deeper chains (`data.sub.attr`) are not followed.
         splits = [(parts[:-1], parts[-1])] if len(parts) >= 2 else []
         splits.append((parts, ""))
         for base in bases:
+            prefix = base if base.endswith(os.sep) else base + os.sep  # os.path.join's rule, faster
             for module, attribute in splits:
-                for candidate in (base.joinpath(*module[:-1], module[-1] + ".py"), base.joinpath(*module, "__init__.py")):
-                    resolved = str(candidate)
+                path = prefix + os.sep.join(module)
+                for resolved in (path + ".py", path + os.sep + "__init__.py"):
                     if resolved in self.files and resolved != importer_file:
                         return resolved, attribute
         return None
+
+    def _places(self, importer: str) -> tuple[str, str, list[str], list[str]]:
+        """(real path, its folder, the folder's parents, those parents within the project's
+        root), as plain strings: resolving is asked once per import of every file, and pathlib
+        there cost seconds over a large package."""
+        if importer not in self._importer_places:
+            real = os.path.realpath(importer)
+            here = Path(real).parent
+            within = [str(p) for p in here.parents if self._roots is not None and _within(p, self._roots)]
+            self._importer_places[importer] = (real, str(here), [str(p) for p in here.parents], within)
+        return self._importer_places[importer]
 
     def import_words(self, data: bytes) -> list[str]:
         """The module names (and other words) of a file's import lines, without parsing it."""
