@@ -19,10 +19,13 @@ The static side never imports or runs the project's code; the modules are parsed
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
@@ -83,8 +86,6 @@ def _summary_evidence() -> re.Pattern:
 
 
 _SUMMARY_EVIDENCE = _summary_evidence()
-# A name a summary can record: functions and classes, by their `def` / `class` statement.
-_DEFINED_NAMES = re.compile(rb"\b(?:def|class)[\s\\]+(\w+)")
 _SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
@@ -256,8 +257,7 @@ class ProjectIndex:
         self._parses_safely = parses_safely
         self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
-        self._defined: dict[str, frozenset[bytes]] = {}  # names of `def` / `class` statements
-        self._summarisable: dict[str, bool] = {}
+        self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
@@ -360,8 +360,7 @@ class ProjectIndex:
         `class`, so a module is summarised only when it defines a name the file uses."""
         for file, attribute in self.imported_targets(path, data):
             wanted = names & {attribute} if attribute else names
-            defined = self._defined_names(file)
-            if not any(not name.isascii() or name.encode() in defined for name in wanted):
+            if not any(self._may_record(file, name) for name in wanted):
                 continue
             summary = self.summary(file)
             if summary is not None and not wanted.isdisjoint(summary.offered_names()):
@@ -401,26 +400,33 @@ class ProjectIndex:
         empty one stands in for it (None where the module would have none): the module is not
         parsed for it. In a large package most calls into sibling modules name helpers that no
         summary could record, and most modules are imported by many files."""
-        if path in self._summaries or not name.isascii() or name.encode() in self._defined_names(path):
+        if path in self._summaries or self._may_record(path, name):
             return self.summary(path)
-        if path not in self._summarisable:
-            self._summarisable[path] = _summary_source(path, self._parses_safely) is not None
-        return _NOTHING_RECORDED if self._summarisable[path] else None
+        return _NOTHING_RECORDED if self._outline(path)[0] else None
 
-    def _defined_names(self, path: str) -> frozenset[bytes]:
-        if path not in self._defined:
-            try:
-                self._defined[path] = frozenset(_DEFINED_NAMES.findall(Path(path).read_bytes()))
-            except OSError:
-                self._defined[path] = frozenset()
-        return self._defined[path]
+    def _may_record(self, path: str, name: str) -> bool:
+        """Whether the module's summary could hold `name` (a module it cannot be built for
+        holds nothing)."""
+        summarisable, recordable = self._outline(path)
+        return summarisable and (recordable is None or not name.isascii() or name in recordable)
+
+    def _outline(self, path: str) -> tuple[bool, Optional[frozenset[str]]]:
+        """(whether the module has a summary at all, the names its summary could record: None
+        when that is not known). One compile of the module, no libcst."""
+        if path not in self._outlines:
+            self._outlines[path] = _outline_of(path, self._parses_safely)
+        return self._outlines[path]
 
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
-        data = _summary_source(path, self._parses_safely)
-        if data is None:
+        summarisable, recordable = self._outline(path)
+        if not summarisable:
             return None
-        if not _SUMMARY_EVIDENCE.search(data):
-            return ModuleSummary()  # it calls none of the things a summary records
+        if recordable is not None and not recordable:
+            return ModuleSummary()  # nothing it defines or calls can be recorded
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
         facts = _facts_of(data)
         if facts is None:
             return None
@@ -446,6 +452,36 @@ def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> O
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
     return data
+
+
+def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple[bool, Optional[frozenset[str]]]:
+    data = _summary_source(path, parses_safely)
+    if data is None:
+        return False, None
+    if not _SUMMARY_EVIDENCE.search(data):
+        return True, frozenset()  # it names none of the things a summary records
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, _recordable_names(compile(data, path, "exec", dont_inherit=True))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True, None
+
+
+def _recordable_names(module: CodeType) -> frozenset[str]:
+    """The names a summary can record: functions of the module's own scope (also those under a
+    module-level `if` / `try`) and classes at any depth, read off the compiled code objects (a
+    class body is the code object compiled without CO_OPTIMIZED)."""
+    names: set[str] = set()
+    stack = [(module, True)]
+    while stack:
+        code, module_level = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                if module_level or not const.co_flags & inspect.CO_OPTIMIZED:
+                    names.add(const.co_name)
+                stack.append((const, False))
+    return frozenset(names)
 
 
 def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
