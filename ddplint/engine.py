@@ -22,7 +22,7 @@ from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import Finding, Rule, select_rules
-from ddplint.screen import Unparsable, candidates_by_bytes, candidates_by_names, compile_screen
+from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
@@ -62,14 +62,17 @@ def lint_source(
     data = source.encode("utf-8") if isinstance(source, str) else source
     active = candidates_by_bytes(data, rules)
     # A file may get its loader or process group from the project's own modules without a
-    # single trigger word of its own: then what it imports decides.
-    linked = bool(active) or (project is not None and project.may_import_project(filename, data))
-    if not linked:
+    # single trigger word of its own: then the names it uses from them decide (below).
+    if not active and (project is None or not project.imported_targets(filename, data)):
         return []  # the common case: nothing here any selected rule could care about
     if len(data) > MAX_ANALYSED_BYTES:
+        if not _linked(active, project, filename, data):
+            return []
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
     problem, names = compile_screen(data, filename)
+    if problem is not None and not _linked(active, project, filename, data):
+        return []
     recovered = recover(data, filename, _as_error(problem)) if problem is not None and problem.is_syntax_error else None
     if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
         broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
@@ -77,8 +80,9 @@ def lint_source(
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
-    if not active and project is not None and not names.isdisjoint(project.exported_names(filename, data)):
+    if not active and project is not None and project.offers_any_of(filename, data, names):
         active = list(rules)  # it uses what a project module offers: every rule may apply
+    active = able_to_fire(active, data)
     if not active:
         return []
     try:
@@ -121,6 +125,14 @@ def _as_error(problem: Unparsable) -> SyntaxError:
     error = SyntaxError(message)
     error.lineno, error.offset = problem.row, problem.column
     return error
+
+
+def _linked(active: Sequence[Rule], project: Optional[ProjectIndex], filename: str, data: bytes) -> bool:
+    """Whether a file's own problems (too large, does not compile) are reported: it holds a
+    trigger, or imports a project module that offers something. Asked only of such files, as
+    the answer summarises every project module the file imports; a file that compiles needs only
+    the summaries of modules that define a name it uses (`ProjectIndex.offers_any_of`)."""
+    return bool(active) or (project is not None and project.may_import_project(filename, data))
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str, locate=positions_of) -> list[Diagnostic]:

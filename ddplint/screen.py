@@ -1,7 +1,7 @@
 """Which selected rules could have anything to say about a file, decided without libcst.
 
 libcst costs ~3 ms per kB (parse plus our one visitor pass); almost no file in a large repository
-has anything for a rule to find. So every file goes through two cheap stages first:
+has anything for a rule to find. So every file goes through cheap stages first:
 
 1. bytes: a rule is a candidate only if one of its triggers occurs in the raw bytes (name
    triggers as whole words: `broadcast` does not match `broadcast_tensors`, `*valid*` matches
@@ -10,7 +10,10 @@ has anything for a rule to find. So every file goes through two cheap stages fir
    46 MB this stage went from ~11 CPU-seconds (a look-behind regex per rule) to about one;
 2. CPython's compiler, which every remaining file needs anyway as the syntax check in front of
    libcst: name triggers must match names the code uses (loads, attributes, imports, keyword
-   names), not only words in a comment or a docstring.
+   names), not only words in a comment or a docstring;
+3. required words (`Rule.requires`): what a rule cannot fire without beyond its triggers (DDP007
+   and DDP010 need a rank guard, so a file without a rank word is not theirs). Applied after the
+   engine chose its rules on the triggers alone, so a file's cross-module fallback is unchanged.
 
 The compiler is also the guard that keeps libcst alive: its native parser overflows the C stack on
 pathological nesting, where CPython raises RecursionError / MemoryError instead.
@@ -54,6 +57,9 @@ class Triggered(Protocol):
 
     @property
     def distributed_only(self) -> bool: ...
+
+    @property
+    def requires(self) -> tuple[tuple[bytes, ...], ...]: ...
 
 
 # Name characters, as `\w` in a bytes pattern matches them (ASCII letters, digits, underscore).
@@ -164,6 +170,22 @@ def _names_match(triggers: _RuleTriggers, data: bytes, names: frozenset[str]) ->
     if any(not t.is_name and t.literal in data for t in triggers.triggers):
         return True
     return triggers.names is not None and any(triggers.names.fullmatch(name) for name in names)
+
+
+def able_to_fire(rules: Sequence[R], data: bytes) -> list[R]:
+    """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
+    word of every group, in any case). Triggers say what a rule is about (`all_reduce`);
+    these say what else it needs to say anything (a rank guard around it). Decided after the
+    engine's choice of rules, which stays on the triggers alone."""
+    lowered: Optional[bytes] = None
+    found: list[R] = []
+    for rule in rules:
+        if rule.requires:
+            lowered = data.lower() if lowered is None else lowered
+            if not all(any(word in lowered for word in group) for group in rule.requires):
+                continue
+        found.append(rule)
+    return found
 
 
 def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]:

@@ -109,6 +109,23 @@ RANK_ZERO_NAMES = frozenset(
 )
 
 
+def _rank_guard_words() -> tuple[bytes, ...]:
+    """Lower-case words of which a single-rank guard (`RankModel.single_rank_arm`) or an early
+    exit of the other ranks (`after_other_ranks_left`) holds one in its own text: every such
+    test ends, through names, calls, comparisons and `and` / `or` / `not` (and the values of
+    names assigned in the file), in `RankModel.is_rank` (a name with `_RANK_WORD`, a
+    `RANK_FUNCTIONS` or `get_*_rank` call, horovod's or a group's `rank()`, one of
+    `RANK_ENV_VARS` read from the environment) or in a name of `RANK_ZERO_NAMES`. Matched in
+    any case (names are lower-cased before they are compared). A file without any of them has
+    no rank guard: the screen needs no parse to know it (DDP007, DDP010). Only a name or key
+    spelled with escapes (`"R\\x41NK"`) would escape this."""
+    words = {"rank", "process_index", "ordinal"} | set(RANK_FUNCTIONS) | RANK_ZERO_NAMES | {v.lower() for v in RANK_ENV_VARS}
+    return tuple(sorted(w.encode() for w in words if not any(o != w and o in w for o in words)))
+
+
+RANK_GUARD_WORDS = _rank_guard_words()
+
+
 # Values that differ between processes started at the same moment on one or several machines.
 PER_PROCESS_VALUES = frozenset(
     {

@@ -19,16 +19,26 @@ The static side never imports or runs the project's code; the modules are parsed
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
 
 from ddplint.analysis.records import CollectiveReach
-from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
+from ddplint.analysis.torch_api import (
+    ACCELERATOR_COLLECTIVES,
+    BARRIER_COLLECTIVES,
+    BROADCAST_COLLECTIVES,
+    COLLECTIVES,
+    DATALOADER,
+    ITERABLE_DATASETS,
+)
 from ddplint.positions import positions_of
 from ddplint.source import MAX_ANALYSED_BYTES
 
@@ -60,6 +70,22 @@ def _summary_words() -> re.Pattern:
 
 # The collective words come from torch_api (one list): a helper making any collective is summarised.
 _SUMMARY_WORDS = _summary_words()
+
+
+def _summary_evidence() -> re.Pattern:
+    """Text without which a summary records nothing, whatever the module calls. Every entry of a
+    summary comes from a call or a base class with a qualified name (imports.py builds those from
+    the module's own text, and `canonical()` never adds these words): DataLoader classes,
+    `set_epoch`, iterable dataset classes, process-group starters and spawners
+    (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
+    collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
+    checks these words against the torch_api tables."""
+    classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
+    words = sorted(classes | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning"})
+    return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
+
+
+_SUMMARY_EVIDENCE = _summary_evidence()
 _SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
@@ -213,6 +239,10 @@ def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
     return {"dataset_parameter": None, "dataset_keyword": None}
 
 
+# What a module that defines no function or class of the name asked for says about it.
+_NOTHING_RECORDED = ModuleSummary()
+
+
 def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
     return positions_of(facts.module, [node])[node].start.line
@@ -227,8 +257,11 @@ class ProjectIndex:
         self._parses_safely = parses_safely
         self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
+        self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
+        self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
+        self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):
@@ -251,23 +284,34 @@ class ProjectIndex:
     def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
         dots = len(qualified) - len(qualified.lstrip("."))
         parts = [p for p in qualified.lstrip(".").split(".") if p]
-        here = Path(os.path.realpath(importer)).parent
+        importer_file, here, parents, within = self._places(importer)
         if dots:
-            bases = [here.parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(here.parents) else []
+            bases = [parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(parents) else []
         else:
-            bases = [here, *(p for p in here.parents if self._roots is not None and _within(p, self._roots))]
-        importer_file = os.path.realpath(importer)
+            bases = [here, *within]
         # `module.attribute` (what calls name), else the module itself (`from . import data`,
         # attribute ""); deeper chains (`data.sub.attr`) are not followed.
         splits = [(parts[:-1], parts[-1])] if len(parts) >= 2 else []
         splits.append((parts, ""))
         for base in bases:
+            prefix = base if base.endswith(os.sep) else base + os.sep  # os.path.join's rule, faster
             for module, attribute in splits:
-                for candidate in (base.joinpath(*module[:-1], module[-1] + ".py"), base.joinpath(*module, "__init__.py")):
-                    resolved = str(candidate)
+                path = prefix + os.sep.join(module)
+                for resolved in (path + ".py", path + os.sep + "__init__.py"):
                     if resolved in self.files and resolved != importer_file:
                         return resolved, attribute
         return None
+
+    def _places(self, importer: str) -> tuple[str, str, list[str], list[str]]:
+        """(real path, its folder, the folder's parents, those parents within the project's
+        root), as plain strings: resolving is asked once per import of every file, and pathlib
+        there cost seconds over a large package."""
+        if importer not in self._importer_places:
+            real = os.path.realpath(importer)
+            here = Path(real).parent
+            within = [str(p) for p in here.parents if self._roots is not None and _within(p, self._roots)]
+            self._importer_places[importer] = (real, str(here), [str(p) for p in here.parents], within)
+        return self._importer_places[importer]
 
     def import_words(self, data: bytes) -> list[str]:
         """The module names (and other words) of a file's import lines, without parsing it."""
@@ -286,16 +330,22 @@ class ProjectIndex:
     def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
         """(project file, attribute) for each import statement of the file that resolves to one of
         the project's files; attribute "" for a whole module (`import utils`, `from . import data`).
-        Only the import statements are parsed, not the file."""
+        Only the import statements are parsed, not the file. The last answer is kept: the engine
+        asks it of one file several times."""
         if len(self.files) < 2 or b"import" not in data:
             return []
+        last = self._last_targets
+        if last[0] == path and last[1] == data:
+            return last[2]
         targets = set()
         for statement in _IMPORT_STATEMENT.finditer(data):
             for qualified in _imported_names(statement.group(0)):
                 resolved = self.resolve(path, qualified)
                 if resolved is not None:
                     targets.add(resolved)
-        return sorted(targets)
+        found = sorted(targets)
+        self._last_targets = (path, data, found)
+        return found
 
     def may_import_project(self, path: str, data: bytes) -> bool:
         """Screen before parsing: does the file import something from a project module that offers
@@ -303,18 +353,19 @@ class ProjectIndex:
         summarised (each once per index)."""
         return any(self._offers(file) for file, _ in self.imported_targets(path, data))
 
-    def exported_names(self, path: str, data: bytes) -> set[str]:
-        """The names this file imports from project modules that offer them (factories, set-up
-        helpers, collectives, dataset classes): a file that uses none of them needs no
-        cross-module look."""
-        names: set[str] = set()
+    def offers_any_of(self, path: str, data: bytes, names: frozenset[str]) -> bool:
+        """Whether the file uses (`names`) a name it imports from a project module that offers it
+        (a factory, a set-up helper, a collective, a dataset class): a file that uses none needs
+        no cross-module look. A summary records only names the module defines by `def` /
+        `class`, so a module is summarised only when it defines a name the file uses."""
         for file, attribute in self.imported_targets(path, data):
-            summary = self.summary(file)
-            if summary is None:
+            wanted = names & {attribute} if attribute else names
+            if not any(self._may_record(file, name) for name in wanted):
                 continue
-            offered = summary.offered_names()
-            names |= ({attribute} & offered) if attribute else offered
-        return names
+            summary = self.summary(file)
+            if summary is not None and not wanted.isdisjoint(summary.offered_names()):
+                return True
+        return False
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
@@ -343,8 +394,40 @@ class ProjectIndex:
             self._summaries[path] = self._summarise(path)
         return self._summaries[path]
 
+    def summary_for(self, path: str, name: str) -> Optional[ModuleSummary]:
+        """The module's summary as far as `name` goes. A summary records functions and classes
+        only, so for a name the module defines by no `def` / `class` it says nothing, and an
+        empty one stands in for it (None where the module would have none): the module is not
+        parsed for it. In a large package most calls into sibling modules name helpers that no
+        summary could record, and most modules are imported by many files."""
+        if path in self._summaries or self._may_record(path, name):
+            return self.summary(path)
+        return _NOTHING_RECORDED if self._outline(path)[0] else None
+
+    def _may_record(self, path: str, name: str) -> bool:
+        """Whether the module's summary could hold `name` (a module it cannot be built for
+        holds nothing)."""
+        summarisable, recordable = self._outline(path)
+        return summarisable and (recordable is None or not name.isascii() or name in recordable)
+
+    def _outline(self, path: str) -> tuple[bool, Optional[frozenset[str]]]:
+        """(whether the module has a summary at all, the names its summary could record: None
+        when that is not known). One compile of the module, no libcst."""
+        if path not in self._outlines:
+            self._outlines[path] = _outline_of(path, self._parses_safely)
+        return self._outlines[path]
+
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
-        facts = _facts_of(path, self._parses_safely)
+        summarisable, recordable = self._outline(path)
+        if not summarisable:
+            return None
+        if recordable is not None and not recordable:
+            return ModuleSummary()  # nothing it defines or calls can be recorded
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+        facts = _facts_of(data)
         if facts is None:
             return None
         try:
@@ -356,12 +439,10 @@ class ProjectIndex:
         return ProjectView(self, os.path.realpath(path))
 
 
-def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional["ModuleFacts"]:
-    """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
+def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional[bytes]:
+    """A project module's source, or None when it cannot offer anything or cannot be parsed. The
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
-    from ddplint.analysis.facts import build_facts
-
     try:
         data = Path(path).read_bytes()
     except OSError:
@@ -370,6 +451,42 @@ def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optiona
         return None
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
+    return data
+
+
+def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple[bool, Optional[frozenset[str]]]:
+    data = _summary_source(path, parses_safely)
+    if data is None:
+        return False, None
+    if not _SUMMARY_EVIDENCE.search(data):
+        return True, frozenset()  # it names none of the things a summary records
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, _recordable_names(compile(data, path, "exec", dont_inherit=True))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True, None
+
+
+def _recordable_names(module: CodeType) -> frozenset[str]:
+    """The names a summary can record: functions of the module's own scope (also those under a
+    module-level `if` / `try`) and classes at any depth, read off the compiled code objects (a
+    class body is the code object compiled without CO_OPTIMIZED)."""
+    names: set[str] = set()
+    stack = [(module, True)]
+    while stack:
+        code, module_level = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                if module_level or not const.co_flags & inspect.CO_OPTIMIZED:
+                    names.add(const.co_name)
+                stack.append((const, False))
+    return frozenset(names)
+
+
+def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
+    from ddplint.analysis.facts import build_facts
+
     try:
         module = cst.parse_module(data)
         return build_facts(module, data.decode(module.encoding, errors="replace"))
@@ -415,7 +532,7 @@ class ProjectView:
             resolved = self.index.resolve(self.path, qualified)
             if resolved is None:
                 continue
-            summary = self.index.summary(resolved[0])
+            summary = self.index.summary_for(*resolved)
             if summary is not None:
                 return summary, resolved[1]
         return None
@@ -453,7 +570,7 @@ class ProjectView:
             if resolved is None:
                 continue
             path, name = resolved
-            summary = self.index.summary(path)
+            summary = self.index.summary_for(path, name)
             if summary is not None and name in summary.collectives:
                 return summary.collectives[name].through(site.name or name, Path(path).stem)
         return None

@@ -53,6 +53,11 @@ class Rule:
     default_enabled: bool = True
     # "warning" for findings that are often a deliberate trade (see diagnostics.Severity).
     severity: Union[Severity, Literal["error", "warning"]] = Severity.ERROR
+    # Kinds of word the rule cannot fire without, beyond its triggers: the file must hold a word
+    # of every group (any case, anywhere in its bytes), or the rule is not run on it. Each rule
+    # proves its groups where it names them; tests/test_screen.py runs every rule with and
+    # without them over the corpus and the examples.
+    requires: tuple[tuple[bytes, ...], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))

@@ -143,6 +143,9 @@ RULE = Rule(
     """,
     triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0"),
     distributed_only=True,
+    # No `requires`: a literal 0 anywhere may flow into `.to(x)` / `.cuda(x)` / `torch.device(x)`
+    # (analysis/devices.py follows values), and such a placement needs neither a rank word nor a
+    # process-group start, so no second kind of word is necessary for a finding.
     check=check,
     invalid=(
         """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from ddplint.analysis.distributed import RANK_GUARD_WORDS
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -182,6 +183,9 @@ RULE = Rule(
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
+    # Every finding sits in the single-rank arm of a branch (`single_rank_arm`) or after an
+    # early exit of the other ranks (`after_other_ranks_left`): no rank guard, no finding.
+    requires=(RANK_GUARD_WORDS,),
     check=check,
     invalid=(
         """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from ddplint.analysis.distributed import RANK_GUARD_WORDS
 from ddplint.analysis.facts import BranchSite, ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
@@ -125,6 +126,9 @@ RULE = Rule(
     """,
     triggers=(b"*eval*", b"*valid*", b"*test*", b"*no_grad*", b"*inference_mode*"),
     distributed_only=True,  # "accelerate" counts as a distributed token
+    # Every finding is a branch with a single-rank arm (`single_rank_arm`): no rank guard, no
+    # finding.
+    requires=(RANK_GUARD_WORDS,),
     check=check,
     invalid=(
         """
