@@ -235,3 +235,23 @@ def test_batches_sliced_from_the_validation_tensor_are_an_evaluation_pass(lint):
 def test_a_count_given_on_the_command_line_picks_a_fixed_handful(lint):
     functions = _COUNTED.format(count="args.num_samples")
     assert _flagged(lint, functions, "print(sliced_loss(model.module, held_out, 16))") == []
+
+
+def test_an_evaluation_helper_named_val_is_screened_in(lint):
+    # "val" is a word of an evaluation call; the screen must let such files through to DDP010
+    source = """
+import torch.distributed as dist
+
+def run(model, loader, val_loader, optimizer):
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    for epoch in range(10):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+        if rank == 0:
+            {call}
+        dist.barrier()
+"""
+    assert lint(source.format(call="val_epoch(model, val_loader)"), ["DDP010"]) == [(10, "DDP010")]
+    assert lint(source.format(call="log_value(model)"), ["DDP010"]) == []

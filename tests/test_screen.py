@@ -179,21 +179,6 @@ def test_summary_evidence_covers_what_summaries_record():
 # Found by running the rules without their screens; results of this change were to stay the same,
 # so the triggers are left as they were. Each passes the day its trigger is widened.
 KNOWN_TRIGGER_GAPS = {
-    # `_EVALUATION_CALL_WORDS` has "val"; DDP010's triggers (`*eval*`, `*valid*`, ...) miss it.
-    "DDP010 val_epoch(model, loader)": """
-import torch.distributed as dist
-
-def run(model, loader, optimizer):
-    dist.init_process_group("nccl")
-    rank = dist.get_rank()
-    for epoch in range(10):
-        for x in loader:
-            model(x).sum().backward()
-            optimizer.step()
-        if rank == 0:
-            val_epoch(model, loader)
-        dist.barrier()
-""",
     # devices.py follows `gpu = 0` into `.to(gpu)`; DDP005's triggers need `cuda` / `device` / `.to(0`.
     "DDP005 .to(gpu) with gpu = 0": """
 import torch.distributed as dist

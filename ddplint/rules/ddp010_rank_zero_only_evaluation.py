@@ -124,7 +124,11 @@ RULE = Rule(
           PIL, wandb, matplotlib, json, logging, os, pandas, torchvision.utils, builtins); items of
           an unknown origin handed only to other libraries' functions still count as a pass.
     """,
-    triggers=(b"*eval*", b"*valid*", b"*test*", b"*no_grad*", b"*inference_mode*"),
+    # the words of an evaluation call (training._EVALUATION_CALL_WORDS): "val" only as a word of
+    # the name (`val_epoch`, `run_val`), not inside `value` / `interval`
+    triggers=(
+        b"*eval*", b"*valid*", b"*test*", b"val", b"val_*", b"*_val", b"*_val_*", b"*no_grad*", b"*inference_mode*",
+    ),
     distributed_only=True,  # "accelerate" counts as a distributed token
     # Every finding is a branch with a single-rank arm (`single_rank_arm`): no rank guard, no
     # finding.
