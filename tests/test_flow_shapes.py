@@ -911,6 +911,27 @@ def test_an_or_condition_is_one_ranks_only_when_each_side_is(lint, test, found):
     assert lint(source, ["DDP007"]) == found
 
 
+@pytest.mark.parametrize(
+    "test, found",
+    [
+        ("args.rank % ngpus_per_node == 0", [(7, "DDP007")]),  # the first rank of each node
+        ("step % ngpus_per_node == 0", []),  # not a rank: every rank takes the same steps
+    ],
+)
+def test_the_first_rank_of_each_node_after_the_rank_is_rebuilt(lint, test, found):
+    # the pytorch/examples launcher shape: the global rank is rebuilt from itself and the GPU index
+    source = f"""
+        import torch.distributed as dist
+        def main_worker(gpu, ngpus_per_node, args):
+            args.rank = args.rank * ngpus_per_node + gpu
+            dist.init_process_group("nccl", world_size=args.world_size, rank=args.rank)
+            for step in range(args.steps):
+                if {test}:
+                    dist.barrier()
+        """
+    assert lint(source, ["DDP007"]) == found
+
+
 def test_collective_several_calls_deep_under_the_callees_own_rank_guard(lint):
     source = """
         import torch.distributed as dist

@@ -193,6 +193,13 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
     return DistributedContext()
 
 
+def _mentions_name(value: cst.CSTNode, dotted: Optional[str]) -> bool:
+    """`value` reads the name or attribute chain `dotted` (`args.rank * n + gpu` reads `args.rank`)."""
+    return dotted is not None and any(
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == dotted for node in walk(value)
+    )
+
+
 def _normalised(code: str) -> str:
     return "".join(code.split())
 
@@ -437,9 +444,13 @@ class RankModel:
             name: Optional[str] = (last_name(node) or "").lower()
             bindings = scope.lookup(dotted_name(node) or "")
             assigned = [(b.value, b.scope or scope) for b in bindings if b.kind == "assign" and b.value is not None]
-            if assigned and all(b.kind == "assign" for b in bindings):
+            own = dotted_name(node)
+            rebuilt = any(_mentions_name(value, own) for value, _ in assigned)
+            if assigned and all(b.kind == "assign" for b in bindings) and not rebuilt:
                 # `rank = args.lora_rank`: what it is assigned decides, not what it is called
                 return any(self.is_rank(value, value_scope, depth + 1) for value, value_scope in assigned)
+            # (`args.rank = args.rank * ngpus_per_node + gpu` is built from its own earlier value:
+            # what it is called decides, as for that earlier value)
             if name and _RANK_WORD.search(name) and not _NOT_PROCESS_RANK.search(name):
                 return True
             return False
@@ -731,6 +742,8 @@ class RankModel:
             return False
         operator = test.comparisons[0].operator
         left, right = test.left, test.comparisons[0].comparator
+        if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo):
+            left = left.left  # `args.rank % ngpus_per_node == 0`: local rank 0, the first rank of each node
         if isinstance(operator, (cst.Equal, cst.Is)):
             if self._is_zero(right, scope):
                 return self.is_rank(left, scope, depth + 1)

@@ -153,7 +153,8 @@ RULE = Rule(
     blind_spots="""
         - Buffers are inferred from the file's text; a BatchNorm model built in another module
           is missed.
-        - Conditions that split the ranks other ways (`if rank % 2:`) are not checked.
+        - Conditions that split the ranks other ways (`if rank % 2:`) are not checked, except
+          `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
           are followed only when the project's files are checked together.
