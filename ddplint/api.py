@@ -14,15 +14,20 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, Union
 
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
-from ddplint.engine import lint_source, parses_safely
 from ddplint.fix import FixOutcome, fix_until_stable
 from ddplint.notebook import NotebookError, fix_notebook, lint_notebook
-from ddplint.rules import RULES_BY_CODE, Rule, select_rules
+from ddplint.rules import load_rules, select_codes
+
+if TYPE_CHECKING:
+    from ddplint.rules.base import Rule
+
+# The engine (and through it the rules' checks, the analysis and libcst: ~0.2 s) is imported where
+# a file is analysed, never at the top: a run whose files are all cached never needs it.
 
 # Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
 EXCLUDED_DIRS = frozenset(
@@ -91,6 +96,8 @@ def lint_document(
     project: Optional[ProjectIndex] = None,
 ) -> list[Diagnostic]:
     """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    from ddplint.engine import lint_source
+
     if filename.endswith(".ipynb"):
         return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
     return lint_source(data, filename, rules, errors, project)
@@ -109,7 +116,7 @@ def lint_paths(
     paths: Sequence[str],
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
-    rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
+    codes_for: Optional[Callable[[str], Sequence[str]]] = None,
     is_excluded: Optional[Callable[[Path], bool]] = None,
     force_exclude: bool = False,
     *,
@@ -117,20 +124,21 @@ def lint_paths(
     cache: Optional[ResultCache] = None,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
-    streamed as soon as each file and all before it are done. `rules_for` (per-file
-    configuration) overrides `rules` when given. `jobs` worker processes (default: one per
-    available core); `cache` skips files whose results are known."""
-    rules = select_rules() if rules is None else rules
+    streamed as soon as each file and all before it are done. `codes_for` (per-file
+    configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
+    worker processes (default: one per available core); `cache` skips files whose results are
+    known. Rules are loaded only if a file is to be analysed."""
+    default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = ProjectIndex(readable, parses_safely) if len(readable) > 1 else None
+    project = ProjectIndex(readable, _parses_safely) if len(readable) > 1 else None
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
             slots.append([error_diagnostic(path, problem)])
             continue
-        codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
+        codes = tuple(default_codes if codes_for is None else codes_for(path))
         rules_key = ",".join(codes)
         stamp = FileStamp.of(path)
         known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
@@ -148,7 +156,7 @@ def lint_paths(
         if outcome.unchanged and cache is not None:
             cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
             # None: the entry went stale meanwhile (a project file changed): check the file here
-            diagnostics = cached if cached is not None else lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
+            diagnostics = cached if cached is not None else lint_file(slot.path, load_rules(slot.codes), errors, project)
         elif cache is not None and outcome.digest and not outcome.errors:
             cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
         if errors is not None:
@@ -198,7 +206,7 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     if digest and digest == job.expected_hash:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
-    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors, _PROJECT)
+    diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
 
@@ -210,6 +218,8 @@ def _run(
     big file started last would leave one core busy alone at the end); results are held back
     until every earlier slot has been yielded, so output order never depends on timing."""
     pending = [slot for slot in slots if isinstance(slot, _Job)]
+    if pending:
+        _load_checks(pending)
     workers = min(jobs or available_cores(), len(pending))
     if workers <= 1:
         _set_project(project)
@@ -231,6 +241,20 @@ def _run(
                 finished, outcome = next(results)
                 done[finished] = outcome
             yield slot, done.pop(index)
+
+
+def _load_checks(jobs: Sequence[_Job]) -> None:
+    """The engine and the rules the jobs need, imported here before any worker is forked, so that
+    the workers share them instead of each importing libcst again."""
+    import ddplint.engine  # noqa: F401
+
+    load_rules({code for job in jobs for code in job.codes})
+
+
+def _parses_safely(data: bytes, filename: str) -> bool:
+    from ddplint.engine import parses_safely
+
+    return parses_safely(data, filename)
 
 
 def available_cores() -> int:
@@ -266,6 +290,8 @@ def fix_document(
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell)."""
+
+    from ddplint.engine import lint_source
 
     def lint(text: str) -> list[Diagnostic]:
         return lint_source(text, filename, rules, errors)

@@ -23,9 +23,12 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from ddplint.rules import ALL_RULES, Rule, UnknownSelector, select_rules
+from ddplint.rules import REGISTRY, UnknownSelector, load_rules, select_codes
+
+if TYPE_CHECKING:
+    from ddplint.rules.base import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,22 +66,29 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
 
     # -- rules ---------------------------------------------------------------------------------
-    def rules(self) -> tuple[Rule, ...]:
-        """The rules for files with no per-file ignore. Raises UnknownSelector for a bad code."""
-        chosen = {rule.code for rule in select_rules(self.select, self.ignore)}
+    def codes(self) -> tuple[str, ...]:
+        """The rules for files with no per-file ignore, by code (registry order). Raises
+        UnknownSelector for a bad code."""
+        chosen = set(select_codes(self.select, self.ignore))
         if self.extend_select:
-            extra = select_rules(self.extend_select, self.ignore)
-            chosen |= {rule.code for rule in extra}
-        return tuple(rule for rule in ALL_RULES if rule.code in chosen)
+            chosen |= set(select_codes(self.extend_select, self.ignore))
+        return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
 
-    def rules_for(self, path: Path | str) -> tuple[Rule, ...]:
-        """The rules to run on one file: select / extend-select / ignore, then per-file-ignores."""
-        rules = self.rules()
+    def codes_for(self, path: Path | str) -> tuple[str, ...]:
+        """The rules to run on one file, by code: select / extend-select / ignore, then
+        per-file-ignores. Loads no rule: a file whose result is cached needs only these."""
+        codes = self.codes()
         ignored = self.per_file_ignored_codes(path)
         if not ignored:
-            return rules
-        dropped = {rule.code for rule in select_rules(ignored)} if "ALL" not in ignored else {r.code for r in rules}
-        return tuple(rule for rule in rules if rule.code not in dropped)
+            return codes
+        dropped = set(select_codes(ignored)) if "ALL" not in ignored else set(codes)
+        return tuple(code for code in codes if code not in dropped)
+
+    def rules(self) -> tuple[Rule, ...]:
+        return load_rules(self.codes())
+
+    def rules_for(self, path: Path | str) -> tuple[Rule, ...]:
+        return load_rules(self.codes_for(path))
 
     def per_file_ignored_codes(self, path: Path | str) -> tuple[str, ...]:
         relative = self._relative(path)
@@ -157,7 +167,10 @@ class Resolver:
         return settings
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
-        return self._settings_in(os.path.dirname(os.path.abspath(path))).rules_for(path)
+        return load_rules(self.codes_for(path))
+
+    def codes_for(self, path: str) -> tuple[str, ...]:
+        return self._settings_in(os.path.dirname(os.path.abspath(path))).codes_for(path)
 
     def is_excluded(self, path: Path) -> bool:
         """Judged by the settings of the directory holding `path`."""
@@ -301,7 +314,7 @@ def _string_list(value: Any, path: Path, key: str) -> tuple[str, ...]:
 def _check_selectors(selectors: Sequence[str], path: Path, key: str) -> None:
     for selector in selectors:
         try:
-            select_rules([selector])
+            select_codes([selector])
         except UnknownSelector:
             raise ConfigError(f"{path}: {key!r}: unknown rule selector {selector!r}") from None
 

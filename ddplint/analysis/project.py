@@ -25,16 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-import libcst as cst
-
-from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
-from ddplint.positions import positions_of
 from ddplint.source import MAX_ANALYSED_BYTES
 
+# libcst is imported by the functions that summarise a module, not here: a run whose files are
+# all cached still builds the index (the cache asks it which files a file imports).
 if TYPE_CHECKING:
+    import libcst as cst
+
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.records import CollectiveReach
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
 # Whole import statements, parenthesised ones across lines: read without parsing the file.
@@ -110,6 +111,8 @@ class ModuleSummary:
 
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
+    import libcst as cst
+
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
 
     summary = ModuleSummary()
@@ -142,6 +145,8 @@ def _launchers(facts: "ModuleFacts") -> set:
     """Functions that start worker processes running a function of this module (`mp.spawn(
     _worker, ...)`, not a function the caller passed in), and whose own process never joins a
     process group: whoever calls them stays one launcher process."""
+    import libcst as cst
+
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS
 
     def spawns_own_worker(site: "CallSite") -> bool:
@@ -205,6 +210,8 @@ def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
 def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
     """Which parameter of the factory becomes the loader's dataset (directly), so the caller can
     judge the dataset it passes (sharded by hand, iterable ...)."""
+    import libcst as cst
+
     dataset = loader.dataset
     if isinstance(dataset, cst.Name) and dataset.value in function.params:
         bindings = function.scope.bindings.get(dataset.value, [])
@@ -215,6 +222,8 @@ def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
 
 def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
+    from ddplint.positions import positions_of
+
     return positions_of(facts.module, [node])[node].start.line
 
 
@@ -360,6 +369,8 @@ def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optiona
     """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
+    import libcst as cst
+
     from ddplint.analysis.facts import build_facts
 
     try:
