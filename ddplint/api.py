@@ -9,7 +9,6 @@ engine knows only Python source (`engine.lint_source`); notebooks and fixes sit 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from dataclasses import dataclass
@@ -208,7 +207,22 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     errors: list[InternalError] = []
     diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    if len(data) >= LARGE_FILE_BYTES:
+        _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
+
+
+def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
+    return [_check_job(job) for job in jobs]
+
+
+# Without --jobs, one worker per this much source to check: each worker imports the analysis and
+# summarises the project modules its files import on its own, which costs more than it saves for
+# the handful of files pre-commit passes.
+BYTES_PER_WORKER = 512_000
+# libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
+# this large are analysed one at a time, all by the same worker, so two never peak together.
+LARGE_FILE_BYTES = 200_000
 
 
 def _run(
@@ -218,9 +232,7 @@ def _run(
     big file started last would leave one core busy alone at the end); results are held back
     until every earlier slot has been yielded, so output order never depends on timing."""
     pending = [slot for slot in slots if isinstance(slot, _Job)]
-    if pending:
-        _load_checks(pending)
-    workers = min(jobs or available_cores(), len(pending))
+    workers = min(jobs or _workers_for(pending), len(pending))
     if workers <= 1:
         _set_project(project)
         try:
@@ -229,26 +241,46 @@ def _run(
         finally:
             _set_project(None)
         return
-    pending.sort(key=lambda job: job.stamp.size if job.stamp else 0, reverse=True)
     done: dict[int, _Outcome] = {}
     with _pool(workers, project) as pool:
-        results = pool.imap_unordered(_check_job, pending, chunksize=_chunk_size(len(pending), workers))
+        results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
                 yield slot, None
                 continue
             while index not in done:
-                finished, outcome = next(results)
-                done[finished] = outcome
+                done.update(next(results))
             yield slot, done.pop(index)
 
 
-def _load_checks(jobs: Sequence[_Job]) -> None:
-    """The engine and the rules the jobs need, imported here before any worker is forked, so that
-    the workers share them instead of each importing libcst again."""
-    import ddplint.engine  # noqa: F401
+def _size(job: _Job) -> int:
+    return job.stamp.size if job.stamp else 0
 
-    load_rules({code for job in jobs for code in job.codes})
+
+def _workers_for(jobs: Sequence[_Job]) -> int:
+    return max(1, min(available_cores(), -(-sum(_size(job) for job in jobs) // BYTES_PER_WORKER)))
+
+
+def _tasks(jobs: Sequence[_Job], workers: int) -> list[tuple[_Job, ...]]:
+    """The pool's tasks, largest first: every large file in one task (one worker takes them one
+    after the other while the others check the rest), then the other files a few at a time
+    (small chunks balance the load; a few files per message keeps the pipe traffic low)."""
+    ordered = sorted(jobs, key=_size, reverse=True)
+    large = tuple(job for job in ordered if _size(job) >= LARGE_FILE_BYTES)
+    rest = ordered[len(large):]
+    chunk = max(1, min(16, len(rest) // (workers * 16)))
+    return ([large] if large else []) + [tuple(rest[i : i + chunk]) for i in range(0, len(rest), chunk)]
+
+
+def _return_freed_memory() -> None:
+    """Give the memory of a large file's tree back to the system. glibc keeps freed memory for
+    reuse: without this a worker stays at the peak of its largest file for the rest of the run."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):  # not glibc (macOS, Windows, musl): nothing to do
+        pass
 
 
 def _parses_safely(data: bytes, filename: str) -> bool:
@@ -264,14 +296,12 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _chunk_size(count: int, workers: int) -> int:
-    # Small chunks balance the load; a few files per message keeps the pipe traffic low.
-    return max(1, min(16, count // (workers * 16)))
-
-
 def _pool(workers: int, project: Optional[ProjectIndex]):
-    # fork starts workers in milliseconds with ddplint already imported; elsewhere (macOS,
-    # Windows) the platform's safe default. Each worker summarises project modules on demand.
+    # fork starts workers in milliseconds; elsewhere (macOS, Windows) the platform's safe
+    # default. Each worker imports the analysis (this process need not: it only collects
+    # results) and summarises project modules on demand.
+    import multiprocessing
+
     method = "fork" if sys.platform.startswith("linux") else None
     return multiprocessing.get_context(method).Pool(workers, initializer=_set_project, initargs=(project,))
 

@@ -192,39 +192,46 @@ class DataWork:
         return bool((words | argument_words | target_words) & _NOT_DATA_WORDS)
 
     def _judge_call(self, site: "CallSite") -> Optional[Work]:
+        judged = self._kind_of_call(site)
+        if judged is None:
+            return None
+        # The code is generated only for the calls found doing data work: generating it for
+        # every call of the file was a third of DDP010's time.
+        return Work(judged[0], _short(self.facts, site.node), site.node, scales=judged[1])
+
+    def _kind_of_call(self, site: "CallSite") -> Optional[tuple[WorkKind, bool]]:
         call = site.node
         qualified = self.facts.qualified_names(call.func)
         words = set(identifier_words(site.name or ""))
         if self._names_other_things(site):
             return None
-        code = _short(self.facts, call)
         scope = site.context.scope
         if qualified & DATASET_LOADERS:
-            return Work(WorkKind.LOADS_DATASET, code, call, scales=True)
+            return WorkKind.LOADS_DATASET, True
         if any(q.startswith(TABLE_READER_PREFIXES) for q in qualified):
-            return Work(WorkKind.READS_TABLE, code, call, scales=True)
+            return WorkKind.READS_TABLE, True
         if self._builds_dataset(site, qualified):
             if self._synthetic_call(call, scope):
                 return None  # a few made-up samples: a test fixture, not a dataset
-            return Work(WorkKind.BUILDS_DATASET, code, call, scales=True)
+            return WorkKind.BUILDS_DATASET, True
         if _names_preprocessing(site.name):
             if _only_literal_text(call):
                 return None  # `tokenizer("Hello")`: one sample (a prompt for a log), not a dataset
             kind = WorkKind.TOKENISES if _names_tokenising(site.name) else WorkKind.PREPROCESSES
-            return Work(kind, code, call, scales=True)
+            return kind, True
         transform = self._dataset_transform(site)
         if transform is not None:
-            return Work(transform, code, call, scales=True)
+            return transform, True
         if qualified & DATA_READERS:
-            return Work(WorkKind.READS_FILE, code, call, scales=False)
+            return WorkKind.READS_FILE, False
         if words & _DATA_VERBS and words & _DATA_NOUNS:
-            return Work(WorkKind.NAMED_DATA, code, call, scales=False)
+            return WorkKind.NAMED_DATA, False
         handed = [last_name(arg.value) for arg in call.args if isinstance(arg.value, (cst.Name, cst.Attribute))]
         if any(_names_preprocessing(name) for name in handed):
             # `convert_examples_to_features(examples, tokenizer)`: given a tokenizer, but what it
             # makes of it (a dataset or one prompt) is not known here
             tokenises = any(_names_tokenising(name) for name in handed)
-            return Work(WorkKind.TOKENISES if tokenises else WorkKind.PREPROCESSES, code, call, scales=False)
+            return WorkKind.TOKENISES if tokenises else WorkKind.PREPROCESSES, False
         return None
 
     def _builds_dataset(self, site: "CallSite", qualified: set[str]) -> bool:
