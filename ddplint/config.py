@@ -69,10 +69,7 @@ class Settings:
     def codes(self) -> tuple[str, ...]:
         """The rules for files with no per-file ignore, by code (registry order). Raises
         UnknownSelector for a bad code."""
-        chosen = set(select_codes(self.select, self.ignore))
-        if self.extend_select:
-            chosen |= set(select_codes(self.extend_select, self.ignore))
-        return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
+        return _chosen_codes(self.select, self.extend_select, self.ignore)
 
     def codes_for(self, path: Path | str) -> tuple[str, ...]:
         """The rules to run on one file, by code: select / extend-select / ignore, then
@@ -91,6 +88,8 @@ class Settings:
         return load_rules(self.codes_for(path))
 
     def per_file_ignored_codes(self, path: Path | str) -> tuple[str, ...]:
+        if not self.per_file_ignores:
+            return ()
         relative = self._relative(path)
         codes: list[str] = []
         for pattern, pattern_codes in self.per_file_ignores:
@@ -111,7 +110,7 @@ class Settings:
     def _relative(self, path: Path | str) -> str:
         # String work, not pathlib: this runs for every file and directory of a walk.
         absolute = os.path.abspath(path)
-        root = os.path.join(os.path.abspath(self.root), "")
+        root = _directory_prefix(self.root) if self.root.is_absolute() else os.path.join(os.path.abspath(self.root), "")
         relative = absolute[len(root):] if absolute.startswith(root) else absolute
         return relative.replace(os.sep, "/")
 
@@ -179,6 +178,23 @@ class Resolver:
     def _settings_in(self, directory: str) -> Settings:
         settings = self._by_directory.get(directory)
         return settings if settings is not None else self.settings_for(directory)
+
+
+@lru_cache(maxsize=64)
+def _chosen_codes(
+    select: Optional[tuple[str, ...]], extend_select: tuple[str, ...], ignore: tuple[str, ...]
+) -> tuple[str, ...]:
+    # Asked for every checked file: the same few settings each time.
+    chosen = set(select_codes(select, ignore))
+    if extend_select:
+        chosen |= set(select_codes(extend_select, ignore))
+    return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
+
+
+@lru_cache(maxsize=64)
+def _directory_prefix(root: Path) -> str:
+    # An absolute root's prefix, computed once: a walk asks for every file and directory.
+    return os.path.join(os.path.abspath(root), "")
 
 
 @lru_cache(maxsize=64)
