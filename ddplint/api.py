@@ -216,10 +216,11 @@ def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
     return [_check_job(job) for job in jobs]
 
 
-# Without --jobs, one worker per this much source to check: each worker imports the analysis and
-# summarises the project modules its files import on its own, which costs more than it saves for
-# the handful of files pre-commit passes.
-BYTES_PER_WORKER = 512_000
+# Without --jobs, one worker per this much source to check (up to one per core): a pool costs
+# ~0.05 s of CPU to start and each worker summarises the project modules its files import on its
+# own, so one or two small files are checked here. Pre-commit's five training files (215 kB):
+# two workers cost 2 % more CPU than one and saved a quarter of the wall time (benchmarks/README.md).
+BYTES_PER_WORKER = 64_000
 # libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
 # this large are analysed one at a time, all by the same worker, so two never peak together.
 LARGE_FILE_BYTES = 200_000
@@ -241,6 +242,7 @@ def _run(
         finally:
             _set_project(None)
         return
+    _load_checks(pending)
     done: dict[int, _Outcome] = {}
     with _pool(workers, project) as pool:
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
@@ -283,6 +285,14 @@ def _return_freed_memory() -> None:
         pass
 
 
+def _load_checks(jobs: Sequence[_Job]) -> None:
+    """The engine and the rules the jobs need, imported before the workers are forked: they
+    share them instead of each importing libcst again (~0.2 s of CPU per worker)."""
+    import ddplint.engine  # noqa: F401
+
+    load_rules({code for job in jobs for code in job.codes})
+
+
 def _parses_safely(data: bytes, filename: str) -> bool:
     from ddplint.engine import parses_safely
 
@@ -297,9 +307,8 @@ def available_cores() -> int:
 
 
 def _pool(workers: int, project: Optional[ProjectIndex]):
-    # fork starts workers in milliseconds; elsewhere (macOS, Windows) the platform's safe
-    # default. Each worker imports the analysis (this process need not: it only collects
-    # results) and summarises project modules on demand.
+    # fork starts workers in milliseconds with the analysis already imported; elsewhere (macOS,
+    # Windows) the platform's safe default. Each worker summarises project modules on demand.
     import multiprocessing
 
     method = "fork" if sys.platform.startswith("linux") else None
