@@ -42,7 +42,7 @@ EXCLUDED_DIRS = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 def discover(
-    paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
+    paths: Sequence[str], is_excluded: Optional[Callable[[str], bool]] = None, force_exclude: bool = False
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
     and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
@@ -50,29 +50,44 @@ def discover(
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            yield from ((str(p), None) for p in sorted(_walk_source_files(path, is_excluded)))
+            yield from ((p, None) for p in sorted(_walk_source_files(path, is_excluded), key=_path_order))
         elif path.exists() or path.is_symlink():
-            if not (force_exclude and is_excluded is not None and is_excluded(path)):
+            if not (force_exclude and is_excluded is not None and is_excluded(given)):
                 yield given, None
         else:
             yield given, "no such file or directory"
 
 
-def _walk_source_files(root: Path, is_excluded: Optional[Callable[[Path], bool]] = None) -> Iterator[Path]:
+def _walk_source_files(root: Path, is_excluded: Optional[Callable[[str], bool]] = None) -> Iterator[str]:
+    # Strings, not pathlib: building a Path per file and directory was most of a warm run's walk.
     for directory, subdirs, files in os.walk(root, followlinks=False):
+        base = str(Path(directory))  # pathlib's spelling ("./src/" -> "src"), once per directory
         subdirs[:] = [
             d
             for d in subdirs
-            if not _is_virtualenv(Path(directory, d))
-            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(Path(directory, d)))
+            if not _is_virtualenv(_join(base, d))
+            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(_join(base, d)))
         ]
         for name in files:
-            if name.endswith(SOURCE_SUFFIXES) and (is_excluded is None or not is_excluded(Path(directory, name))):
-                yield Path(directory, name)
+            if name.endswith(SOURCE_SUFFIXES):
+                path = _join(base, name)
+                if is_excluded is None or not is_excluded(path):
+                    yield path
 
 
-def _is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").exists()
+def _join(directory: str, name: str) -> str:
+    """`str(Path(directory, name))` for a directory already spelled as pathlib spells it."""
+    return name if directory == "." else os.path.join(directory, name)
+
+
+def _path_order(path: str) -> list[str]:
+    """The order of the Paths discovery used to sort (component by component; case-insensitive
+    where the system is): the same files come out in the same order."""
+    return os.path.normcase(path).split(os.sep)
+
+
+def _is_virtualenv(path: str) -> bool:
+    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
 
 
 def lint_file(
@@ -116,7 +131,7 @@ def lint_paths(
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
     codes_for: Optional[Callable[[str], Sequence[str]]] = None,
-    is_excluded: Optional[Callable[[Path], bool]] = None,
+    is_excluded: Optional[Callable[[str], bool]] = None,
     force_exclude: bool = False,
     *,
     jobs: Optional[int] = None,

@@ -151,6 +151,7 @@ class Resolver:
         self.config_file = config_file
         self.isolated = isolated
         self._by_directory: dict[str, Settings] = {}
+        self._configs: dict[str, Optional[Path]] = {}
 
     def settings_for(self, path: Path | str) -> Settings:
         directory = os.path.abspath(path if Path(path).is_dir() else Path(path).parent)
@@ -161,9 +162,19 @@ class Resolver:
             elif self.isolated:
                 base = Settings(root=Path.cwd())
             else:
-                base = load_settings(Path(directory))
+                found = self._nearest_config(directory)
+                base = settings_from_file(found) if found is not None else Settings(root=Path(directory))
             settings = self._by_directory[directory] = base.with_overrides(self.overrides)
         return settings
+
+    def _nearest_config(self, directory: str) -> Optional[Path]:
+        """`find_config(directory)`, remembered for the run: a walk asks for every directory, and
+        one without a configuration file of its own has its parent's answer."""
+        if directory not in self._configs:
+            parent = os.path.dirname(directory)
+            own = config_in(Path(directory))
+            self._configs[directory] = own if own is not None or parent == directory else self._nearest_config(parent)
+        return self._configs[directory]
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         return load_rules(self.codes_for(path))
@@ -171,7 +182,7 @@ class Resolver:
     def codes_for(self, path: str) -> tuple[str, ...]:
         return self._settings_in(os.path.dirname(os.path.abspath(path))).codes_for(path)
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path | str) -> bool:
         """Judged by the settings of the directory holding `path`."""
         return self._settings_in(os.path.dirname(os.path.abspath(path))).is_excluded(path)
 
@@ -236,10 +247,18 @@ def find_config(start: Path) -> Optional[Path]:
     if not current.is_dir():
         current = current.parent
     for directory in (current, *current.parents):
-        for name in CONFIG_FILES:
-            candidate = directory / name
-            if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
-                return candidate
+        found = config_in(directory)
+        if found is not None:
+            return found
+    return None
+
+
+def config_in(directory: Path) -> Optional[Path]:
+    """The directory's own configuration file, if it has one."""
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
+            return candidate
     return None
 
 
