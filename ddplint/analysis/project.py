@@ -234,14 +234,15 @@ class ProjectIndex:
         # The engine's guard in front of libcst (syntax, pathological nesting), handed down so
         # this layer never imports the screens above it.
         self._parses_safely = parses_safely
-        self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
+        self.files = _real_paths(str(p) for p in paths if str(p).endswith(".py"))
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
-        for f in sorted(self.files):
-            name = Path(f).parent.name if Path(f).stem == "__init__" else Path(f).stem
+        for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
+            stem = os.path.splitext(os.path.basename(f))[0]
+            name = os.path.basename(os.path.dirname(f)) if stem == "__init__" else stem
             self._files_by_name.setdefault(name.encode(), []).append(f)
         self._names = set(self._files_by_name)
 
@@ -386,6 +387,21 @@ def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optiona
         return build_facts(module, data.decode(module.encoding, errors="replace"))
     except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
         return None
+
+
+def _real_paths(paths: Iterable[str]) -> set[str]:
+    """`os.path.realpath` of each path, with each directory resolved once: files share a few
+    hundred directories, and realpath looks up every component of every path."""
+    directories: dict[str, str] = {}
+    found = set()
+    for path in paths:
+        head, name = os.path.split(path)
+        real_head = directories.get(head)
+        if real_head is None:
+            real_head = directories[head] = os.path.realpath(head)
+        candidate = os.path.join(real_head, name)
+        found.add(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
+    return found
 
 
 def _imported_names(statement: bytes) -> list[str]:
