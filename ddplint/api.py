@@ -140,8 +140,8 @@ def lint_paths(
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
     streamed as soon as each file and all before it are done. `codes_for` (per-file
     configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
-    worker processes (default: one per available core); `cache` skips files whose results are
-    known. Rules are loaded only if a file is to be analysed."""
+    worker processes (default: by the amount of source, up to one per core); `cache` skips
+    files whose results are known. Rules are loaded only if a file is to be analysed."""
     default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).

@@ -72,7 +72,7 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     speed = parser.add_argument_group("speed")
     speed.add_argument(
-        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per available core)"
+        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per 64 kB of source, up to one per core)"
     )
     speed.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     speed.add_argument(
