@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
@@ -146,7 +147,7 @@ def lint_paths(
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = ProjectIndex(readable, _parses_safely) if len(readable) > 1 else None
+    project = ProjectIndex(readable, _parses_safely, _holding_tree) if len(readable) > 1 else None
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
@@ -205,11 +206,19 @@ _Slot = Union[list[Diagnostic], _Job]
 
 # The project index of the run, for worker processes (set before they start, so fork shares it).
 _PROJECT: Optional[ProjectIndex] = None
+# The pool's lock around every large tree (a large file checked, a large module summarised): one
+# at a time across workers. None outside a pool.
+_LARGE_TREES: Optional[ContextManager[object]] = None
 
 
-def _set_project(project: Optional[ProjectIndex]) -> None:
-    global _PROJECT
-    _PROJECT = project
+def _set_worker(project: Optional[ProjectIndex], large_trees: Optional[ContextManager[object]] = None) -> None:
+    global _PROJECT, _LARGE_TREES
+    _PROJECT, _LARGE_TREES = project, large_trees
+
+
+def _holding_tree(size: int) -> ContextManager[object]:
+    """What to hold while a tree of `size` bytes of source is in memory."""
+    return _LARGE_TREES if _LARGE_TREES is not None and size >= LARGE_FILE_BYTES else nullcontext()
 
 
 def _check_job(job: _Job) -> tuple[int, _Outcome]:
@@ -220,7 +229,8 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     if digest and digest == job.expected_hash:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
-    diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
+    with _holding_tree(len(data)):
+        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
@@ -236,7 +246,8 @@ def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
 # two workers cost 2 % more CPU than one and saved a quarter of the wall time (benchmarks/README.md).
 BYTES_PER_WORKER = 64_000
 # libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
-# this large are analysed one at a time, all by the same worker, so two never peak together.
+# this large are analysed one at a time, all by the same worker, and a worker that needs the
+# summary of a module this large waits until no other large tree is in memory.
 LARGE_FILE_BYTES = 200_000
 # A worker whose resident memory grew this much while checking a file (its tree, the summaries of
 # the modules it imports) hands the freed memory back to the system (10 - 30 ms), so that it does
@@ -253,12 +264,12 @@ def _run(
     pending = [slot for slot in slots if isinstance(slot, _Job)]
     workers = min(jobs or _workers_for(pending), len(pending))
     if workers <= 1:
-        _set_project(project)
+        _set_worker(project)
         try:
             for slot in slots:
                 yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
         finally:
-            _set_project(None)
+            _set_worker(None)
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
@@ -345,8 +356,8 @@ def _pool(workers: int, project: Optional[ProjectIndex]):
     # Windows) the platform's safe default. Each worker summarises project modules on demand.
     import multiprocessing
 
-    method = "fork" if sys.platform.startswith("linux") else None
-    return multiprocessing.get_context(method).Pool(workers, initializer=_set_project, initargs=(project,))
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock()))
 
 
 # -- fixes --------------------------------------------------------------------------------------

@@ -147,6 +147,24 @@ def test_large_files_go_to_one_worker_and_give_the_same_results(monkeypatch):
     assert run(sample, None, jobs=2) == serial
 
 
+def test_a_large_file_that_needs_a_large_modules_summary_is_checked(tmp_path, monkeypatch):
+    """The worker holding the large-tree lock for a file takes it again for the summary of a
+    large module that file imports (the lock is reentrant), and the result is the serial one."""
+    (tmp_path / "data.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\ndef build_loader(ds):\n"
+        "    return DataLoader(ds, batch_size=8, shuffle=True)\n" + "# padding\n" * 400
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch.distributed as dist\nfrom data import build_loader\n\n"
+        "dist.init_process_group('nccl')\nloader = build_loader(train_set)\nfor epoch in range(3):\n"
+        "    for batch in loader:\n        step(batch)\n" + "# padding\n" * 400
+    )
+    serial = run([str(tmp_path)], None, jobs=1)
+    assert [code for _, _, code, _ in serial] == ["DDP001"]
+    monkeypatch.setattr(api, "LARGE_FILE_BYTES", 1000)
+    assert run([str(tmp_path)], None, jobs=2) == serial
+
+
 def test_pool_tasks_put_every_large_file_in_one_task_largest_first():
     sizes = [10, 250_000, 5, 900_000, 40_000, 200_000, 7]
     jobs = [api._Job(i, f"f{i}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False) for i, size in enumerate(sizes)]

@@ -21,9 +21,10 @@ from __future__ import annotations
 import ast
 import os
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Optional
 
 from ddplint.analysis.torch_api import ACCELERATOR_COLLECTIVES, BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES, COLLECTIVES
 from ddplint.source import MAX_ANALYSED_BYTES
@@ -230,10 +231,18 @@ def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
 class ProjectIndex:
     """The files being checked together, their module names, and (lazily) their summaries."""
 
-    def __init__(self, paths: Iterable[str], parses_safely: Callable[[bytes, str], bool]) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        parses_safely: Callable[[bytes, str], bool],
+        holding_tree: Callable[[int], ContextManager[object]] = lambda size: nullcontext(),
+    ) -> None:
         # The engine's guard in front of libcst (syntax, pathological nesting), handed down so
         # this layer never imports the screens above it.
         self._parses_safely = parses_safely
+        # Held while a module of this many bytes is parsed and summarised (the pool's "one large
+        # tree at a time" across workers).
+        self._holding_tree = holding_tree
         self.files = _real_paths(str(p) for p in paths if str(p).endswith(".py"))
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._roots = _common_root(self.files)
@@ -354,26 +363,26 @@ class ProjectIndex:
         return self._summaries[path]
 
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
-        facts = _facts_of(path, self._parses_safely)
-        if facts is None:
+        data = _summarisable(path, self._parses_safely)
+        if data is None:
             return None
-        try:
-            return summarise(facts, os.path.basename(path))
-        except RecursionError:
-            return None
+        with self._holding_tree(len(data)):
+            facts = _facts_of(data)
+            if facts is None:
+                return None
+            try:
+                return summarise(facts, os.path.basename(path))
+            except RecursionError:
+                return None
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
 
 
-def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional["ModuleFacts"]:
-    """A project module's facts, or None when it cannot offer anything or cannot be parsed. The
+def _summarisable(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional[bytes]:
+    """A project module's source, or None when it cannot offer anything or cannot be parsed. The
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
-    import libcst as cst
-
-    from ddplint.analysis.facts import build_facts
-
     try:
         data = Path(path).read_bytes()
     except OSError:
@@ -382,6 +391,14 @@ def _facts_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optiona
         return None
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
+    return data
+
+
+def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
+    import libcst as cst
+
+    from ddplint.analysis.facts import build_facts
+
     try:
         module = cst.parse_module(data)
         return build_facts(module, data.decode(module.encoding, errors="replace"))
