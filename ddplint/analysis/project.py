@@ -243,7 +243,8 @@ class ProjectIndex:
         # Held while a module of this many bytes is parsed and summarised (the pool's "one large
         # tree at a time" across workers).
         self._holding_tree = holding_tree
-        self.files = _real_paths(str(p) for p in paths if str(p).endswith(".py"))
+        self._real_directories: dict[str, str] = {}
+        self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
@@ -257,6 +258,17 @@ class ProjectIndex:
 
     def __len__(self) -> int:
         return len(self.files)
+
+    def _real_path(self, path: str) -> str:
+        """`os.path.realpath(path)`, with each directory resolved once: files share a few
+        hundred directories, and realpath looks up every component of every path (the index is
+        built, and asked for each cached file's imports, by every run)."""
+        head, name = os.path.split(path)
+        real_head = self._real_directories.get(head)
+        if real_head is None:
+            real_head = self._real_directories[head] = os.path.realpath(head)
+        candidate = os.path.join(real_head, name)
+        return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
     # -- imports to files ----------------------------------------------------------------------
     def resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
@@ -299,7 +311,7 @@ class ProjectIndex:
 
     def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> list[str]:
         """The project files that module names stand for (a superset: two `utils.py` both count)."""
-        own = os.path.realpath(exclude) if exclude else None
+        own = self._real_path(exclude) if exclude else None
         return sorted({f for word in words for f in self._files_by_name.get(word.encode(), ()) if f != own})
 
     def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
@@ -404,21 +416,6 @@ def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
         return build_facts(module, data.decode(module.encoding, errors="replace"))
     except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
         return None
-
-
-def _real_paths(paths: Iterable[str]) -> set[str]:
-    """`os.path.realpath` of each path, with each directory resolved once: files share a few
-    hundred directories, and realpath looks up every component of every path."""
-    directories: dict[str, str] = {}
-    found = set()
-    for path in paths:
-        head, name = os.path.split(path)
-        real_head = directories.get(head)
-        if real_head is None:
-            real_head = directories[head] = os.path.realpath(head)
-        candidate = os.path.join(real_head, name)
-        found.add(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
-    return found
 
 
 def _imported_names(statement: bytes) -> list[str]:
