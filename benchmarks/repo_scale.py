@@ -1,6 +1,6 @@
 """ddplint at repository scale, against its peers, in one run on the same files.
 
-    python benchmarks/repo_scale.py [--source DIR] [--repeat N] [--skip-slow-peers]
+    python benchmarks/repo_scale.py [--source DIR] [--repeat N] [--skip-slow-peers] [--only torch|pre-commit]
 
 By default the files are the installed torch package's Python sources (about 2,300 files and 1.2
 million lines), copied to a temporary folder so that no tool sees a cache or a config of the
@@ -17,6 +17,9 @@ five distributed files: a trainer, a train script, distributed utils, checkpoint
 iterators; the rest are small model and utility modules), where a commit changed those five files
 and pre-commit passes just them, as the ddplint hook does (`--force-exclude`), cold and warm, next to
 ruff on the same five files.
+
+ddplint's modules are compiled to bytecode first, as installing a package does (this environment
+sets PYTHONDONTWRITEBYTECODE, which would otherwise make every run compile them again).
 """
 
 from __future__ import annotations
@@ -40,18 +43,36 @@ def main() -> int:
     parser.add_argument("--source", type=Path, help="folder of Python files (default: the installed torch package)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool; the median is reported (default 3)")
     parser.add_argument("--skip-slow-peers", action="store_true", help="leave out torchfix and fixit")
+    parser.add_argument("--skip-single", action="store_true", help="leave out ddplint --jobs 1 on the whole package")
+    parser.add_argument("--only", choices=("torch", "pre-commit"), help="measure only the package or only pre-commit's case")
     args = parser.parse_args()
-    source = args.source or _torch_package()
+    _compile_ddplint()
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; load average {_load()}\n")
     with tempfile.TemporaryDirectory(prefix="ddplint-bench-") as scratch:
-        files = Path(scratch) / "src"
-        count, lines = _copy_python_files(source, files)
-        print(f"files: {count:,} Python files, {lines:,} lines, copied from {source}")
-        print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}\n")
-        rows = _measure_all(files, Path(scratch), args)
-        _print_table(rows)
-        print("\npre-commit's case: five changed files of a 1,000-file repository")
-        _print_table(_measure_pre_commit(Path(scratch) / "repo", args.repeat))
+        if args.only != "pre-commit":
+            source = args.source or _torch_package()
+            files = Path(scratch) / "src"
+            count, lines = _copy_python_files(source, files)
+            print(f"files: {count:,} Python files, {lines:,} lines, copied from {source}")
+            _print_table(_measure_all(files, Path(scratch), args))
+        if args.only != "torch":
+            print("\npre-commit's case: five changed files of a 1,000-file repository")
+            _print_table(_measure_pre_commit(Path(scratch) / "repo", args.repeat))
+    print(f"\nload average at the end: {_load()}")
     return 0
+
+
+def _compile_ddplint() -> None:
+    import ddplint
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ddplint.__file__).parent)], check=True)
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
 
 
 def _torch_package() -> Path:
@@ -86,7 +107,8 @@ def _measure_all(files: Path, scratch: Path, args) -> list[tuple[str, float, int
 
     rows.append(_row("ddplint (cold, all cores)", cold, args.repeat))
     rows.append(_row("ddplint (warm cache)", lambda: ddplint + ["--cache-dir", str(cache)], args.repeat))
-    rows.append(_row("ddplint (cold, --jobs 1)", lambda: ddplint + ["--no-cache", "--jobs", "1"], 1))
+    if not args.skip_single:
+        rows.append(_row("ddplint (cold, --jobs 1)", lambda: ddplint + ["--no-cache", "--jobs", "1"], 1))
     ruff = _tool("ruff")
     if ruff:
         rows.append(_row("ruff check --select ALL --no-cache", lambda: [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(files)], args.repeat))

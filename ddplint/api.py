@@ -9,20 +9,25 @@ engine knows only Python source (`engine.lint_source`); notebooks and fixes sit 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
-from ddplint.engine import lint_source, parses_safely
 from ddplint.fix import FixOutcome, fix_until_stable
 from ddplint.notebook import NotebookError, fix_notebook, lint_notebook
-from ddplint.rules import RULES_BY_CODE, Rule, select_rules
+from ddplint.rules import load_rules, select_codes
+
+if TYPE_CHECKING:
+    from ddplint.rules.base import Rule
+
+# The engine (and through it the rules' checks, the analysis and libcst: ~0.2 s) is imported where
+# a file is analysed, never at the top: a run whose files are all cached never needs it.
 
 # Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
 EXCLUDED_DIRS = frozenset(
@@ -38,7 +43,7 @@ EXCLUDED_DIRS = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 def discover(
-    paths: Sequence[str], is_excluded: Optional[Callable[[Path], bool]] = None, force_exclude: bool = False
+    paths: Sequence[str], is_excluded: Optional[Callable[[str], bool]] = None, force_exclude: bool = False
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
     and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
@@ -46,29 +51,44 @@ def discover(
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            yield from ((str(p), None) for p in sorted(_walk_source_files(path, is_excluded)))
+            yield from ((p, None) for p in sorted(_walk_source_files(path, is_excluded), key=_path_order))
         elif path.exists() or path.is_symlink():
-            if not (force_exclude and is_excluded is not None and is_excluded(path)):
+            if not (force_exclude and is_excluded is not None and is_excluded(given)):
                 yield given, None
         else:
             yield given, "no such file or directory"
 
 
-def _walk_source_files(root: Path, is_excluded: Optional[Callable[[Path], bool]] = None) -> Iterator[Path]:
+def _walk_source_files(root: Path, is_excluded: Optional[Callable[[str], bool]] = None) -> Iterator[str]:
+    # Strings, not pathlib: building a Path per file and directory was most of a warm run's walk.
     for directory, subdirs, files in os.walk(root, followlinks=False):
+        base = str(Path(directory))  # pathlib's spelling ("./src/" -> "src"), once per directory
         subdirs[:] = [
             d
             for d in subdirs
-            if not _is_virtualenv(Path(directory, d))
-            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(Path(directory, d)))
+            if not _is_virtualenv(_join(base, d))
+            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(_join(base, d)))
         ]
         for name in files:
-            if name.endswith(SOURCE_SUFFIXES) and (is_excluded is None or not is_excluded(Path(directory, name))):
-                yield Path(directory, name)
+            if name.endswith(SOURCE_SUFFIXES):
+                path = _join(base, name)
+                if is_excluded is None or not is_excluded(path):
+                    yield path
 
 
-def _is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").exists()
+def _join(directory: str, name: str) -> str:
+    """`str(Path(directory, name))` for a directory already spelled as pathlib spells it."""
+    return name if directory == "." else os.path.join(directory, name)
+
+
+def _path_order(path: str) -> list[str]:
+    """The order of the Paths discovery used to sort (component by component; case-insensitive
+    where the system is): the same files come out in the same order."""
+    return os.path.normcase(path).split(os.sep)
+
+
+def _is_virtualenv(path: str) -> bool:
+    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
 
 
 def lint_file(
@@ -91,6 +111,8 @@ def lint_document(
     project: Optional[ProjectIndex] = None,
 ) -> list[Diagnostic]:
     """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    from ddplint.engine import lint_source
+
     if filename.endswith(".ipynb"):
         return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
     return lint_source(data, filename, rules, errors, project)
@@ -109,28 +131,29 @@ def lint_paths(
     paths: Sequence[str],
     rules: Optional[Sequence[Rule]] = None,
     errors: Optional[list[InternalError]] = None,
-    rules_for: Optional[Callable[[str], Sequence[Rule]]] = None,
-    is_excluded: Optional[Callable[[Path], bool]] = None,
+    codes_for: Optional[Callable[[str], Sequence[str]]] = None,
+    is_excluded: Optional[Callable[[str], bool]] = None,
     force_exclude: bool = False,
     *,
     jobs: Optional[int] = None,
     cache: Optional[ResultCache] = None,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
-    streamed as soon as each file and all before it are done. `rules_for` (per-file
-    configuration) overrides `rules` when given. `jobs` worker processes (default: one per
-    available core); `cache` skips files whose results are known."""
-    rules = select_rules() if rules is None else rules
+    streamed as soon as each file and all before it are done. `codes_for` (per-file
+    configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
+    worker processes (default: by the amount of source, up to one per core); `cache` skips
+    files whose results are known. Rules are loaded only if a file is to be analysed."""
+    default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = ProjectIndex(readable, parses_safely) if len(readable) > 1 else None
+    project = ProjectIndex(readable, _parses_safely, _holding_tree) if len(readable) > 1 else None
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
             slots.append([error_diagnostic(path, problem)])
             continue
-        codes = tuple(rule.code for rule in (rules if rules_for is None else rules_for(path)))
+        codes = tuple(default_codes if codes_for is None else codes_for(path))
         rules_key = ",".join(codes)
         stamp = FileStamp.of(path)
         known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
@@ -148,7 +171,7 @@ def lint_paths(
         if outcome.unchanged and cache is not None:
             cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
             # None: the entry went stale meanwhile (a project file changed): check the file here
-            diagnostics = cached if cached is not None else lint_file(slot.path, [RULES_BY_CODE[c] for c in slot.codes], errors, project)
+            diagnostics = cached if cached is not None else lint_file(slot.path, load_rules(slot.codes), errors, project)
         elif cache is not None and outcome.digest and not outcome.errors:
             cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
         if errors is not None:
@@ -183,11 +206,19 @@ _Slot = Union[list[Diagnostic], _Job]
 
 # The project index of the run, for worker processes (set before they start, so fork shares it).
 _PROJECT: Optional[ProjectIndex] = None
+# The pool's lock around every large tree (a large file checked, a large module summarised): one
+# at a time across workers. None outside a pool.
+_LARGE_TREES: Optional[ContextManager[object]] = None
 
 
-def _set_project(project: Optional[ProjectIndex]) -> None:
-    global _PROJECT
-    _PROJECT = project
+def _set_worker(project: Optional[ProjectIndex], large_trees: Optional[ContextManager[object]] = None) -> None:
+    global _PROJECT, _LARGE_TREES
+    _PROJECT, _LARGE_TREES = project, large_trees
+
+
+def _holding_tree(size: int) -> ContextManager[object]:
+    """What to hold while a tree of `size` bytes of source is in memory."""
+    return _LARGE_TREES if _LARGE_TREES is not None and size >= LARGE_FILE_BYTES else nullcontext()
 
 
 def _check_job(job: _Job) -> tuple[int, _Outcome]:
@@ -198,9 +229,30 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     if digest and digest == job.expected_hash:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
-    diagnostics = lint_document(data, job.path, [RULES_BY_CODE[code] for code in job.codes], errors, _PROJECT)
+    with _holding_tree(len(data)):
+        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
+
+
+def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
+    return [_check_job(job) for job in jobs]
+
+
+# Without --jobs, one worker per this much source to check (up to one per core): a pool costs
+# ~0.05 s of CPU to start and each worker summarises the project modules its files import on its
+# own, so one or two small files are checked here. Pre-commit's five training files (215 kB):
+# two workers cost 2 % more CPU than one and saved a quarter of the wall time (benchmarks/README.md).
+BYTES_PER_WORKER = 64_000
+# libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
+# this large are analysed one at a time, all by the same worker, and a worker that needs the
+# summary of a module this large waits until no other large tree is in memory.
+LARGE_FILE_BYTES = 200_000
+# A worker whose resident memory grew this much while checking a file (its tree, the summaries of
+# the modules it imports) hands the freed memory back to the system (10 - 30 ms), so that it does
+# not stay at the peak of the largest file it has seen.
+TRIM_AFTER_GROWTH = 32 * 2**20
 
 
 def _run(
@@ -210,27 +262,86 @@ def _run(
     big file started last would leave one core busy alone at the end); results are held back
     until every earlier slot has been yielded, so output order never depends on timing."""
     pending = [slot for slot in slots if isinstance(slot, _Job)]
-    workers = min(jobs or available_cores(), len(pending))
+    workers = min(jobs or _workers_for(pending), len(pending))
     if workers <= 1:
-        _set_project(project)
+        _set_worker(project)
         try:
             for slot in slots:
                 yield slot, (_check_job(slot)[1] if isinstance(slot, _Job) else None)
         finally:
-            _set_project(None)
+            _set_worker(None)
         return
-    pending.sort(key=lambda job: job.stamp.size if job.stamp else 0, reverse=True)
+    _load_checks(pending)
     done: dict[int, _Outcome] = {}
     with _pool(workers, project) as pool:
-        results = pool.imap_unordered(_check_job, pending, chunksize=_chunk_size(len(pending), workers))
+        results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
                 yield slot, None
                 continue
             while index not in done:
-                finished, outcome = next(results)
-                done[finished] = outcome
+                done.update(next(results))
             yield slot, done.pop(index)
+
+
+def _size(job: _Job) -> int:
+    return job.stamp.size if job.stamp else 0
+
+
+def _workers_for(jobs: Sequence[_Job]) -> int:
+    return max(1, min(available_cores(), -(-sum(_size(job) for job in jobs) // BYTES_PER_WORKER)))
+
+
+def _tasks(jobs: Sequence[_Job], workers: int) -> list[tuple[_Job, ...]]:
+    """The pool's tasks, largest first: every large file in one task (one worker takes them one
+    after the other while the others check the rest), then the other files a few at a time
+    (small chunks balance the load; a few files per message keeps the pipe traffic low)."""
+    ordered = sorted(jobs, key=_size, reverse=True)
+    large = tuple(job for job in ordered if _size(job) >= LARGE_FILE_BYTES)
+    rest = ordered[len(large):]
+    chunk = max(1, min(16, len(rest) // (workers * 16)))
+    return ([large] if large else []) + [tuple(rest[i : i + chunk]) for i in range(0, len(rest), chunk)]
+
+
+_resident_after_trim = 0
+
+
+def _return_freed_memory() -> None:
+    """Give the memory of a file's tree back to the system. glibc keeps freed memory for reuse:
+    without this a worker stays at the peak of its largest file for the rest of the run."""
+    global _resident_after_trim
+    if _resident_bytes() - _resident_after_trim < TRIM_AFTER_GROWTH:
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):  # not glibc (macOS, Windows, musl): nothing to do
+        pass
+    _resident_after_trim = _resident_bytes()
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux; 0 elsewhere, where nothing is trimmed)."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _load_checks(jobs: Sequence[_Job]) -> None:
+    """The engine and the rules the jobs need, imported before the workers are forked: they
+    share them instead of each importing libcst again (~0.2 s of CPU per worker)."""
+    import ddplint.engine  # noqa: F401
+
+    load_rules({code for job in jobs for code in job.codes})
+
+
+def _parses_safely(data: bytes, filename: str) -> bool:
+    from ddplint.engine import parses_safely
+
+    return parses_safely(data, filename)
 
 
 def available_cores() -> int:
@@ -240,16 +351,13 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _chunk_size(count: int, workers: int) -> int:
-    # Small chunks balance the load; a few files per message keeps the pipe traffic low.
-    return max(1, min(16, count // (workers * 16)))
-
-
 def _pool(workers: int, project: Optional[ProjectIndex]):
-    # fork starts workers in milliseconds with ddplint already imported; elsewhere (macOS,
+    # fork starts workers in milliseconds with the analysis already imported; elsewhere (macOS,
     # Windows) the platform's safe default. Each worker summarises project modules on demand.
-    method = "fork" if sys.platform.startswith("linux") else None
-    return multiprocessing.get_context(method).Pool(workers, initializer=_set_project, initargs=(project,))
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock()))
 
 
 # -- fixes --------------------------------------------------------------------------------------
@@ -266,6 +374,8 @@ def fix_document(
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell)."""
+
+    from ddplint.engine import lint_source
 
     def lint(text: str) -> list[Diagnostic]:
         return lint_source(text, filename, rules, errors)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
@@ -141,6 +140,8 @@ class ResultCache:
         """Write the cache atomically; returns why it could not be written, if it could not."""
         if not self._dirty:
             return None
+        import tempfile  # here: a run that changes nothing never writes (nor imports it)
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._mark_directory()

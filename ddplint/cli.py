@@ -21,7 +21,7 @@ from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
-from ddplint.rules import ALL_RULES, RULES_BY_CODE, Rule, UnknownSelector, select_rules
+from ddplint.rules import UnknownSelector, select_codes
 from ddplint.source import line_at
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -72,7 +72,7 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     speed = parser.add_argument_group("speed")
     speed.add_argument(
-        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per available core)"
+        "-j", "--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per 64 kB of source, up to one per core)"
     )
     speed.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     speed.add_argument(
@@ -155,7 +155,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _check_command(args: argparse.Namespace) -> int:
     try:
         for selectors in (args.select, args.extend_select, args.ignore):
-            select_rules(selectors)  # an unknown code on the command line: stop before any work
+            select_codes(selectors)  # an unknown code on the command line: stop before any work
         resolver = Resolver(
             Overrides(args.select, args.extend_select, args.ignore, args.exclude, args.extend_exclude),
             Path(args.config) if args.config else None,
@@ -169,7 +169,7 @@ def _check_command(args: argparse.Namespace) -> int:
         cache = _open_cache(args)
         diagnostics = list(
             lint_paths(
-                args.paths, None, errors, resolver.rules_for, resolver.is_excluded, args.force_exclude,
+                args.paths, None, errors, resolver.codes_for, resolver.is_excluded, args.force_exclude,
                 jobs=args.jobs, cache=cache,
             )
         )
@@ -324,6 +324,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
 
 def _rule_command(args: argparse.Namespace) -> int:
+    from ddplint.rules import ALL_RULES, RULES_BY_CODE, Rule  # the documentation lives with each check
+
     if args.all:
         print("\n".join(rule.documentation() for rule in ALL_RULES), end="")
         return EXIT_CLEAN

@@ -23,9 +23,12 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from ddplint.rules import ALL_RULES, Rule, UnknownSelector, select_rules
+from ddplint.rules import REGISTRY, UnknownSelector, load_rules, select_codes
+
+if TYPE_CHECKING:
+    from ddplint.rules.base import Rule
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,24 +66,30 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
 
     # -- rules ---------------------------------------------------------------------------------
-    def rules(self) -> tuple[Rule, ...]:
-        """The rules for files with no per-file ignore. Raises UnknownSelector for a bad code."""
-        chosen = {rule.code for rule in select_rules(self.select, self.ignore)}
-        if self.extend_select:
-            extra = select_rules(self.extend_select, self.ignore)
-            chosen |= {rule.code for rule in extra}
-        return tuple(rule for rule in ALL_RULES if rule.code in chosen)
+    def codes(self) -> tuple[str, ...]:
+        """The rules for files with no per-file ignore, by code (registry order). Raises
+        UnknownSelector for a bad code."""
+        return _chosen_codes(self.select, self.extend_select, self.ignore)
 
-    def rules_for(self, path: Path | str) -> tuple[Rule, ...]:
-        """The rules to run on one file: select / extend-select / ignore, then per-file-ignores."""
-        rules = self.rules()
+    def codes_for(self, path: Path | str) -> tuple[str, ...]:
+        """The rules to run on one file, by code: select / extend-select / ignore, then
+        per-file-ignores. Loads no rule: a file whose result is cached needs only these."""
+        codes = self.codes()
         ignored = self.per_file_ignored_codes(path)
         if not ignored:
-            return rules
-        dropped = {rule.code for rule in select_rules(ignored)} if "ALL" not in ignored else {r.code for r in rules}
-        return tuple(rule for rule in rules if rule.code not in dropped)
+            return codes
+        dropped = set(select_codes(ignored)) if "ALL" not in ignored else set(codes)
+        return tuple(code for code in codes if code not in dropped)
+
+    def rules(self) -> tuple[Rule, ...]:
+        return load_rules(self.codes())
+
+    def rules_for(self, path: Path | str) -> tuple[Rule, ...]:
+        return load_rules(self.codes_for(path))
 
     def per_file_ignored_codes(self, path: Path | str) -> tuple[str, ...]:
+        if not self.per_file_ignores:
+            return ()
         relative = self._relative(path)
         codes: list[str] = []
         for pattern, pattern_codes in self.per_file_ignores:
@@ -101,7 +110,7 @@ class Settings:
     def _relative(self, path: Path | str) -> str:
         # String work, not pathlib: this runs for every file and directory of a walk.
         absolute = os.path.abspath(path)
-        root = os.path.join(os.path.abspath(self.root), "")
+        root = _directory_prefix(self.root) if self.root.is_absolute() else os.path.join(os.path.abspath(self.root), "")
         relative = absolute[len(root):] if absolute.startswith(root) else absolute
         return relative.replace(os.sep, "/")
 
@@ -142,6 +151,7 @@ class Resolver:
         self.config_file = config_file
         self.isolated = isolated
         self._by_directory: dict[str, Settings] = {}
+        self._configs: dict[str, Optional[Path]] = {}
 
     def settings_for(self, path: Path | str) -> Settings:
         directory = os.path.abspath(path if Path(path).is_dir() else Path(path).parent)
@@ -152,20 +162,50 @@ class Resolver:
             elif self.isolated:
                 base = Settings(root=Path.cwd())
             else:
-                base = load_settings(Path(directory))
+                found = self._nearest_config(directory)
+                base = settings_from_file(found) if found is not None else Settings(root=Path(directory))
             settings = self._by_directory[directory] = base.with_overrides(self.overrides)
         return settings
 
-    def rules_for(self, path: str) -> tuple[Rule, ...]:
-        return self._settings_in(os.path.dirname(os.path.abspath(path))).rules_for(path)
+    def _nearest_config(self, directory: str) -> Optional[Path]:
+        """`find_config(directory)`, remembered for the run: a walk asks for every directory, and
+        one without a configuration file of its own has its parent's answer."""
+        if directory not in self._configs:
+            parent = os.path.dirname(directory)
+            own = config_in(Path(directory))
+            self._configs[directory] = own if own is not None or parent == directory else self._nearest_config(parent)
+        return self._configs[directory]
 
-    def is_excluded(self, path: Path) -> bool:
+    def rules_for(self, path: str) -> tuple[Rule, ...]:
+        return load_rules(self.codes_for(path))
+
+    def codes_for(self, path: str) -> tuple[str, ...]:
+        return self._settings_in(os.path.dirname(os.path.abspath(path))).codes_for(path)
+
+    def is_excluded(self, path: Path | str) -> bool:
         """Judged by the settings of the directory holding `path`."""
         return self._settings_in(os.path.dirname(os.path.abspath(path))).is_excluded(path)
 
     def _settings_in(self, directory: str) -> Settings:
         settings = self._by_directory.get(directory)
         return settings if settings is not None else self.settings_for(directory)
+
+
+@lru_cache(maxsize=64)
+def _chosen_codes(
+    select: Optional[tuple[str, ...]], extend_select: tuple[str, ...], ignore: tuple[str, ...]
+) -> tuple[str, ...]:
+    # Asked for every checked file: the same few settings each time.
+    chosen = set(select_codes(select, ignore))
+    if extend_select:
+        chosen |= set(select_codes(extend_select, ignore))
+    return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
+
+
+@lru_cache(maxsize=64)
+def _directory_prefix(root: Path) -> str:
+    # An absolute root's prefix, computed once: a walk asks for every file and directory.
+    return os.path.join(os.path.abspath(root), "")
 
 
 @lru_cache(maxsize=64)
@@ -207,10 +247,18 @@ def find_config(start: Path) -> Optional[Path]:
     if not current.is_dir():
         current = current.parent
     for directory in (current, *current.parents):
-        for name in CONFIG_FILES:
-            candidate = directory / name
-            if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
-                return candidate
+        found = config_in(directory)
+        if found is not None:
+            return found
+    return None
+
+
+def config_in(directory: Path) -> Optional[Path]:
+    """The directory's own configuration file, if it has one."""
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
+            return candidate
     return None
 
 
@@ -301,7 +349,7 @@ def _string_list(value: Any, path: Path, key: str) -> tuple[str, ...]:
 def _check_selectors(selectors: Sequence[str], path: Path, key: str) -> None:
     for selector in selectors:
         try:
-            select_rules([selector])
+            select_codes([selector])
         except UnknownSelector:
             raise ConfigError(f"{path}: {key!r}: unknown rule selector {selector!r}") from None
 

@@ -21,7 +21,8 @@ from ddplint.diagnostics import one_line as _one_line
 from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
-from ddplint.rules import Finding, Rule, select_rules
+from ddplint.rules import select_rules
+from ddplint.rules.base import Finding, Rule
 from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
 from ddplint.source import MAX_ANALYSED_BYTES, split_lines
 

@@ -7,7 +7,6 @@ Every front end (`--fix`, `--diff`, the LSP's code actions, notebooks) goes thro
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -122,6 +121,8 @@ def _parses(source: str) -> bool:
 
 def unified_diff(before: str, after: str, filename: str) -> str:
     """The diff `--diff` prints: `a/` and `b/` headers like git, nothing when unchanged."""
+    import difflib  # only --diff needs it: not imported by every run
+
     lines = difflib.unified_diff(
         lines_with_ends(before), lines_with_ends(after), f"a/{filename}", f"b/{filename}"
     )

@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Severity
-from ddplint.rules import ALL_RULES, RULES_BY_CODE
+from ddplint.rules import ENTRIES_BY_CODE, REGISTRY, load_rules
 from ddplint.source import line_at
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -100,9 +100,8 @@ def format_full(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptio
                 f"{gutter} | {_expand_tabs_prefix(source, start)}{caret}",
                 f"{gutter} |",
             ]
-        rule = RULES_BY_CODE.get(d.code)
-        if rule is not None:
-            lines.append("  = help: " + _one_paragraph(rule.fix))
+        if d.code in ENTRIES_BY_CODE:  # the rule's prose: loads the rule
+            lines.append("  = help: " + _one_paragraph(load_rules([d.code])[0].fix))
         if d.fix is not None:
             lines.append(f"  = fix ({d.fix.applicability}): {d.fix.message}")
         blocks.append("\n".join(lines) + "\n")
@@ -139,11 +138,10 @@ def _edit_json(edit: Edit) -> dict:
 
 def diagnostic_json(d: Diagnostic) -> dict:
     """One diagnostic in the shape ruff's json uses, so existing tooling can read it."""
-    rule = RULES_BY_CODE.get(d.code)
     return {
         "cell": d.cell,
         "code": d.code,
-        "name": rule.name if rule else "error",
+        "name": _name(d.code),
         "message": d.message,
         "filename": d.filename,
         "location": _position(d.location),
@@ -191,7 +189,7 @@ def _escape_property(text: str) -> str:
 # -- SARIF ------------------------------------------------------------------------------------------
 def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
     """SARIF 2.1.0 with every rule described, as GitHub code scanning expects."""
-    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    index = {entry.code: i for i, entry in enumerate(REGISTRY)}
     results = [_sarif_result(d, index) for d in diagnostics]
     log = {
         "$schema": SARIF_SCHEMA,
@@ -202,7 +200,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
                     "driver": {
                         "name": "ddplint",
                         "version": __version__,
-                        "rules": [_sarif_rule(rule) for rule in ALL_RULES],
+                        "rules": [_sarif_rule(rule) for rule in load_rules(ENTRIES_BY_CODE)],
                     }
                 },
                 "results": results,
@@ -297,8 +295,8 @@ def format_statistics(diagnostics: Sequence[Diagnostic], as_json: bool = False) 
 
 
 def _name(code: str) -> str:
-    rule = RULES_BY_CODE.get(code)
-    return rule.name if rule else "error"
+    entry = ENTRIES_BY_CODE.get(code)
+    return entry.name if entry else "error"
 
 
 FORMATTERS: dict[str, Callable[..., str]] = {

@@ -11,7 +11,7 @@ import pytest
 
 from ddplint import api, engine
 from ddplint.api import lint_paths
-from ddplint.cache import ResultCache, default_cache_dir
+from ddplint.cache import FileStamp, ResultCache, default_cache_dir
 from ddplint.cli import main
 from ddplint.rules import select_rules
 
@@ -136,6 +136,56 @@ def test_pool_gives_the_same_results_in_the_same_order(jobs):
     serial = run(sample, None, jobs=1)
     assert len(serial) > 20
     assert run(sample, None, jobs=jobs) == serial
+
+
+def test_large_files_go_to_one_worker_and_give_the_same_results(monkeypatch):
+    """Large files share one task of the pool (one worker, one file at a time, so two libcst
+    trees of large files never peak together); the results are what one process finds."""
+    sample = [str(path) for path in sorted((ROOT / "tests" / "corpus").rglob("*.py"))[1::4]] + [str(EXAMPLES)]
+    serial = run(sample, None, jobs=1)
+    monkeypatch.setattr(api, "LARGE_FILE_BYTES", 3000)  # 15 of these 93 files count as large
+    assert run(sample, None, jobs=2) == serial
+
+
+def test_a_large_file_that_needs_a_large_modules_summary_is_checked(tmp_path, monkeypatch):
+    """The worker holding the large-tree lock for a file takes it again for the summary of a
+    large module that file imports (the lock is reentrant), and the result is the serial one."""
+    (tmp_path / "data.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\ndef build_loader(ds):\n"
+        "    return DataLoader(ds, batch_size=8, shuffle=True)\n" + "# padding\n" * 400
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch.distributed as dist\nfrom data import build_loader\n\n"
+        "dist.init_process_group('nccl')\nloader = build_loader(train_set)\nfor epoch in range(3):\n"
+        "    for batch in loader:\n        step(batch)\n" + "# padding\n" * 400
+    )
+    serial = run([str(tmp_path)], None, jobs=1)
+    assert [code for _, _, code, _ in serial] == ["DDP001"]
+    monkeypatch.setattr(api, "LARGE_FILE_BYTES", 1000)
+    assert run([str(tmp_path)], None, jobs=2) == serial
+
+
+def test_pool_tasks_put_every_large_file_in_one_task_largest_first():
+    sizes = [10, 250_000, 5, 900_000, 40_000, 200_000, 7]
+    jobs = [api._Job(i, f"f{i}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False) for i, size in enumerate(sizes)]
+    tasks = api._tasks(jobs, 2)
+    assert [job.stamp.size for job in tasks[0]] == [900_000, 250_000, 200_000]
+    rest = [job.stamp.size for task in tasks[1:] for job in task]
+    assert rest == [40_000, 10, 7, 5]
+
+
+def test_a_few_small_files_are_checked_without_a_pool(tmp_path, monkeypatch):
+    """A pool costs more than it saves for one or two small files (unless --jobs asks for it)."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import torch.nn as nn\nm = nn.DataParallel(m)\n")
+
+    def no_pool(*args):
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(api, "_pool", no_pool)
+    assert [code for _, _, code, _ in run([str(tmp_path)], None, jobs=None)] == ["DDP003", "DDP003"]
+    with pytest.raises(AssertionError, match="a pool was started"):
+        run([str(tmp_path)], None, jobs=2)
 
 
 def test_pool_reports_unreadable_and_vanished_files_in_order(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ddplint
-from ddplint.rules import ALL_RULES, RULE_MODULES
+from ddplint.rules import ALL_RULES, REGISTRY, RULE_MODULES
 
 PACKAGE = Path(ddplint.__file__).resolve().parent
 
@@ -196,7 +196,7 @@ def test_only_annotation_imports_are_left_out_of_the_cycle_check(monkeypatch, tm
 def test_every_rule_module_is_registered():
     on_disk = sorted(path.stem for path in (PACKAGE / "rules").glob("*.py") if path.stem not in ("__init__", "base"))
     assert sorted(RULE_MODULES) == on_disk
-    for module, rule in zip(RULE_MODULES, ALL_RULES):
-        assert module.startswith(rule.code.lower() + "_"), f"{module} defines {rule.code}"
+    for module, entry, rule in zip(RULE_MODULES, REGISTRY, ALL_RULES):
+        assert (rule.code, rule.name) == (entry.code, entry.name), f"{module} defines {rule.code} {rule.name}"
     assert len({rule.code for rule in ALL_RULES}) == len(ALL_RULES)
     assert len({rule.name for rule in ALL_RULES}) == len(ALL_RULES)

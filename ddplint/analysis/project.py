@@ -23,14 +23,12 @@ import inspect
 import os
 import re
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Optional
 
-import libcst as cst
-
-from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
@@ -39,12 +37,16 @@ from ddplint.analysis.torch_api import (
     DATALOADER,
     ITERABLE_DATASETS,
 )
-from ddplint.positions import positions_of
 from ddplint.source import MAX_ANALYSED_BYTES
 
+# libcst is imported by the functions that summarise a module, not here: a run whose files are
+# all cached still builds the index (the cache asks it which files a file imports).
 if TYPE_CHECKING:
+    import libcst as cst
+
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.records import CollectiveReach
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
 # Whole import statements, parenthesised ones across lines: read without parsing the file.
@@ -136,6 +138,8 @@ class ModuleSummary:
 
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
+    import libcst as cst
+
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
 
     summary = ModuleSummary()
@@ -168,6 +172,8 @@ def _launchers(facts: "ModuleFacts") -> set:
     """Functions that start worker processes running a function of this module (`mp.spawn(
     _worker, ...)`, not a function the caller passed in), and whose own process never joins a
     process group: whoever calls them stays one launcher process."""
+    import libcst as cst
+
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS
 
     def spawns_own_worker(site: "CallSite") -> bool:
@@ -231,6 +237,8 @@ def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
 def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
     """Which parameter of the factory becomes the loader's dataset (directly), so the caller can
     judge the dataset it passes (sharded by hand, iterable ...)."""
+    import libcst as cst
+
     dataset = loader.dataset
     if isinstance(dataset, cst.Name) and dataset.value in function.params:
         bindings = function.scope.bindings.get(dataset.value, [])
@@ -245,17 +253,28 @@ _NOTHING_RECORDED = ModuleSummary()
 
 def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
+    from ddplint.positions import positions_of
+
     return positions_of(facts.module, [node])[node].start.line
 
 
 class ProjectIndex:
     """The files being checked together, their module names, and (lazily) their summaries."""
 
-    def __init__(self, paths: Iterable[str], parses_safely: Callable[[bytes, str], bool]) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        parses_safely: Callable[[bytes, str], bool],
+        holding_tree: Callable[[int], ContextManager[object]] = lambda size: nullcontext(),
+    ) -> None:
         # The engine's guard in front of libcst (syntax, pathological nesting), handed down so
         # this layer never imports the screens above it.
         self._parses_safely = parses_safely
-        self.files = {os.path.realpath(p) for p in paths if str(p).endswith(".py")}
+        # Held while a module of this many bytes is parsed and summarised (the pool's "one large
+        # tree at a time" across workers).
+        self._holding_tree = holding_tree
+        self._real_directories: dict[str, str] = {}
+        self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
@@ -264,13 +283,25 @@ class ProjectIndex:
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
-        for f in sorted(self.files):
-            name = Path(f).parent.name if Path(f).stem == "__init__" else Path(f).stem
+        for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
+            stem = os.path.splitext(os.path.basename(f))[0]
+            name = os.path.basename(os.path.dirname(f)) if stem == "__init__" else stem
             self._files_by_name.setdefault(name.encode(), []).append(f)
         self._names = set(self._files_by_name)
 
     def __len__(self) -> int:
         return len(self.files)
+
+    def _real_path(self, path: str) -> str:
+        """`os.path.realpath(path)`, with each directory resolved once: files share a few
+        hundred directories, and realpath looks up every component of every path (the index is
+        built, and asked for each cached file's imports, by every run)."""
+        head, name = os.path.split(path)
+        real_head = self._real_directories.get(head)
+        if real_head is None:
+            real_head = self._real_directories[head] = os.path.realpath(head)
+        candidate = os.path.join(real_head, name)
+        return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
     # -- imports to files ----------------------------------------------------------------------
     def resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
@@ -324,7 +355,7 @@ class ProjectIndex:
 
     def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> list[str]:
         """The project files that module names stand for (a superset: two `utils.py` both count)."""
-        own = os.path.realpath(exclude) if exclude else None
+        own = self._real_path(exclude) if exclude else None
         return sorted({f for word in words for f in self._files_by_name.get(word.encode(), ()) if f != own})
 
     def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
@@ -427,13 +458,14 @@ class ProjectIndex:
             data = Path(path).read_bytes()
         except OSError:
             return None
-        facts = _facts_of(data)
-        if facts is None:
-            return None
-        try:
-            return summarise(facts, os.path.basename(path))
-        except RecursionError:
-            return None
+        with self._holding_tree(len(data)):
+            facts = _facts_of(data)
+            if facts is None:
+                return None
+            try:
+                return summarise(facts, os.path.basename(path))
+            except RecursionError:
+                return None
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
@@ -485,6 +517,8 @@ def _recordable_names(module: CodeType) -> frozenset[str]:
 
 
 def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
+    import libcst as cst
+
     from ddplint.analysis.facts import build_facts
 
     try:

@@ -11,6 +11,7 @@ import libcst as cst
 from ddplint.analysis.facts import ModuleFacts
 from ddplint.diagnostics import Severity
 from ddplint.edits import FindingFix, NodeEdit
+from ddplint.rules import ENTRIES_BY_CODE
 from ddplint.source import split_lines
 
 
@@ -50,7 +51,6 @@ class Rule:
     # expected finding is marked by `# <- CODE` at the end of the reported line.
     invalid: tuple[str, ...]
     valid: tuple[str, ...]
-    default_enabled: bool = True
     # "warning" for findings that are often a deliberate trade (see diagnostics.Severity).
     severity: Union[Severity, Literal["error", "warning"]] = Severity.ERROR
     # Kinds of word the rule cannot fire without, beyond its triggers: the file must hold a word
@@ -61,6 +61,10 @@ class Rule:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
+
+    @property
+    def default_enabled(self) -> bool:
+        return ENTRIES_BY_CODE[self.code].default_enabled  # written once, in the registry
 
     def finding(self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None) -> Finding:
         return Finding(self.code, node, message, Severity(self.severity), fix)

@@ -163,5 +163,4 @@ RULE = Rule(
         train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
         """,
     ),
-    default_enabled=False,
 )
