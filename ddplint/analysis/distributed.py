@@ -281,13 +281,13 @@ def _calls_under_rank_tests_that_never_hold(facts: "ModuleFacts") -> frozenset:
     """Calls in an arm that cannot run because the file pins its local rank to -1, the
     single-process value (`args = {"local_rank": -1, ...}` in a notebook that copied
     `if args.local_rank not in [-1, 0]: torch.distributed.barrier()` from a launcher script)."""
-    if not _local_rank_pinned_to_single_process(facts):
+    decided = [(branch, holds) for branch in facts.branches if (holds := _rank_test_value(branch.node.test, -1)) is not None]
+    # Most files test no local rank: the walk of the whole module below is then not needed.
+    if not decided or not _local_rank_pinned_to_single_process(facts):
         return frozenset()
     never: set[int] = set()
-    for branch in facts.branches:
-        holds = _rank_test_value(branch.node.test, -1)
-        if holds is not None:
-            never.update(id(site.node) for site in facts.calls_in_arm(branch, not holds))
+    for branch, holds in decided:
+        never.update(id(site.node) for site in facts.calls_in_arm(branch, not holds))
     return frozenset(never)
 
 
