@@ -560,11 +560,9 @@ class RankModel:
     def _false_when_distributed(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """False on every rank of a distributed run (`not dist.is_initialized()`, `local_rank ==
         -1`), and so for and / or of such tests; unlike `distributed_polarity`, `local_rank == -1
-        or args.no_cuda` is not (it holds on every rank with `--no_cuda`)."""
-        if isinstance(test, cst.BooleanOperation):
-            left, right = (self._false_when_distributed(side, scope) for side in (test.left, test.right))
-            return (left or right) if isinstance(test.operator, cst.And) else (left and right)
-        return self.distributed_polarity(test, scope) is False
+        or args.no_cuda` is not (it holds on every rank with `--no_cuda`). In a distributed run a
+        part's polarity is its value."""
+        return _decided(test, lambda part: self.distributed_polarity(part, scope)) is False
 
     def is_other_ranks_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """True on every rank but rank 0 (`rank != 0`, `not is_main_process()`, `local_rank not
@@ -820,11 +818,14 @@ class RankModel:
     def _synchronising_method(self, site: "CallSite") -> bool:
         """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
         `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
-        builders = [builder for builder, methods in SYNCHRONISING_METHODS.items() if site.name in methods]
+        builders = frozenset(builder for builder, methods in SYNCHRONISING_METHODS.items() if site.name in methods)
+        return bool(builders) and self._receiver_built_by(site, builders)
+
+    def _receiver_built_by(self, site: "CallSite", builders: frozenset) -> bool:
+        """The object a method is called on comes from a call of one of `builders` (qualified
+        names), followed through the file's assignments."""
         owner = receiver(site.node.func)
-        if not builders or owner is None:
-            return False
-        return any(
+        return owner is not None and any(
             isinstance(source.node, cst.Call) and not self.facts.qualified_names(source.node.func).isdisjoint(builders)
             for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
         )
@@ -852,14 +853,9 @@ class RankModel:
         if any(q.startswith("accelerate.") for q in self.facts.qualified_names(site.node.func)):
             return True
         owner = receiver(site.node.func)
-        if owner is None:
-            return False
-        if "accelerator" in identifier_words(dotted_name(owner) or ""):
+        if owner is not None and "accelerator" in identifier_words(dotted_name(owner) or ""):
             return True
-        return any(
-            isinstance(source.node, cst.Call) and self.facts.is_instance_of(source.node, ACCELERATOR, frozenset())
-            for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
-        )
+        return self._receiver_built_by(site, ACCELERATOR)
 
     def collective_reached(self, site: "CallSite", on_one_rank: bool = False) -> Optional[CollectiveReach]:
         """A collective the call makes, itself or inside a function of this file it calls

@@ -138,7 +138,7 @@ class Samplers:
                 continue  # `set_epoch(0)` every epoch: the same seed, so the same order
             if not via_loader_attribute and self._is_plain_loader(owner, context, loaders):
                 continue
-            for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
+            for target in _built_with(sampler):
                 reach = self.flow.feeds(owner, context.scope, target, context.branches)
                 if reach is None or reach:
                     return True
@@ -149,17 +149,16 @@ class Samplers:
             context = site.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
-            for target in (sampler.site.node, *(loader.site.node for loader in sampler.loaders)):
+            for target in _built_with(sampler):
                 if self.flow.feeds(passed, context.scope, target, context.branches) is not False:
                     return True
         return False
 
     def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional["CallSite"]:
         """A `set_epoch(<number>)` call made in a loop on this sampler (or its loader)."""
-        targets = (sampler.site.node, *(loader.site.node for loader in sampler.loaders))
         for site, owner, _ in self.set_epoch_calls:
             if site.context.loops and sets_a_fixed_epoch(site) and any(
-                self.flow.feeds(owner, site.context.scope, target, site.context.branches) for target in targets
+                self.flow.feeds(owner, site.context.scope, target, site.context.branches) for target in _built_with(sampler)
             ):
                 return site
         return None
@@ -245,3 +244,9 @@ def sets_a_fixed_epoch(site: "CallSite") -> bool:
     """`sampler.set_epoch(0)`: a number written in the call, the same every time it runs."""
     epoch = argument(site.node, "epoch", 0)
     return isinstance(epoch, cst.Integer)
+
+
+def _built_with(sampler: SamplerInfo) -> tuple[cst.CSTNode, ...]:
+    """The sampler's construction and those of the loaders given it: a `set_epoch` call reaches
+    the sampler through any of them (`sampler.set_epoch`, `loader.sampler.set_epoch`)."""
+    return (sampler.site.node, *(loader.site.node for loader in sampler.loaders))

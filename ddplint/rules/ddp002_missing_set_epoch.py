@@ -70,17 +70,18 @@ CYCLE_MESSAGE = (
 )
 
 
+def _epoch_variable(loop) -> Optional[str]:
+    """`epoch` of `for epoch in ...`; None for a `while` loop or a tuple target (no epoch number)."""
+    node = loop.node
+    return node.target.value if isinstance(node, cst.For) and isinstance(node.target, cst.Name) else None
+
+
 def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
     """`set_epoch(0)` -> `set_epoch(<epoch>)`, where the call sits in a `for <epoch> in ...` loop."""
-    node = loop.node
-    if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
-        return None
-    if not any(enclosing is loop for enclosing in fixed.context.loops):
-        return None
+    name = _epoch_variable(loop)
     epoch = argument(fixed.node, "epoch", 0)
-    if epoch is None:
+    if name is None or epoch is None or not any(enclosing is loop for enclosing in fixed.context.loops):
         return None
-    name = node.target.value
     return FindingFix(f"Pass `{name}` to set_epoch", (NodeEdit(name, epoch),))
 
 
@@ -88,17 +89,15 @@ def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
     """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
     both names are certain: a `for <name> in ...` loop, and a name (or `<loader>.sampler`) that
     refers to this sampler and nothing else wherever the loop runs."""
-    node = loop.node
-    if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
-        return None  # a `while` loop or tuple target: no epoch number to pass
-    if not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
+    node, epoch = loop.node, _epoch_variable(loop)
+    if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
     if any(enclosing is loop for enclosing in sampler.site.context.loops):
         return None  # rebuilt every epoch: the first statement would still see last epoch's
     receiver = _reference_to(sampler, loop.context.scope)
     if receiver is None:
         return None
-    call = f"{receiver}.set_epoch({node.target.value})"
+    call = f"{receiver}.set_epoch({epoch})"
     return FindingFix(f"Call `{call}` at the start of each epoch", (NodeEdit(call, node.body.body[0], "line_before"),))
 
 
