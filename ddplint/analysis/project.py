@@ -148,7 +148,8 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     setters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(SET_DEVICE))
     summary.process_group_starters = {f.name for f in top_level if f in starters}
     summary.device_setters = {f.name for f in top_level if f in setters}
-    summary.process_launchers = {f.name for f in top_level if f in _launchers(facts)}
+    launchers = _launchers(facts)
+    summary.process_launchers = {f.name for f in top_level if f in launchers}
     data = facts.data
     for function in top_level:
         factory = _factory_loader(facts, function, display_name)
