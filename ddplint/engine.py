@@ -15,6 +15,7 @@ from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.project import ProjectIndex
+from ddplint.analysis.syntax import parse_module
 from ddplint.diagnostics import Diagnostic, InternalError, Location
 from ddplint.diagnostics import error_diagnostic as _error  # short local names: the checks read as before
 from ddplint.diagnostics import one_line as _one_line
@@ -87,7 +88,7 @@ def lint_source(
     if not active:
         return []
     try:
-        module = parser.parse(data) if parser is not None else cst.parse_module(data)
+        module = parser.parse(data) if parser is not None else parse_module(data)
     except cst.ParserSyntaxError as exc:
         return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)]
     except Exception as exc:  # libcst raises a few other types on exotic input

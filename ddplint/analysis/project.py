@@ -521,9 +521,10 @@ def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
     import libcst as cst
 
     from ddplint.analysis.facts import build_facts
+    from ddplint.analysis.syntax import parse_module
 
     try:
-        module = cst.parse_module(data)
+        module = parse_module(data)
         return build_facts(module, data.decode(module.encoding, errors="replace"))
     except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
         return None

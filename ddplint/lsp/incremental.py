@@ -27,6 +27,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
 from ddplint.analysis.facts import StatementFacts
+from ddplint.analysis.syntax import parse_module
 from ddplint.positions import positions_of
 from ddplint.recovery import top_level_statement_starts
 
@@ -67,7 +68,7 @@ class _Joined:
 
 
 class StatementParser:
-    """`parse(data)` is `libcst.parse_module(data)`, reusing statements parsed before;
+    """`parse(data)` is `libparse_module(data)`, reusing statements parsed before;
     `positions(module, nodes)` is `positions.positions_of`, generating code only for the
     statements that hold the nodes."""
 
@@ -84,7 +85,7 @@ class StatementParser:
 
     def parse(self, data: bytes) -> cst.Module:
         self._last = self._parse_by_statement(data) if b"\r" not in data else None
-        return self._last.module if self._last is not None else cst.parse_module(data)
+        return self._last.module if self._last is not None else parse_module(data)
 
     def positions(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]:
         wanted = list(dict.fromkeys(nodes))
@@ -147,7 +148,7 @@ class StatementParser:
             self.reused += 1
             return kept
         try:
-            piece = _Piece(cst.parse_module(text))
+            piece = _Piece(parse_module(text))
         except Exception:  # a statement that does not parse alone: the whole text decides
             return None
         self.parsed += 1
