@@ -1,4 +1,5 @@
-"""When `ddplint lsp` analyses: once per burst of changes, at once on save, fresh for code actions.
+"""When `ddplint lsp` analyses: at once for a change after a quiet spell, once for the rest of a
+burst of changes, at once on save, fresh for code actions.
 
 Counted, never timed: the server logs one line per analysis and the tests count those lines.
 """
@@ -63,19 +64,31 @@ async def test_a_burst_of_keystrokes_costs_one_analysis(burst_client: LanguageCl
     assert [p.version for p in client.published if p.uri == uri] == [1, 5]
 
 
-async def test_save_analyses_at_once(patient_client: LanguageClient):
+async def test_first_change_at_once_the_next_after_quiet_or_on_save(patient_client: LanguageClient):
     client, uri = patient_client, "file:///virtual/save.py"
     open_document(client, uri, BUGGY)
     await published(client, uri, version=1)
-    insert(client, uri, version=2, line=DDP002_ROW + 1, character=0, text="        sampler.set_epoch(epoch)\n")
+    # The quiet period never ends within the test: the first change after the open is analysed
+    # at once all the same (leading edge) ...
+    insert(client, uri, version=2, line=0, character=0, text="# moved down by one line\n")
+    assert [d.code for d in (await published(client, uri, version=2)).diagnostics] == ["DDP002"]
+    # ... and one right after it waits for the quiet period, here for the save.
+    insert(client, uri, version=3, line=DDP002_ROW + 2, character=0, text="        sampler.set_epoch(epoch)\n")
+    await _round_trip(client, uri)
+    assert [p.version for p in client.published if p.uri == uri] == [1, 2]
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert (await published(client, uri, version=2)).diagnostics == []
+    assert (await published(client, uri, version=3)).diagnostics == []
     # Saving again without a change costs nothing.
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    await client.text_document_hover_async(  # a request round trip: the save was handled
+    await _round_trip(client, uri)
+    assert analyses_of(client, uri) == 3
+
+
+async def _round_trip(client: LanguageClient, uri: str) -> None:
+    """A request answered: every notification sent before it was handled."""
+    await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
     )
-    assert analyses_of(client, uri) == 2
 
 
 async def test_code_actions_are_computed_for_the_current_text(patient_client: LanguageClient):
@@ -85,7 +98,9 @@ async def test_code_actions_are_computed_for_the_current_text(patient_client: La
     open_document(client, uri, BUGGY)
     await published(client, uri, version=1)
     header = "# a new first line moves every finding down by one\n"
-    insert(client, uri, version=2, line=0, character=0, text=header)
+    # Two changes: the first is analysed at once (leading edge), the second waits for quiet.
+    insert(client, uri, version=2, line=0, character=0, text=header[:-1])
+    insert(client, uri, version=3, line=0, character=len(header) - 1, text="\n")
     row = DDP002_ROW + 1
     cursor = types.Range(start=types.Position(line=row, character=4), end=types.Position(line=row, character=4))
     actions = await client.text_document_code_action_async(
@@ -99,7 +114,7 @@ async def test_code_actions_are_computed_for_the_current_text(patient_client: La
     text = apply_text_edits(header + BUGGY, edits_for(noqa, uri))
     assert text.splitlines()[row].endswith("# noqa: DDP002")
     # The on-demand analysis also published the current diagnostics.
-    assert (await published(client, uri, version=2)).diagnostics[0].range.start.line == row
+    assert (await published(client, uri, version=3)).diagnostics[0].range.start.line == row
 
 
 # No quiet period at all: every change asks for an analysis at once.

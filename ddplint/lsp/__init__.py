@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
     parser.add_argument(
         "--debounce-ms", type=float, default=None, metavar="MS",
-        help="quiet time after a change before re-analysing (default: 50; initializationOptions.debounceMs overrides)",
+        help="changes closer together than this wait for this much quiet before re-analysing; one after a quiet spell is analysed at once (default: 50; initializationOptions.debounceMs overrides)",
     )
     parser.add_argument("--log-file", metavar="PATH", help="write the server's own debug log here")
     return parser

@@ -6,9 +6,11 @@ free to read the client's next messages, a crash or a hang in one analysis costs
 never the server, and analyses never run concurrently (on a shared 2-core machine a second one
 would only slow the first down).
 
-When an analysis runs: at once on open and on save (unless the text was already analysed), after
-a short quiet period on change (`debounceMs`): every keystroke re-arms the timer, so a burst of
-changes costs one analysis. One analysis per document (or notebook) is in flight at a time;
+When an analysis runs: at once on open and on save (unless the text was already analysed), and
+on change: at once for a change that follows `debounceMs` or more of quiet (an edit, the first
+keystroke after a pause: its findings come back in the time of one analysis), otherwise after a
+quiet `debounceMs` (each further change of a burst re-arms the timer, so the rest of a burst costs
+one analysis). One analysis per document (or notebook) is in flight at a time;
 changes meanwhile fold into one rerun. A result is published only if the document is still at
 the version that was analysed; otherwise a newer change has already scheduled the next analysis.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +103,7 @@ class _Pending:
     in_flight: dict[str, asyncio.Future] = field(default_factory=dict)
     rerun: set[str] = field(default_factory=set)
     published: dict[str, tuple] = field(default_factory=dict)  # target -> stamp last published
+    last_change: dict[str, float] = field(default_factory=dict)  # target -> when it last changed (monotonic s)
 
 
 class DdplintServer(LanguageServer):
@@ -213,7 +217,7 @@ class DdplintServer(LanguageServer):
     def on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         document = self.documents.change(params.text_document, params.content_changes, self.encoding)
         if document is not None:
-            self.schedule(document.uri, delay=self.options.debounce_ms / 1000)
+            self.schedule_change(document.uri)
 
     def on_did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -240,6 +244,7 @@ class DdplintServer(LanguageServer):
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self._cancel_timer(uri)
+        self._pending.last_change.pop(uri, None)
         self.documents.close(uri)
         self._clear(uri)
 
@@ -253,7 +258,7 @@ class DdplintServer(LanguageServer):
         for uri in removed:
             self._clear(uri)
         if state is not None:
-            self.schedule(state.uri, delay=self.options.debounce_ms / 1000)
+            self.schedule_change(state.uri)
 
     def on_notebook_did_save(self, params: types.DidSaveNotebookDocumentParams) -> None:
         uri = params.notebook_document.uri
@@ -264,6 +269,7 @@ class DdplintServer(LanguageServer):
         uri = params.notebook_document.uri
         self._cancel_timer(uri)
         self._pending.published.pop(uri, None)
+        self._pending.last_change.pop(uri, None)
         for cell in self.notebooks.close(uri):
             self._clear(cell)
 
@@ -280,6 +286,14 @@ class DdplintServer(LanguageServer):
             self._start(target)
         else:
             self._pending.timers[target] = asyncio.get_running_loop().call_later(delay, self._start, target)
+
+    def schedule_change(self, target: str) -> None:
+        """A change of `target`: analysed at once after a quiet spell, debounced within a burst."""
+        quiet = self.options.debounce_ms / 1000
+        now = time.monotonic()
+        last = self._pending.last_change.get(target)
+        self._pending.last_change[target] = now
+        self.schedule(target, delay=0 if last is None or now - last >= quiet else quiet)
 
     def _cancel_timer(self, target: str) -> None:
         timer = self._pending.timers.pop(target, None)
