@@ -27,7 +27,7 @@ import ddplint.engine as engine
 from ddplint.lsp.incremental import StatementParser
 from ddplint.rules import select_rules
 
-STEPS = ("candidates_by_bytes", "compile_screen", "candidates_by_names", "build_facts", "_locate")
+STEPS = ("candidates_by_bytes", "candidates_by_names", "build_facts", "_locate")
 
 
 def main(argv=None) -> int:
@@ -49,6 +49,10 @@ def main(argv=None) -> int:
     for step in STEPS:
         setattr(engine, step, timed(step, getattr(engine, step)))
     statements = StatementParser()
+    if hasattr(statements, "screen"):  # the compile screen by statement (an older checkout compiles the whole text)
+        statements.screen = timed("compile screen (statement parser)", statements.screen)  # type: ignore[method-assign]
+    else:
+        engine.compile_screen = timed("compile_screen", engine.compile_screen)
     statements.parse = timed("parse (statement parser)", statements.parse)  # type: ignore[method-assign]
     rules = [dataclasses.replace(rule, check=timed(f"  {rule.code}", lambda facts, check=rule.check: list(check(facts))))
              for rule in select_rules()]

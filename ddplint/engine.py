@@ -37,10 +37,13 @@ _FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
 class Parser(Protocol):
-    """libcst's parse and positions (positions.positions_of), however they are obtained; and,
-    where its modules share the nodes of statements met before, their facts to reuse."""
+    """The compile screen (screen.compile_screen), libcst's parse and positions
+    (positions.positions_of), however they are obtained; and, where its modules share the nodes
+    of statements met before, their facts to reuse."""
 
     statement_facts: Optional[StatementFacts]
+
+    def screen(self, data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]: ...
 
     def parse(self, data: bytes) -> cst.Module: ...
 
@@ -72,7 +75,7 @@ def lint_source(
             return []
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
-    problem, names = compile_screen(data, filename)
+    problem, names = parser.screen(data, filename) if parser is not None else compile_screen(data, filename)
     if problem is not None and not _linked(active, project, filename, data):
         return []
     recovered = recover(data, filename, _as_error(problem)) if problem is not None and problem.is_syntax_error else None

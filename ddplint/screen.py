@@ -20,15 +20,17 @@ pathological nesting, where CPython raises RecursionError / MemoryError instead.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+import operator
 import re
 import sys
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
 from types import CodeType
-from typing import Iterable, Optional, Protocol, Sequence, TypeVar
+from typing import Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
 
 from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
 
@@ -188,16 +190,16 @@ def able_to_fire(rules: Sequence[R], data: bytes) -> list[R]:
     return found
 
 
-def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]:
+def compile_screen(data: bytes, filename: str, flags: int = 0) -> tuple[Optional[Unparsable], frozenset[str]]:
     """(problem, names used by the code). CPython's messages are the ones users know, and its
-    compiler is several times cheaper than libcst."""
+    compiler is several times cheaper than libcst. `flags`: `__future__` features in force."""
     try:
         with warnings.catch_warnings():
             # The checked file's own SyntaxWarnings (`"\d"`, `1if x`) are not ddplint's to print.
             warnings.simplefilter("ignore")
             if _COMPILER_GUARDS_NESTING:
-                return None, frozenset(_code_names(compile(data, filename, "exec", dont_inherit=True)))
-            tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                return None, frozenset(_code_names(compile(data, filename, "exec", flags, dont_inherit=True)))
+            tree = compile(data, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         message = str(exc.msg)
         reason = "cannot decode file" if "decod" in message or "encoding" in message else "syntax error"
@@ -209,6 +211,50 @@ def compile_screen(data: bytes, filename: str) -> tuple[Optional[Unparsable], fr
     if _nesting_exceeds(tree, MAX_NESTING):
         return Unparsable(f"cannot parse: code nested too deeply (over {MAX_NESTING} levels)"), frozenset()
     return None, frozenset(_tree_names(tree))
+
+
+# What a `from __future__ import` can switch on, as compiler flags.
+_FUTURE_FLAGS = reduce(operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names))
+# Statements at module level that a statement elsewhere at module level can make illegal (`x = 1`
+# then `global x`): found in a top-level statement other than a function or a class.
+_MODULE_GLOBAL = re.compile(rb"(?m)^[ \t]*global\b")
+_OWN_SCOPE = re.compile(rb"(?:@|def\b|async[ \t]+def\b|class\b)")
+# A coding declaration or a byte-order mark decides how every line is decoded.
+_ENCODING_DECLARED = re.compile(rb"\A(?:\xef\xbb\xbf|[^\n]*coding[:=]|[^\n]*\n[^\n]*coding[:=])")
+
+
+def compile_by_statement(
+    data: bytes, statements: Sequence[bytes], filename: str, known: MutableMapping[tuple[bytes, int], frozenset[str]]
+) -> tuple[Optional[Unparsable], frozenset[str]]:
+    """`compile_screen(data)` from the file's top-level statements (`statements`, the texts that
+    make up `data`) compiled one by one, the names of each remembered in `known` by its text: in
+    an editor a change touches one statement, and the language server compiles only that one.
+    A top-level statement is a unit of Python's grammar and of its scopes, but for the module's
+    own scope: a `global` at module level and the place of `from __future__` imports are judged
+    over the whole file, as are an encoding declaration and any statement that does not compile
+    alone (the whole file then gives CPython's own message and position)."""
+    if _ENCODING_DECLARED.match(data) or any(_MODULE_GLOBAL.search(text) and not _OWN_SCOPE.match(text) for text in statements):
+        return compile_screen(data, filename)
+    names: set[str] = set()
+    futures = [i for i, text in enumerate(statements) if b"__future__" in text]
+    flags, first = 0, 0
+    if futures:  # the statements up to the last future import compile together: that checks their place
+        first = futures[-1] + 1
+        head = b"".join(statements[:first])
+        problem, head_names = compile_screen(head, filename)
+        if problem is not None:
+            return compile_screen(data, filename)
+        flags = compile(head, filename, "exec", dont_inherit=True).co_flags & _FUTURE_FLAGS
+        names |= head_names
+    for text in statements[first:]:
+        found = known.get((text, flags))
+        if found is None:
+            problem, found = compile_screen(text, filename, flags)
+            if problem is not None:
+                return compile_screen(data, filename)
+            known[(text, flags)] = found
+        names |= found
+    return None, frozenset(names)
 
 
 def _code_names(code: CodeType) -> Iterable[str]:

@@ -14,10 +14,11 @@ from ddplint.analysis.syntax import walk
 from ddplint.engine import lint_source
 from ddplint.lsp.incremental import StatementParser
 from ddplint.recovery import top_level_statement_starts
+from ddplint.screen import compile_screen
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted(ROOT.glob("examples/*_buggy.py"))
-FRAGMENTS = ("print(f'epoch {e", "x = 1", "    pass", "# a comment", "", "def helper(a):", "@decorator",
+FRAGMENTS = ("print(f'epoch {e", "x = 1", "global x", "from __future__ import annotations", "def f(a: Only) -> None: ...", "    pass", "# a comment", "", "def helper(a):", "@decorator",
              "else:", "for batch in loader:", "sampler.set_epoch(epoch)", "'''", "    return (", ")", "\t y = 2",
              "z = 1 + \\", '"""', "class Helper:")
 
@@ -220,3 +221,65 @@ def test_the_records_of_replaced_statements_are_let_go():
         edited = text.replace("def main():\n", f"def main():\n    version = {version}\n", 1)
         build_facts(parser.parse(edited.encode()), edited, reuse=parser.statement_facts)
     assert len(parser.statement_facts._kept) <= defs + 8
+
+
+# -- the compile screen, statement by statement ------------------------------------------------
+def _screened_alike(parser: StatementParser, text: str) -> None:
+    data = text.encode()
+    assert parser.screen(data, "t.py") == compile_screen(data, "t.py"), text
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(edit_histories())
+def test_the_screen_by_statement_equals_the_screen_of_the_whole_text_over_any_edit_history(texts):
+    """Same problem (CPython's message and position) or same names, for every text."""
+    parser = StatementParser()
+    for text in texts:
+        _screened_alike(parser, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # only the whole module knows: a future import after other code, a module-level `global`
+        # after an assignment (also inside a top-level `if`), an encoding declared for every line
+        "x = 1\n\nfrom __future__ import annotations\n",
+        "x = 1\n\nglobal x\n",
+        "x = 1\n\nif x:\n    global x\n",
+        "# -*- coding: latin-1 -*-\nx = 1\n\ny = 'caf\xe9'\n",
+        # a future import changes the names of every statement after it (annotations unevaluated)
+        '"""Doc."""\nfrom __future__ import annotations\n\ndef f(a: OnlyInAnnotation) -> None:\n    pass\n',
+        "def f(a: OnlyInAnnotation) -> None:\n    pass\n\nx: AlsoOnlyAnnotated = 1\n",
+        # `global` in a function or a class is theirs alone
+        "x = 1\n\ndef f():\n    global x\n    x = 2\n\nclass C:\n    global x\n",
+    ],
+)
+def test_the_screen_by_statement_judges_module_wide_rules_over_the_whole_module(text):
+    _screened_alike(StatementParser(), text)
+
+
+def test_a_latin_1_file_is_screened_as_a_whole():
+    data = "# -*- coding: latin-1 -*-\nx = 1\n\ny = 'caf\xe9'\n".encode("latin-1")
+    assert StatementParser().screen(data, "t.py") == compile_screen(data, "t.py")
+    assert compile_screen(data, "t.py")[0] is None
+
+
+def test_an_edit_compiles_only_the_statement_it_touched(monkeypatch):
+    import ddplint.screen as screen
+
+    compiled: list[bytes] = []
+
+    def counting(data: bytes, filename: str, flags: int = 0):
+        compiled.append(data)
+        return compile_screen(data, filename, flags)
+
+    monkeypatch.setattr(screen, "compile_screen", counting)
+    parser = StatementParser()
+    text = EXAMPLES[0].read_text()
+    parser.screen(text.encode(), "t.py")
+    statements = len(compiled)
+    assert statements >= 3
+    edited = text.replace("def main():\n", "def main():\n    unused = 1\n", 1)
+    compiled.clear()
+    assert parser.screen(edited.encode(), "t.py") == compile_screen(edited.encode(), "t.py")
+    assert len(compiled) == 1 and compiled[0].startswith(b"def main():")

@@ -30,11 +30,14 @@ from ddplint.analysis.facts import StatementFacts
 from ddplint.analysis.syntax import parse_module
 from ddplint.positions import positions_of
 from ddplint.recovery import top_level_statement_starts
+from ddplint.screen import Unparsable, compile_by_statement, compile_screen
 
 # Source bytes of the statements kept, least recently met out first: a tree costs ~40 bytes per
 # byte of source, so this bounds the worker's trees to ~80 MB (thirty 1,500-line scripts), while
 # the versions a long edit session leaves behind fall out.
 MAX_KEPT_BYTES = 2_000_000
+# Statements whose names the screen keeps (a few kB each); past this, the older half goes.
+MAX_COMPILED_STATEMENTS = 4096
 
 
 @dataclass
@@ -78,13 +81,26 @@ class StatementParser:
         self._max_kept_bytes = max_kept_bytes
         self._last: Optional[_Joined] = None
         self._last_starts: Optional[tuple[list[bytes], list[int]]] = None  # the last text's lines, their starts
+        self._last_split: Optional[tuple[bytes, list[tuple[int, bytes]]]] = None
+        self._compiled: dict[tuple[bytes, int], frozenset[str]] = {}  # (statement, __future__ flags) -> its names
         # The facts of top-level functions and classes, reused while their nodes are (engine).
         self.statement_facts: Optional[StatementFacts] = StatementFacts()
         self.reused = 0  # statements taken from earlier parses, for the benchmark and the tests
         self.parsed = 0
 
+    def screen(self, data: bytes, filename: str) -> tuple[Optional[Unparsable], frozenset[str]]:
+        """`screen.compile_screen(data)`, compiling only the statements not met before."""
+        pieces = self._split(data)
+        if pieces is None:
+            return compile_screen(data, filename)
+        found = compile_by_statement(data, [text for _, text in pieces], filename, self._compiled)
+        if len(self._compiled) > MAX_COMPILED_STATEMENTS:
+            for text in list(self._compiled)[: len(self._compiled) // 2]:  # the oldest half
+                del self._compiled[text]
+        return found
+
     def parse(self, data: bytes) -> cst.Module:
-        self._last = self._parse_by_statement(data) if b"\r" not in data else None
+        self._last = self._parse_by_statement(data)
         return self._last.module if self._last is not None else parse_module(data)
 
     def positions(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]:
@@ -110,16 +126,30 @@ class StatementParser:
             return positions_of(module, wanted)
         return found
 
-    def _parse_by_statement(self, data: bytes) -> Optional[_Joined]:
+    def _split(self, data: bytes) -> Optional[list[tuple[int, bytes]]]:
+        """(0-based first line, text) of each top-level statement of `data`, or None where the
+        text is not split (`\r` line breaks, fewer than two statements). The screen and the
+        parse of one analysis ask for the same text: the second gets the first's answer."""
+        if self._last_split is not None and self._last_split[0] == data:
+            return self._last_split[1]
+        if b"\r" in data:
+            return None
         lines = data.splitlines(keepends=True)
         starts = self.statement_starts(lines)
         if len(starts) < 2:
             return None
-        bounds = list(zip([0] + starts[1:], starts[1:] + [len(lines)]))
+        bounds = zip([0] + starts[1:], starts[1:] + [len(lines)])
+        pieces = [(first, b"".join(lines[first:end])) for first, end in bounds]
+        self._last_split = (data, pieces)
+        return pieces
+
+    def _parse_by_statement(self, data: bytes) -> Optional[_Joined]:
+        split = self._split(data)
+        if split is None:
+            return None
         seen: set[bytes] = set()
         pieces: list[tuple[int, _Piece]] = []
-        for first, end in bounds:
-            text = b"".join(lines[first:end])
+        for first, text in split:
             piece = self._piece(text, fresh=text in seen)
             if piece is None:
                 return None
