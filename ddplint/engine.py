@@ -87,7 +87,7 @@ def lint_source(
     active = candidates_by_names(active, data, names)
     if not active and project is not None and project.offers_any_of(filename, data, names):
         active = list(rules)  # it uses what a project module offers: every rule may apply
-    active = able_to_fire(active, data)
+    active = able_to_fire(active, data, names, project.may_start_process_group if project is not None else lambda names: False)
     if not active:
         return []
     try:

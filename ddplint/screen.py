@@ -30,9 +30,9 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache, reduce
 from types import CodeType
-from typing import Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
+from typing import AbstractSet, Callable, Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
 
-from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
+from ddplint.analysis.distributed import DISTRIBUTED_TOKENS, may_be_distributed
 
 # Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
 # libcst's native parser overflows the C stack somewhere past a few thousand. Python >= 3.11's
@@ -174,10 +174,18 @@ def _names_match(triggers: _RuleTriggers, data: bytes, names: frozenset[str]) ->
     return triggers.names is not None and any(triggers.names.fullmatch(name) for name in names)
 
 
-def able_to_fire(rules: Sequence[R], data: bytes) -> list[R]:
+def able_to_fire(
+    rules: Sequence[R],
+    data: bytes,
+    names: frozenset[str],
+    started_elsewhere: Callable[[AbstractSet[str]], bool] = lambda names: False,
+) -> list[R]:
     """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
-    word of every group, in any case). Triggers say what a rule is about (`all_reduce`);
-    these say what else it needs to say anything (a rank guard around it). Decided after the
+    word of every group, in any case), and the distributed-only rules where the code cannot be
+    distributed (`may_be_distributed`: its names, not a word in a comment or a docstring;
+    `started_elsewhere`: whether a project function it calls by one of these names may start
+    the process group). Triggers say what a rule is about (`all_reduce`); these say what else
+    it needs to say anything (a rank guard around it, a process group). Decided after the
     engine's choice of rules, which stays on the triggers alone."""
     lowered: Optional[bytes] = None
     found: list[R] = []
@@ -187,6 +195,8 @@ def able_to_fire(rules: Sequence[R], data: bytes) -> list[R]:
             if not all(any(word in lowered for word in group) for group in rule.requires):
                 continue
         found.append(rule)
+    if any(rule.distributed_only for rule in found) and not may_be_distributed(data, names, started_elsewhere):
+        return [rule for rule in found if not rule.distributed_only]
     return found
 
 

@@ -83,7 +83,7 @@ def _without_screens(monkeypatch) -> None:
 
     monkeypatch.setattr(engine, "candidates_by_bytes", lambda data, rules: list(rules))
     monkeypatch.setattr(engine, "candidates_by_names", lambda rules, data, names: list(rules))
-    monkeypatch.setattr(engine, "able_to_fire", lambda rules, data: list(rules))
+    monkeypatch.setattr(engine, "able_to_fire", lambda rules, *screened_by: list(rules))
 
 
 def _findings(diagnostics) -> list[tuple]:
@@ -141,7 +141,7 @@ def test_screens_agree_with_the_rules_on_renamed_examples(data):
     try:
         engine.candidates_by_bytes = lambda data, rules: list(rules)
         engine.candidates_by_names = lambda rules, data, names: list(rules)
-        engine.able_to_fire = lambda rules, data: list(rules)
+        engine.able_to_fire = lambda rules, *screened_by: list(rules)
         unscreened = _findings(lint_source(renamed, "example.py", ALL_RULES))
     finally:
         engine.candidates_by_bytes, engine.candidates_by_names, engine.able_to_fire = saved
@@ -198,3 +198,89 @@ def test_known_trigger_gaps(case, monkeypatch):
     screened = _findings(lint_source(source, "t.py", ALL_RULES))
     _without_screens(monkeypatch)
     assert _findings(lint_source(source, "t.py", ALL_RULES)) == screened
+
+
+# -- distributed-only rules need code that can be distributed ---------------------------------
+def _distributed_screen(data: bytes, started_elsewhere=lambda names: False) -> bool:
+    from ddplint.analysis.distributed import may_be_distributed
+    from ddplint.screen import compile_screen
+
+    problem, names = compile_screen(data, "t.py")
+    assert problem is None
+    return may_be_distributed(data, names, started_elsewhere)
+
+
+def test_files_the_distributed_screen_drops_are_not_distributed():
+    """Checked against the analysis itself: every file it drops is one `detect_distributed` (and
+    the framework tests of DDP007 / DDP010) finds single-process."""
+    import libcst as cst
+
+    from ddplint.analysis.facts import build_facts
+
+    dropped = kept = 0
+    for path in sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/corpus/**/*.py")):
+        data = path.read_bytes()
+        if _distributed_screen(data):
+            kept += 1
+            continue
+        dropped += 1
+        facts = build_facts(cst.parse_module(data), data.decode())
+        assert not facts.distributed, path
+        assert not facts.imports.imports_any(("accelerate", "lightning", "lightning.pytorch", "lightning.fabric")), path
+    assert dropped > 10 and kept > 10
+
+
+@pytest.mark.parametrize(
+    "source, distributed",
+    [
+        ('"""Trains on one GPU; see the distributed version elsewhere."""\nmodel = Net().cuda()\n', False),
+        ("# torch.distributed would go here\nmodel = Net().cuda()\n", False),
+        ("import torch.distributed as dist\ndist.barrier()\n", True),
+        ("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n", True),
+        ("import torch.multiprocessing as mp\nmp.spawn(main, nprocs=2)\n", True),
+        ("import os\nrank = int(os.environ['LOCAL_RANK'])\n", True),
+        ("import deepspeed\nengine, *_ = deepspeed.initialize(model=model)\n", True),
+        ("from accelerate import Accelerator\naccelerator = Accelerator()\n", True),
+    ],
+)
+def test_the_distributed_screen_reads_code_not_comments(source, distributed):
+    assert _distributed_screen(source.encode()) is distributed
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return [str(tmp_path / name) for name in files]
+
+
+def test_a_project_helper_that_starts_the_process_group_keeps_its_callers(tmp_path):
+    """train.py names nothing distributed: its process group comes from a helper two calls deep
+    in another module, and DDP005 still judges its `.cuda()`."""
+    from ddplint.analysis.project import ProjectIndex
+    from ddplint.engine import parses_safely
+
+    paths = _project(
+        tmp_path,
+        {
+            "utils.py": "import torch.distributed as dist\n\ndef _join():\n    dist.init_process_group('nccl')\n\n"
+            "def setup():\n    _join()\n\ndef unrelated():\n    return 1\n",
+            "train.py": "import torch\nfrom utils import setup\n\nsetup()\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+        },
+    )
+    index = ProjectIndex(paths, parses_safely)
+    assert index.may_start_process_group({"setup"}) and not index.may_start_process_group({"unrelated", "torch"})
+    assert not _distributed_screen(Path(paths[1]).read_bytes())
+    assert [d.code for d in lint_paths(paths, ALL_RULES, [], jobs=1) if d.filename.endswith("train.py")] == ["DDP005"]
+
+
+def test_functions_reaching_a_starter_through_functions_and_methods_of_the_module():
+    from ddplint.analysis.project import _functions_reaching_a_starter
+
+    source = (
+        "import torch.multiprocessing as mp\n"
+        "class Launcher:\n    def start(self):\n        mp.spawn(work, nprocs=2)\n"
+        "def launch():\n    Launcher().start()\n"
+        "def outer():\n    def inner():\n        launch()\n    return inner()\n"
+        "def quiet():\n    return [x for x in range(3)]\n"
+    )
+    assert _functions_reaching_a_starter(compile(source, "m.py", "exec")) == {"launch", "outer"}

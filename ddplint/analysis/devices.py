@@ -23,20 +23,13 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
-from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS
+from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS, PROCESS_GROUP_STARTERS
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
 
 TORCH_DEVICE = "torch.device"
 SET_DEVICE = {"torch.cuda.set_device", "torch.cuda.device"}
-# Calls that start the ranks of a job from this file: the place a per-rank device must be chosen.
-PROCESS_GROUP_STARTERS = {
-    "torch.distributed.init_process_group",
-    "torch.multiprocessing.spawn",
-    "torch.multiprocessing.start_processes",
-    "deepspeed.init_distributed",
-}
 _PLACEMENT_METHODS = {"to", "cuda"}
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 

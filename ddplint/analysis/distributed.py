@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, AbstractSet, Callable, Optional
 
 import libcst as cst
 
@@ -72,6 +72,39 @@ DISTRIBUTED_TOKENS = (
     # `deepspeed.initialize(...)` starts the process group unless one exists.
     b"deepspeed",
 )
+
+
+def _written_word(qualified: str) -> str:
+    """A word every use of `qualified` writes in the code: its module, or for torch's own names
+    (every torch file names `torch`) the name itself: a call or an import spells the last part
+    (`mp.spawn(...)`, `from torch.nn.parallel import DistributedDataParallel as DDP`)."""
+    parts = qualified.split(".")
+    return parts[0] if parts[0] != "torch" else parts[-1]
+
+
+# Names the code of a file must use for a distributed-only rule to say anything: a call of
+# `torch.distributed.*` names `distributed`; an entry point, its word; the frameworks that make
+# DDP007 / DDP010 judge a file without torch.distributed, their package.
+DISTRIBUTED_NAMES = frozenset(
+    {"distributed", *map(_written_word, DISTRIBUTED_ENTRY_POINTS), "accelerate", "lightning", "pytorch_lightning", "lightning_fabric"}
+)
+# Every launcher variable's name holds one of these: an environment read spells it.
+_LAUNCHER_ENV_TOKENS = (b"RANK", b"WORLD_SIZE")
+
+
+def may_be_distributed(data: bytes, names: AbstractSet[str], started_elsewhere: Callable[[AbstractSet[str]], bool]) -> bool:
+    """Whether `detect_distributed` could find the file distributed, told from the names its
+    code uses (`names`: screen.compile_screen's, comments and docstrings left out) before any
+    parse. Each way it can is a call, an import or an environment read, each of which writes a
+    word: one of DISTRIBUTED_NAMES, a launcher variable, or the name of a project function that
+    may start the process group (`started_elsewhere`, asked last: it reads the project)."""
+    return (
+        not names.isdisjoint(DISTRIBUTED_NAMES)
+        or any(token in data for token in _LAUNCHER_ENV_TOKENS)
+        or started_elsewhere(names)
+    )
+
+
 # torch.distributed calls that do not by themselves mean the code runs on several processes.
 _NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
 

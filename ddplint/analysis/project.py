@@ -27,7 +27,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Optional
+from typing import TYPE_CHECKING, AbstractSet, Callable, ContextManager, Iterable, Iterator, Optional
 
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -36,6 +36,7 @@ from ddplint.analysis.torch_api import (
     COLLECTIVES,
     DATALOADER,
     ITERABLE_DATASETS,
+    PROCESS_GROUP_STARTERS,
 )
 from ddplint.source import MAX_ANALYSED_BYTES
 
@@ -89,6 +90,11 @@ def _summary_evidence() -> re.Pattern:
 
 _SUMMARY_EVIDENCE = _summary_evidence()
 _SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
+# A module's function starts the process group for its callers only by calling a starter, itself
+# or through functions of its module (`summarise`: the functions reaching PROCESS_GROUP_STARTERS),
+# so the module's code names the starter.
+_STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STARTERS)
+_STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
 
 
 @dataclass(frozen=True)
@@ -140,7 +146,7 @@ class ModuleSummary:
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     import libcst as cst
 
-    from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
+    from ddplint.analysis.devices import SET_DEVICE
 
     summary = ModuleSummary()
     top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]
@@ -174,8 +180,6 @@ def _launchers(facts: "ModuleFacts") -> set:
     _worker, ...)`, not a function the caller passed in), and whose own process never joins a
     process group: whoever calls them stays one launcher process."""
     import libcst as cst
-
-    from ddplint.analysis.devices import PROCESS_GROUP_STARTERS
 
     def spawns_own_worker(site: "CallSite") -> bool:
         if facts.qualified_names(site.node.func).isdisjoint(_SPAWNERS) or not site.node.args:
@@ -278,6 +282,7 @@ class ProjectIndex:
         self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
+        self._starter_names: Optional[frozenset[str]] = None
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
@@ -399,6 +404,31 @@ class ProjectIndex:
                 return True
         return False
 
+    def may_start_process_group(self, names: AbstractSet[str]) -> bool:
+        """Whether a file using `names` could call a project function that starts the process
+        group (ProjectView.starts_process_group), told without a parse: the call names the
+        function, and the function is one that a module spelling a starter defines. Those
+        modules are found once per index by a look at every file's bytes."""
+        if self._starter_names is None:
+            self._starter_names = frozenset(self._possible_starter_names())
+        return not self._starter_names.isdisjoint(names)
+
+    def _possible_starter_names(self) -> Iterator[str]:
+        for path in self.files:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                continue
+            if not any(word in data for word in _STARTER_WORDS):
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    code = compile(data, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue  # no summary either: it is never parsed
+            yield from _functions_reaching_a_starter(code)
+
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
         return summary is not None and summary.offers_anything()
@@ -499,6 +529,29 @@ def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple
             return True, _recordable_names(compile(data, path, "exec", dont_inherit=True))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True, None
+
+
+def _functions_reaching_a_starter(module: CodeType) -> set[str]:
+    """The module-level functions of a compiled module whose code names a process-group starter,
+    or names a function or method of the module that does, and so on: a superset of what
+    `summarise` records, where calls are followed by their targets."""
+    uses: dict[str, set[str]] = {}  # function or method name -> every name its code (nested code too) uses
+    stack = [(module, "")]
+    while stack:
+        code, owner = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                name = owner if owner and const.co_flags & inspect.CO_OPTIMIZED and const.co_name.startswith("<") else const.co_name
+                uses.setdefault(name, set()).update(const.co_names, const.co_varnames, const.co_freevars, const.co_cellvars)
+                stack.append((const, name))
+    reaching = set(_STARTER_NAMES)
+    while True:
+        more = {name for name, used in uses.items() if name not in reaching and not used.isdisjoint(reaching)}
+        if not more:
+            break
+        reaching |= more
+    top_level = {c.co_name for c in module.co_consts if isinstance(c, CodeType) and c.co_flags & inspect.CO_OPTIMIZED}
+    return top_level & reaching
 
 
 def _recordable_names(module: CodeType) -> frozenset[str]:

@@ -108,6 +108,16 @@ DISTRIBUTED_ENTRY_POINTS = frozenset(
         "ignite.distributed.initialize",
     }
 )
+# Calls that start the ranks of a job: the place a per-rank device must be chosen (DDP005), and
+# what makes a project function a process-group set-up for the files that call it.
+PROCESS_GROUP_STARTERS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+        "deepspeed.init_distributed",
+    }
+)
 # Other array frameworks: a file built on them is not a torch distributed script because it reads
 # LOCAL_RANK (copied launcher boilerplate).
 OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
