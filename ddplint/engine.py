@@ -85,9 +85,17 @@ def lint_source(
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
-    if not active and project is not None and project.offers_any_of(filename, data, names):
-        active = list(rules)  # it uses what a project module offers: every rule may apply
-    active = able_to_fire(active, data, names, project.may_start_process_group if project is not None else lambda names: False)
+    started_elsewhere = project.may_start_process_group if project is not None else _never
+    if active or project is None:
+        active = able_to_fire(active, data, names, started_elsewhere)
+    else:
+        # It may use what a project module offers (a loader factory, a process-group set-up, a
+        # collective): then every rule that can fire here may apply. Only distributed-only rules
+        # use those offers (the others judge the file's own DataLoader / DataParallel / sampler
+        # calls, whose words it lacks), so the project (a summary: a parse) is asked only if one
+        # of them can fire here.
+        able = [rule for rule in able_to_fire(rules, data, names, started_elsewhere) if rule.distributed_only]
+        active = able if able and project.offers_any_of(filename, data, names) else []
     if not active:
         return []
     try:
@@ -121,6 +129,10 @@ def lint_source(
         return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
+
+
+def _never(names: object) -> bool:
+    return False
 
 
 def _as_error(problem: Unparsable) -> SyntaxError:
