@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -54,11 +54,15 @@ class FileStamp:
         return cls(info.st_size, info.st_mtime_ns)
 
 
-# The file's layout: {"format": _FORMAT, "stamps": [[path, size, mtime_ns], ...], "imports":
-# [[import words, stamp indices], ...], "entries": {absolute path: [size, mtime_ns, hash, rules,
-# imports index or null, diagnostics]}}. A project file's stamp is written once, however many
-# files import it (it was 90 % of the torch package's cache, per entry). Any other content, such as
-# an older layout, reads as an empty cache.
+# The file's layout: {"format": _FORMAT,
+#   "stamps": [[path, size, mtime_ns], ...]: each distinct stamp of a project file some entry imports,
+#   "names": [[word, [stamp rows]], ...]: each distinct answer to "the project files an import word
+#            names" (all of them, a file's own too, with their stamps then),
+#   "entries": {absolute path: [size, mtime_ns, hash, rules, [names rows] (null: stored without a
+#               project index), diagnostics]}}.
+# A project file's stamp is written once however many files import it (written per entry, the
+# stamps were 90 % of the torch package's cache, and loading them most of a warm run). Any other
+# content, such as an older layout, reads as an empty cache.
 _FORMAT = 2
 
 
@@ -70,9 +74,20 @@ class ResultCache:
         self.directory = directory
         digest = hashlib.blake2b(f"{__version__}\0{settings_key}".encode(), digest_size=8).hexdigest()
         self.path = directory / __version__ / f"{digest}.json"
-        self._entries, self._stamps, self._imports = self._load()
-        self._file_stamps: dict[str, tuple[int, int]] = {}  # path -> [size, mtime_ns] now: stat once per run
-        self._groups: dict[int, Optional[_Imports]] = {}  # imports index -> what it says, checked once
+        self._entries, self._stamps, self._names = self._load()
+        self._file_stamps: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) now: stat once per run
+        # Each table row parsed and checked once per run, so that an entry's check is one set
+        # operation: the rows' paths ("" if malformed), the stamp rows that are not current, the
+        # names rows (None if malformed) and those that are current for `_checked_for`.
+        self._row_paths: list[str] = []
+        self._stale_rows: set[int] = set()
+        self._parsed_names: list[Optional[tuple[str, tuple[int, ...], tuple[str, ...]]]] = []
+        self._current_names: set[int] = set()
+        self._checked_for: Optional["ProjectIndex"] = None
+        self._names_checked = 0
+        # Rows this run added, to add each once (`save` merges them with equal loaded ones).
+        self._new_rows: dict[tuple[str, int, int], int] = {}
+        self._new_names: dict[tuple[str, tuple[int, ...]], int] = {}
         self._dirty = False
 
     def _load(self) -> tuple[dict[str, list], list, list]:
@@ -82,47 +97,66 @@ class ResultCache:
             return {}, [], []  # no cache yet, or a damaged one: start afresh
         if not isinstance(content, dict) or content.get("format") != _FORMAT:
             return {}, [], []  # another layout: start afresh
-        entries, stamps, imports = content.get("entries"), content.get("stamps"), content.get("imports")
-        if not (isinstance(entries, dict) and isinstance(stamps, list) and isinstance(imports, list)):
+        entries, stamps, names = content.get("entries"), content.get("stamps"), content.get("names")
+        if not (isinstance(entries, dict) and isinstance(stamps, list) and isinstance(names, list)):
             return {}, [], []
-        return entries, stamps, imports
+        return entries, stamps, names
 
-    def _valid_entry(
-        self, display_name: str, rules_key: str, project: Optional["ProjectIndex"]
-    ) -> Optional[tuple[list, Optional["_Imports"]]]:
-        """The file's entry (and what it imports) if it was made with these rules and its imported
-        project files are unchanged; whether the file itself is unchanged is the caller's question
-        (stamp or hash). Anything malformed is a miss."""
+    def _valid_entry(self, display_name: str, rules_key: str, project: Optional["ProjectIndex"]) -> Optional[list]:
+        """The file's entry if it was made with these rules and the project files it imports are
+        unchanged: for each import word, the same files (none added, none gone) with the same
+        stamps. Whether the file itself is unchanged is the caller's question (stamp or hash).
+        Anything malformed is a miss."""
         entry = self._entries.get(os.path.abspath(display_name))
         if type(entry) is not list or len(entry) != 6 or entry[3] != rules_key:
             return None
-        index = entry[4]
-        if index is None or project is None:  # stored without a project index: valid only without one
-            return (entry, None) if index is None and project is None else None
-        imports = self._group(index)
-        if imports is None or not imports.current:
+        names = entry[4]
+        if names is None or project is None:  # stored without a project index: valid only without one
+            return entry if names is None and project is None else None
+        try:
+            return entry if type(names) is list and self._current_for(project).issuperset(names) else None
+        except TypeError:  # an unhashable index
             return None
-        # The same files named now (none added under an imported name, none gone).
-        return (entry, imports) if project.files_named(imports.words, exclude=display_name) == imports.paths else None
 
-    def _group(self, index) -> Optional["_Imports"]:
-        """An imports record, its stamps compared with the files' once per run (most files of a
-        large project import the same few names)."""
-        if type(index) is not int:
-            return None
-        if index not in self._groups:
-            stored = self._stored_group(index)
-            if stored is not None:
-                now = all(stamp == self._stamp_now(path) for path, stamp in zip(stored.paths, stored.stamps))
-                stored = replace(stored, current=now)
-            self._groups[index] = stored
-        return self._groups[index]
+    def _current_for(self, project: "ProjectIndex") -> set[int]:
+        """The names rows that are current: their stamp rows are, and the word names the same
+        files now. Checked once per run (a run has one project index) and table row."""
+        if project is not self._checked_for:
+            self._checked_for, self._current_names, self._names_checked = project, set(), 0
+        self._parse_rows()
+        for index in range(self._names_checked, len(self._names)):
+            parsed = self._parsed_names[index]
+            if parsed is not None and self._stale_rows.isdisjoint(parsed[1]):
+                word, _, paths = parsed
+                if tuple(project.files_named((word,))) == paths:
+                    self._current_names.add(index)
+        self._names_checked = len(self._names)
+        return self._current_names
 
-    def _stored_group(self, index) -> Optional["_Imports"]:
-        """An imports record as stored (without reading the files' stamps); None if malformed."""
-        if type(index) is not int or not 0 <= index < len(self._imports):
+    def _parse_rows(self) -> None:
+        """Parses the table rows not yet parsed (each path stat-ed once a run)."""
+        for index in range(len(self._row_paths), len(self._stamps)):
+            try:
+                path, size, mtime_ns = self._stamps[index]
+                well_formed = type(path) is str and path != "" and type(size) is int and type(mtime_ns) is int
+            except (TypeError, ValueError):
+                well_formed = False
+            self._row_paths.append(path if well_formed else "")
+            if not well_formed or self._stamp_now(path) != (size, mtime_ns):
+                self._stale_rows.add(index)
+        for index in range(len(self._parsed_names), len(self._names)):
+            self._parsed_names.append(self._parse_name(self._names[index]))
+
+    def _parse_name(self, record) -> Optional[tuple[str, tuple[int, ...], tuple[str, ...]]]:
+        """(word, stamp rows, their paths) of a names row; None if malformed."""
+        try:
+            word, rows = record
+            if type(word) is not str or type(rows) is not list or (rows and min(rows) < 0):
+                return None
+            paths = tuple(map(self._row_paths.__getitem__, rows))
+        except (TypeError, ValueError, IndexError):
             return None
-        return _parse_group(self._imports[index], self._stamps)
+        return None if "" in paths else (word, tuple(rows), paths)
 
     def _stamp_now(self, path: str) -> tuple[int, int]:
         if path not in self._file_stamps:
@@ -133,17 +167,17 @@ class ResultCache:
     def by_stamp(
         self, display_name: str, stamp: Optional[FileStamp], rules_key: str, project: Optional["ProjectIndex"] = None
     ) -> Optional[list[Diagnostic]]:
-        found = self._valid_entry(display_name, rules_key, project)
-        if found is None or stamp is None or found[0][0] != stamp.size or found[0][1] != stamp.mtime_ns:
+        entry = self._valid_entry(display_name, rules_key, project)
+        if entry is None or stamp is None or entry[0] != stamp.size or entry[1] != stamp.mtime_ns:
             return None
-        return _decode(found[0][5], display_name)
+        return _decode(entry[5], display_name)
 
     def known_hash(
         self, display_name: str, rules_key: str, project: Optional["ProjectIndex"] = None
     ) -> Optional[str]:
         """The content hash of a still-valid entry: a worker that finds the same hash skips the file."""
-        found = self._valid_entry(display_name, rules_key, project)
-        return found[0][2] if found is not None and isinstance(found[0][2], str) else None
+        entry = self._valid_entry(display_name, rules_key, project)
+        return entry[2] if entry is not None and isinstance(entry[2], str) else None
 
     def by_content(
         self,
@@ -153,13 +187,12 @@ class ResultCache:
         rules_key: str,
         project: Optional["ProjectIndex"] = None,
     ) -> Optional[list[Diagnostic]]:
-        found = self._valid_entry(display_name, rules_key, project)
-        if found is None or found[0][2] != digest:
+        entry = self._valid_entry(display_name, rules_key, project)
+        if entry is None or entry[2] != digest:
             return None
-        entry, imports = found
         diagnostics = _decode(entry[5], display_name)
         if diagnostics is not None and stamp is not None:  # remember the new stamp
-            words = imports.words if imports is not None else ()
+            words = [self._names[int(index)][0] for index in entry[4] or ()]  # current, so well formed
             self.store(display_name, digest, stamp, rules_key, diagnostics, words, project)
         return diagnostics
 
@@ -175,15 +208,26 @@ class ResultCache:
     ) -> None:
         if stamp is None:
             return
-        index = None
-        if project is not None:
-            paths = project.files_named(import_words, exclude=display_name)
-            index = len(self._imports)  # a new record; `save` merges the equal ones
-            self._stamps.extend([path, *self._stamp_now(path)] for path in paths)
-            self._imports.append([list(import_words), list(range(len(self._stamps) - len(paths), len(self._stamps)))])
+        names = None if project is None else [self._add_name(word, project) for word in import_words]
         encoded = [_encode(d) for d in diagnostics]
-        self._entries[os.path.abspath(display_name)] = [stamp.size, stamp.mtime_ns, digest, rules_key, index, encoded]
+        self._entries[os.path.abspath(display_name)] = [stamp.size, stamp.mtime_ns, digest, rules_key, names, encoded]
         self._dirty = True
+
+    def _add_name(self, word: str, project: "ProjectIndex") -> int:
+        """The names row for what `word` names now, with the files' stamps now."""
+        key = (word, tuple(self._add_row(path) for path in project.files_named((word,))))
+        if key not in self._new_names:
+            self._new_names[key] = len(self._names)
+            self._names.append([word, list(key[1])])
+        return self._new_names[key]
+
+    def _add_row(self, path: str) -> int:
+        """The stamp table's row for the file as it is now."""
+        row = (path, *self._stamp_now(path))
+        if row not in self._new_rows:
+            self._new_rows[row] = len(self._stamps)
+            self._stamps.append(list(row))
+        return self._new_rows[row]
 
     def save(self) -> Optional[str]:
         """Write the cache atomically; returns why it could not be written, if it could not."""
@@ -204,30 +248,46 @@ class ResultCache:
         return None
 
     def _compacted(self) -> dict:
-        """The file's content: each distinct stamp and imports record once, only those an entry
-        still refers to; malformed entries are left out."""
-        stamps: dict[tuple, int] = {}  # (path, size, mtime_ns) -> index
-        records: dict[tuple, int] = {}  # (words, stamp indices) -> index
-        renumbered: dict[int, Optional[int]] = {}
+        """The file's content: each distinct stamp and names row once, only those an entry still
+        refers to; malformed entries are left out."""
+        self._parse_rows()
+        rows: dict[tuple, int] = {}  # (path, size, mtime_ns) -> its index in the file
+        names: dict[tuple, int] = {}  # (word, stamp rows in the file) -> its index in the file
+        renumbered: dict[int, int] = {}
         entries = {}
         for path, entry in self._entries.items():
             if type(entry) is not list or len(entry) != 6:
                 continue
-            index = entry[4]
-            if index is not None:
-                if type(index) is not int:
+            if entry[4] is not None:
+                indices = self._renumber(entry[4], renumbered, rows, names)
+                if indices is None:
                     continue
-                if index not in renumbered:
-                    renumbered[index] = _intern_group(self._stored_group(index), stamps, records)
-                if renumbered[index] is None:
-                    continue
-            entries[path] = [*entry[:4], None if index is None else renumbered[index], entry[5]]
+                entry = [*entry[:4], indices, entry[5]]
+            entries[path] = entry
         return {
             "format": _FORMAT,
-            "stamps": [list(key) for key in stamps],
-            "imports": [[list(words), list(indices)] for words, indices in records],
+            "stamps": [list(row) for row in rows],
+            "names": [[word, list(indices)] for word, indices in names],
             "entries": entries,
         }
+
+    def _renumber(self, indices, renumbered: dict[int, int], rows: dict, names: dict) -> Optional[list[int]]:
+        """An entry's names rows as indices into the tables being written; None if malformed."""
+        if type(indices) is not list:
+            return None
+        result = []
+        for index in indices:
+            if type(index) is not int:
+                return None
+            if index not in renumbered:
+                parsed = self._parsed_names[index] if 0 <= index < len(self._names) else None
+                if parsed is None:
+                    return None
+                word, own_rows, _ = parsed
+                key = (word, tuple(rows.setdefault(tuple(self._stamps[i]), len(rows)) for i in own_rows))
+                renumbered[index] = names.setdefault(key, len(names))
+            result.append(renumbered[index])
+        return result
 
     def _mark_directory(self) -> None:
         # Keep the cache out of commits and backups, like ruff and pytest do.
@@ -237,45 +297,6 @@ class ResultCache:
         tag = self.directory / "CACHEDIR.TAG"
         if not tag.exists():
             tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# ddplint cache\n", encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class _Imports:
-    """What a cached result depends on besides its own file: the project files its import words
-    named when it was stored, with their stamps then, and whether those stamps are still current."""
-
-    words: tuple[str, ...]
-    paths: tuple[str, ...]
-    stamps: tuple[tuple[int, int], ...]
-    current: bool = False
-
-
-def _parse_group(record, stamps: list) -> Optional[_Imports]:
-    """An imports record of the file as stored (`current` not yet known); None if malformed."""
-    try:
-        words, indices = record
-        if type(words) is not list or type(indices) is not list or not all(type(w) is str for w in words):
-            return None
-        rows = [stamps[i] for i in indices if type(i) is int and i >= 0]
-        if len(rows) != len(indices):
-            return None
-        paths = tuple(path for path, _, _ in rows)
-        times = tuple((size, mtime_ns) for _, size, mtime_ns in rows)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if not all(type(p) is str for p in paths) or not all(type(n) is int for stamp in times for n in stamp):
-        return None
-    return _Imports(tuple(words), paths, times)
-
-
-def _intern_group(imports: Optional[_Imports], stamps: dict[tuple, int], records: dict[tuple, int]) -> Optional[int]:
-    """The record's index in the tables being written, adding it (and its stamps) if new."""
-    if imports is None:
-        return None
-    indices = tuple(
-        stamps.setdefault((path, *stamp), len(stamps)) for path, stamp in zip(imports.paths, imports.stamps)
-    )
-    return records.setdefault((imports.words, indices), len(records))
 
 
 def _encode(d: Diagnostic) -> dict:

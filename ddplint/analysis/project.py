@@ -275,8 +275,6 @@ class ProjectIndex:
         # tree at a time" across workers).
         self._holding_tree = holding_tree
         self._real_directories: dict[str, str] = {}
-        self._real_paths: dict[str, str] = {}  # each file's, once: the cache asks again per file
-        self._named: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}  # files_named's
         self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
@@ -299,15 +297,12 @@ class ProjectIndex:
         """`os.path.realpath(path)`, with each directory resolved once: files share a few
         hundred directories, and realpath looks up every component of every path (the index is
         built, and asked for each cached file's imports, by every run)."""
-        real = self._real_paths.get(path)
-        if real is None:
-            head, name = os.path.split(path)
-            real_head = self._real_directories.get(head)
-            if real_head is None:
-                real_head = self._real_directories[head] = os.path.realpath(head)
-            candidate = os.path.join(real_head, name)
-            real = self._real_paths[path] = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
-        return real
+        head, name = os.path.split(path)
+        real_head = self._real_directories.get(head)
+        if real_head is None:
+            real_head = self._real_directories[head] = os.path.realpath(head)
+        candidate = os.path.join(real_head, name)
+        return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
     # -- imports to files ----------------------------------------------------------------------
     def resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
@@ -359,18 +354,10 @@ class ProjectIndex:
             words.update(re.split(rb"[\s.,()]+", match.group(1)))
         return sorted(word.decode("ascii", "replace") for word in words & self._names)
 
-    def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> tuple[str, ...]:
-        """The project files that module names stand for (a superset: two `utils.py` both count),
-        sorted. Remembered per set of words: a run over a cached project asks it for every file,
-        and most files import the same few names."""
-        key = tuple(words)
-        named = self._named.get(key)
-        if named is None:
-            files = {f for word in key for f in self._files_by_name.get(word.encode(), ())}
-            named = self._named[key] = (tuple(sorted(files)), frozenset(files))
-        ordered, members = named
+    def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> list[str]:
+        """The project files that module names stand for (a superset: two `utils.py` both count)."""
         own = self._real_path(exclude) if exclude else None
-        return tuple(f for f in ordered if f != own) if own in members else ordered
+        return sorted({f for word in words for f in self._files_by_name.get(word.encode(), ()) if f != own})
 
     def imported_targets(self, path: str, data: bytes) -> list[tuple[str, str]]:
         """(project file, attribute) for each import statement of the file that resolves to one of
