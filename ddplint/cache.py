@@ -9,12 +9,16 @@ never run code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
+
+try:  # hashlib's blake2b without hashlib, which loads OpenSSL for its other algorithms (~3 ms of a warm run)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without CPython's module
+    from hashlib import blake2b
 
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
@@ -27,7 +31,7 @@ _PROJECT_MARKERS = ("pyproject.toml", "ddplint.toml", ".git")
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def default_cache_dir(start: Optional[Path] = None) -> Path:
@@ -72,7 +76,7 @@ class ResultCache:
 
     def __init__(self, directory: Path, settings_key: str):
         self.directory = directory
-        digest = hashlib.blake2b(f"{__version__}\0{settings_key}".encode(), digest_size=8).hexdigest()
+        digest = blake2b(f"{__version__}\0{settings_key}".encode(), digest_size=8).hexdigest()
         self.path = directory / __version__ / f"{digest}.json"
         self._entries, self._stamps, self._names = self._load()
         self._file_stamps: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) now: stat once per run
@@ -121,6 +125,8 @@ class ResultCache:
     def _current_for(self, project: "ProjectIndex") -> set[int]:
         """The names rows that are current: their stamp rows are, and the word names the same
         files now. Checked once per run (a run has one project index) and table row."""
+        if project is self._checked_for and self._names_checked == len(self._names):
+            return self._current_names  # asked for every file: nothing new since the last time
         if project is not self._checked_for:
             self._checked_for, self._current_names, self._names_checked = project, set(), 0
         self._parse_rows()
