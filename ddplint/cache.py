@@ -166,8 +166,11 @@ class ResultCache:
 
     def _stamp_now(self, path: str) -> tuple[int, int]:
         if path not in self._file_stamps:
-            stamp = FileStamp.of(path)
-            self._file_stamps[path] = (stamp.size, stamp.mtime_ns) if stamp else (-1, -1)
+            try:
+                info = os.stat(path)
+                self._file_stamps[path] = (info.st_size, info.st_mtime_ns)
+            except OSError:
+                self._file_stamps[path] = (-1, -1)
         return self._file_stamps[path]
 
     def by_stamp(
