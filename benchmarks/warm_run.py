@@ -1,7 +1,7 @@
 """A warm run over the installed torch package: ddplint a second time over the same cache, nothing
 changed, next to ruff's warm run (its own cache) in the same rounds.
 
-    python benchmarks/warm_run.py [--source DIR] [--repeat N] [--baseline DIR] [--work DIR]
+    python benchmarks/warm_run.py [--source DIR] [--repeat N] [--baseline DIR] [--work DIR] [--no-ruff]
 
 The files are copied to a temporary folder (as repo_scale.py does; --work DIR keeps them and the
 caches there for the next measurement), each tool runs once to fill its cache (minutes for
@@ -34,6 +34,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported (default 5)")
     parser.add_argument("--baseline", type=Path, help="folder holding another build's ddplint package")
     parser.add_argument("--work", type=Path, help="keep the copied files and the caches here, and reuse them")
+    parser.add_argument("--no-ruff", action="store_true", help="ddplint only (ruff's runs load the machine between them)")
     args = parser.parse_args()
     _compile_ddplint()
     if args.baseline:
@@ -48,11 +49,16 @@ def main() -> int:
         tools = {"ddplint (this build)": _ddplint(ROOT, files, scratch / "cache")}
         if args.baseline:
             tools["ddplint (baseline)"] = _ddplint(args.baseline, files, scratch / "cache-baseline")
-        ruff = _tool("ruff")
+        ruff = None if args.no_ruff else _tool("ruff")
         if ruff:
-            ruff_cache = str(scratch / "ruff-cache")
-            tools["ruff check --select ALL (warm)"] = ([ruff, "check", "--select", "ALL", "--exit-zero", "-q",
-                                                        "--cache-dir", ruff_cache, str(files)], {})
+            # ruff does not cache a file with findings (astral-sh/ruff#19869): under --select ALL
+            # nearly every torch file has some, so its warm run is nearly a cold one. Its default
+            # rules find little, and show its cache at work.
+            for label, select in (("--select ALL", ["--select", "ALL"]), ("default rules", [])):
+                tools[f"ruff check {label} (warm)"] = (
+                    [ruff, "check", *select, "--exit-zero", "-q", "--cache-dir", str(scratch / f"ruff-cache{len(select)}"), str(files)],
+                    {},
+                )
         for name, (command, env) in tools.items():  # cold: fills the caches
             if not Path(command[command.index("--cache-dir") + 1]).exists():
                 print(f"cold {name}: {_run(command, env, scratch)[0]:.1f} s")
