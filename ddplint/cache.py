@@ -124,7 +124,7 @@ class ResultCache:
 
     def _current_for(self, project: "ProjectIndex") -> set[int]:
         """The names rows that are current: their stamp rows are, and the word names the same
-        files now. Checked once per run (a run has one project index) and table row."""
+        files now. Each row is checked once a run (a run has one project index)."""
         if project is self._checked_for and self._names_checked == len(self._names):
             return self._current_names  # asked for every file: nothing new since the last time
         if project is not self._checked_for:
