@@ -167,3 +167,14 @@ def test_warm_results_equal_cold_ones_and_follow_the_imported_module(project, tm
     after_edit = run(project, ResultCache(tmp_path / "cache", "k"))
     assert after_edit == run(project, None)
     assert not any(d.code == "DDP001" for d in after_edit)
+
+
+def test_a_file_whose_import_words_name_itself_is_a_hit_while_unchanged(project, tmp_path):
+    """A names row lists every file its word names, the importer's own too: unchanged, still a hit."""
+    a = project / "a.py"
+    cache = ResultCache(tmp_path / "cache", "k")
+    cache.store(str(a), "digest", FileStamp.of(str(a)), RULES, [], ["a", "data"], index(project))
+    assert cache.save() is None
+    reloaded = ResultCache(tmp_path / "cache", "k")
+    assert hit(reloaded, a, index(project))
+    assert reloaded.known_hash(str(a), RULES, index(project)) == "digest"
