@@ -459,6 +459,21 @@ class ModuleFacts:
                         break
         return found
 
+    def calls_constructing(self, qualified: AbstractSet[str], local_classes: AbstractSet[str]) -> list[CallSite]:
+        """The calls `is_instance_of` holds for, in order, read off the indexes of calls by name
+        (models ask it of every DataLoader / sampler class over every call of the file)."""
+        positions = {position for name in qualified for position in self._calls_by_qualified_name.get(name, ())}
+        positions.update(position for name in local_classes for position in self._calls_by_callee.get(name, ()))
+        return [self.calls[position] for position in sorted(positions)]
+
+    @cached_property
+    def _calls_by_callee(self) -> dict[Optional[str], list[int]]:
+        """The callee as written (`dotted_name` of the call's func) -> positions in `calls`."""
+        index: dict[Optional[str], list[int]] = {}
+        for position, site in enumerate(self.calls):
+            index.setdefault(dotted_name(site.node.func), []).append(position)
+        return index
+
     def is_instance_of(self, call: cst.Call, qualified: AbstractSet[str], local_classes: AbstractSet[str]) -> bool:
         """Whether a call constructs one of `qualified` or a local subclass of them."""
         callee = dotted_name(call.func)

@@ -85,10 +85,7 @@ class Loaders:
 
     @cached_property
     def all(self) -> list[LoaderInfo]:
-        out = []
-        for site in self.facts.calls:
-            if constructs(self.facts, site.node, DATALOADER, self.loader_classes):
-                out.append(self._describe(site))
+        out = [self._describe(site) for site in self.facts.calls_constructing(DATALOADER, self.loader_classes)]
         out.extend(self.from_project)
         return out
 

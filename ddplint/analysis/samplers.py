@@ -56,11 +56,10 @@ class Samplers:
     @cached_property
     def all(self) -> list[SamplerInfo]:
         out = []
-        for site in self.facts.calls:
-            if constructs(self.facts, site.node, DISTRIBUTED_SAMPLER, self.sampler_classes):
-                shuffle = argument(site.node, "shuffle", 3)
-                shuffles = not is_false(shuffle)
-                out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
+        for site in self.facts.calls_constructing(DISTRIBUTED_SAMPLER, self.sampler_classes):
+            shuffle = argument(site.node, "shuffle", 3)
+            shuffles = not is_false(shuffle)
+            out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
         for loader in self.loaders.from_project:
             # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
             # unpacked from the factory's result (`loader, sampler = build(...)`).

@@ -18,10 +18,8 @@ POSITIONS = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "d
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
-    for site in facts.calls:
-        # Only torch's own DataLoader raises; a subclass may take these arguments differently.
-        if not facts.data.constructs(site.node, DATALOADER, set()):
-            continue
+    # Only torch's own DataLoader raises; a subclass may take these arguments differently.
+    for site in facts.calls_constructing(DATALOADER, set()):
         message = _conflict(facts, site)
         if message is not None:
             yield RULE.finding(site.node, message, _drop_shuffle_fix(site.node) if message is SHUFFLE_CLASH else None)
