@@ -5,7 +5,7 @@
 By default the files are the installed torch package's Python sources (about 2,300 files and 1.2
 million lines), copied to a temporary folder so that no tool sees a cache or a config of the
 original. Each tool runs as a subprocess; wall time is the median of --repeat runs and memory is the
-peak resident set of the whole process tree (workers included), sampled from /proc.
+peak memory of the whole process tree (workers included), sampled from /proc: the sum of the processes' resident sets and the sum of their proportional sets (PSS, shared pages counted once).
 
 Rows: ddplint cold (empty cache), ddplint warm (second run, same cache), ddplint single process,
 `ruff check --select ALL --no-cache`, and where installed `torchfix --select ALL` and `fixit lint`
@@ -187,7 +187,7 @@ def _tool(name: str) -> Optional[str]:
     return str(beside_python) if beside_python.exists() else shutil.which(name)
 
 
-def _row(label: str, command, repeat: int, cwd: Optional[Path] = None) -> tuple[str, float, float, int, str]:
+def _row(label: str, command, repeat: int, cwd: Optional[Path] = None) -> tuple[str, float, float, tuple[int, int], str]:
     times, cpus, peaks, note = [], [], [], ""
     for _ in range(max(1, repeat)):
         elapsed, cpu, peak, code = _run(command(), cwd)
@@ -197,11 +197,11 @@ def _row(label: str, command, repeat: int, cwd: Optional[Path] = None) -> tuple[
         if code not in (0, 1):
             note = f"exit {code}"
     print(f"  measured {label}: {statistics.median(times):.2f} s, CPU {statistics.median(cpus):.2f} s", flush=True)
-    return label, statistics.median(times), statistics.median(cpus), max(peaks), note
+    return label, statistics.median(times), statistics.median(cpus), (max(p[0] for p in peaks), max(p[1] for p in peaks)), note
 
 
-def _run(command: list[str], cwd: Optional[Path] = None) -> tuple[float, float, int, int]:
-    """(wall s, CPU s of the process and every descendant it waited for, peak tree RSS, exit code)."""
+def _run(command: list[str], cwd: Optional[Path] = None) -> tuple[float, float, tuple[int, int], int]:
+    """(wall s, CPU s of the process and every descendant it waited for, peak tree RSS and PSS, exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
@@ -212,22 +212,26 @@ def _run(command: list[str], cwd: Optional[Path] = None) -> tuple[float, float, 
     sampler.stop()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu, sampler.peak_bytes, code
+    return elapsed, cpu, (sampler.peak_bytes, sampler.peak_pss_bytes), code
 
 
 class _TreeMemorySampler(threading.Thread):
-    """Peak of the summed resident memory of a process and all its descendants (Linux /proc)."""
+    """Peak of the memory of a process and all its descendants (Linux /proc), two ways: the sum
+    of their resident sets (pages the workers share with the process that forked them, the
+    imported code, counted once per process), and the sum of their proportional sets (PSS: a
+    page shared by n processes counts 1/n in each, so the total is the memory in use)."""
 
     def __init__(self, root: int, interval: float = 0.02):
         super().__init__(daemon=True)
-        self.root, self.interval, self.peak_bytes = root, interval, 0
+        self.root, self.interval, self.peak_bytes, self.peak_pss_bytes = root, interval, 0, 0
         self._done = threading.Event()
 
     def run(self) -> None:
         page = os.sysconf("SC_PAGE_SIZE")
         while not self._done.is_set():
-            total = sum(_resident_pages(pid) for pid in _tree(self.root)) * page
-            self.peak_bytes = max(self.peak_bytes, total)
+            tree = _tree(self.root)
+            self.peak_bytes = max(self.peak_bytes, sum(_resident_pages(pid) for pid in tree) * page)
+            self.peak_pss_bytes = max(self.peak_pss_bytes, sum(_proportional_bytes(pid) for pid in tree))
             self._done.wait(self.interval)
 
     def stop(self) -> None:
@@ -253,6 +257,17 @@ def _tree(root: int) -> list[int]:
     return found
 
 
+def _proportional_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 def _resident_pages(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/statm", "rb") as handle:
@@ -261,15 +276,16 @@ def _resident_pages(pid: int) -> int:
         return 0
 
 
-def _print_table(rows: list[tuple[str, float, float, int, str]]) -> None:
+def _print_table(rows: list[tuple[str, float, float, tuple[int, int], str]]) -> None:
     reference = next((row for row in rows if row[0].startswith("ruff")), None)
-    print("\n| tool | wall time | vs ruff | CPU time | vs ruff | peak memory (process tree) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, seconds, cpu, peak, note in rows:
+    print("\n| tool | wall time | vs ruff | CPU time | vs ruff | peak memory, process tree: RSS sum | PSS sum |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, seconds, cpu, (peak, pss), note in rows:
         ratio = f"{seconds / reference[1]:.2f}x" if reference else "n/a"
         cpu_ratio = f"{cpu / reference[2]:.2f}x" if reference and reference[2] else "n/a"
         memory = f"{peak / 2**20:.0f} MB" if peak else "n/a"
-        print(f"| {label}{' (' + note + ')' if note else ''} | {seconds:.2f} s | {ratio} | {cpu:.2f} s | {cpu_ratio} | {memory} |")
+        proportional = f"{pss / 2**20:.0f} MB" if pss else "n/a"
+        print(f"| {label}{' (' + note + ')' if note else ''} | {seconds:.2f} s | {ratio} | {cpu:.2f} s | {cpu_ratio} | {memory} | {proportional} |")
 
 
 if __name__ == "__main__":
