@@ -5,7 +5,9 @@
 By default the files are the installed torch package's Python sources (about 2,300 files and 1.2
 million lines), copied to a temporary folder so that no tool sees a cache or a config of the
 original. Each tool runs as a subprocess; wall time is the median of --repeat runs and memory is the
-peak memory of the whole process tree (workers included), sampled from /proc: the sum of the processes' resident sets and the sum of their proportional sets (PSS, shared pages counted once).
+peak of the whole process tree (workers included), sampled from /proc two ways: the sum of the
+processes' resident sets, and the sum of their proportional sets (PSS: pages the forked workers
+share with the main process counted once).
 
 Rows: ddplint cold (empty cache), ddplint warm (second run, same cache), ddplint single process,
 `ruff check --select ALL --no-cache`, and where installed `torchfix --select ALL` and `fixit lint`
