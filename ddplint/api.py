@@ -251,8 +251,9 @@ def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
 
 
 # Without --jobs, one worker per this much source to check (up to one per core): a pool costs
-# ~0.05 s of CPU to start and each worker summarises the project modules its files import on its
-# own, so one or two small files are checked here. Pre-commit's five training files (215 kB):
+# ~0.05 s of CPU to start and two processes running at once each work ~14 % slower here (shared
+# caches; the work itself is not repeated: workers share module summaries), so one or two small
+# files are checked here. Pre-commit's five training files (215 kB):
 # two workers cost 2 % more CPU than one and saved a quarter of the wall time (benchmarks/README.md).
 BYTES_PER_WORKER = 64_000
 # libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
