@@ -10,13 +10,15 @@ engine knows only Python source (`engine.lint_source`); notebooks and fixes sit 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from contextlib import nullcontext
+import tempfile
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
-from ddplint.analysis.project import ProjectIndex
+from ddplint.analysis.project import ProjectIndex, SharedSummaries
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
@@ -211,9 +213,17 @@ _PROJECT: Optional[ProjectIndex] = None
 _LARGE_TREES: Optional[ContextManager[object]] = None
 
 
-def _set_worker(project: Optional[ProjectIndex], large_trees: Optional[ContextManager[object]] = None) -> None:
+def _set_worker(
+    project: Optional[ProjectIndex],
+    large_trees: Optional[ContextManager[object]] = None,
+    shared_summaries: Optional[str] = None,
+) -> None:
+    """`shared_summaries`: the run's directory where workers leave the module summaries they
+    compute for each other (a pool's worker gets it; its copy of the index reads from there)."""
     global _PROJECT, _LARGE_TREES
     _PROJECT, _LARGE_TREES = project, large_trees
+    if project is not None and shared_summaries is not None:
+        project.share_summaries(SharedSummaries(shared_summaries))
 
 
 def _holding_tree(size: int) -> ContextManager[object]:
@@ -241,8 +251,9 @@ def _check_jobs(jobs: Sequence[_Job]) -> list[tuple[int, _Outcome]]:
 
 
 # Without --jobs, one worker per this much source to check (up to one per core): a pool costs
-# ~0.05 s of CPU to start and each worker summarises the project modules its files import on its
-# own, so one or two small files are checked here. Pre-commit's five training files (215 kB):
+# ~0.05 s of CPU to start and two processes running at once each work ~14 % slower here (shared
+# caches; the work itself is not repeated: workers share module summaries), so one or two small
+# files are checked here. Pre-commit's five training files (215 kB):
 # two workers cost 2 % more CPU than one and saved a quarter of the wall time (benchmarks/README.md).
 BYTES_PER_WORKER = 64_000
 # libcst's tree of a file costs 300 - 700 bytes per byte of source (a 530 kB file: 330 MB). Files
@@ -273,7 +284,7 @@ def _run(
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
-    with _pool(workers, project) as pool:
+    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool:
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -351,13 +362,33 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _pool(workers: int, project: Optional[ProjectIndex]):
+def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optional[str] = None):
     # fork starts workers in milliseconds with the analysis already imported; elsewhere (macOS,
-    # Windows) the platform's safe default. Each worker summarises project modules on demand.
+    # Windows) the platform's safe default. Workers summarise project modules on demand, each
+    # module once for all of them (`shared_summaries`).
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock()))
+    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock(), shared_summaries))
+
+
+@contextmanager
+def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]]:
+    """A directory private to this run where the pool's workers leave the module summaries they
+    compute for each other (two workers parsing the same module was ~15 % of a cold run's CPU
+    over torch). Removed when the run ends, however it ends; the pool, entered after it, has
+    stopped its workers by then."""
+    try:
+        directory = tempfile.mkdtemp(prefix="ddplint-summaries-") if project is not None else None
+    except OSError:  # no writable temporary directory: each worker summarises on its own
+        directory = None
+    if directory is None:
+        yield None
+        return
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 # -- fixes --------------------------------------------------------------------------------------

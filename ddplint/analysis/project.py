@@ -13,21 +13,27 @@ plus the content of the project files it imports directly: `ProjectIndex.depende
 lists them, so a result cache can key on all of them. Nothing is transitive on purpose: a summary
 never reads another summary, so there is no cycle and no order to get right.
 
+Worker processes checking files of the same run share what they work out about modules through a
+run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
+first worker that needs it and read by the others, instead of each parsing the module again.
+
 The static side never imports or runs the project's code; the modules are parsed like any file.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import inspect
 import os
+import pickle
 import re
 import warnings
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, AbstractSet, Callable, ContextManager, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, ContextManager, Iterable, Iterator, Optional, TypeVar
 
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -283,6 +289,8 @@ class ProjectIndex:
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         self._starter_names: Optional[frozenset[str]] = None
+        # What other processes of the run have worked out (a worker pool's; none by default).
+        self._shared: SharedSummaries = _NOT_SHARED
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
@@ -451,6 +459,11 @@ class ProjectIndex:
         return sorted(found)
 
     # -- summaries -----------------------------------------------------------------------------
+    def share_summaries(self, shared: "SharedSummaries") -> None:
+        """Read summaries and outlines other processes computed, and leave the ones this
+        process computes for them (a worker of a pool, before it checks any file)."""
+        self._shared = shared
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self._summaries:
             self._summaries[path] = self._summarise(path)
@@ -476,7 +489,9 @@ class ProjectIndex:
         """(whether the module has a summary at all, the names its summary could record: None
         when that is not known). One compile of the module, no libcst."""
         if path not in self._outlines:
-            self._outlines[path] = _outline_of(path, self._parses_safely)
+            known = self._shared.load("outline", path)
+            # Not claimed like a summary: a compile costs less than waiting for another worker's.
+            self._outlines[path] = known[0] if known else self._shared.saved("outline", path, _outline_of(path, self._parses_safely))
         return self._outlines[path]
 
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
@@ -485,21 +500,100 @@ class ProjectIndex:
             return None
         if recordable is not None and not recordable:
             return ModuleSummary()  # nothing it defines or calls can be recorded
+        known = self._shared.load("summary", path)
+        if known:
+            return known[0]
         try:
             data = Path(path).read_bytes()
         except OSError:
             return None
-        with self._holding_tree(len(data)):
-            facts = _facts_of(data)
-            if facts is None:
-                return None
-            try:
-                return summarise(facts, os.path.basename(path))
-            except RecursionError:
-                return None
+        # The large-tree lock before the module's claim, and nothing else taken while a claim is
+        # held (a summary reads no other summary): workers waiting on each other never form a cycle.
+        with self._holding_tree(len(data)), self._shared.claim(path):
+            known = self._shared.load("summary", path)  # finished by another worker meanwhile
+            return known[0] if known else self._shared.saved("summary", path, _summary_of(data, path))
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
+
+
+def _summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:
+    facts = _facts_of(data)
+    if facts is None:
+        return None
+    try:
+        return summarise(facts, os.path.basename(path))
+    except RecursionError:
+        return None
+
+
+_Value = TypeVar("_Value")
+
+
+class SharedSummaries:
+    """What worker processes of one run have worked out about project modules, kept as one
+    pickle per module and kind in `directory`: a directory the run created for itself alone
+    (tempfile.mkdtemp) and removes at its end, so nothing read here comes from anyone else.
+    Without a directory, nothing is shared (one process on its own)."""
+
+    def __init__(self, directory: Optional[str]) -> None:
+        self.directory = directory
+
+    def _file(self, kind: str, path: str) -> str:
+        assert self.directory is not None
+        return os.path.join(self.directory, f"{hashlib.sha1(os.fsencode(path)).hexdigest()}.{kind}")
+
+    def load(self, kind: str, path: str) -> Optional[tuple[Any]]:
+        """(value,) if some process of the run saved one, else None."""
+        if self.directory is None:
+            return None
+        try:
+            with open(self._file(kind, path), "rb") as handle:
+                return (pickle.load(handle),)
+        except (OSError, EOFError, pickle.UnpicklingError):  # not there yet (or the run is ending)
+            return None
+
+    def saved(self, kind: str, path: str, value: _Value) -> _Value:
+        """`value`, after leaving it for the other processes. Written whole under a name of this
+        process's own, then renamed: a reader sees all of it or nothing."""
+        if self.directory is not None:
+            target = self._file(kind, path)
+            partial = f"{target}.{os.getpid()}"
+            try:
+                with open(partial, "wb") as handle:
+                    pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(partial, target)
+            except OSError:  # a full disk costs the others a recomputation, never a result
+                pass
+        return value
+
+    @contextmanager
+    def claim(self, path: str) -> Iterator[None]:
+        """Held while this process computes a module's summary: another that needs the same one
+        meanwhile waits for it instead of parsing the module too. A kernel lock (flock), so a
+        worker that dies lets go of it; where there is none (Windows), workers may both compute."""
+        descriptor = self._lock_file(path)
+        if descriptor is None:
+            yield
+            return
+        import fcntl
+
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # and with it the lock
+
+    def _lock_file(self, path: str) -> Optional[int]:
+        if self.directory is None or os.name != "posix":
+            return None
+        try:
+            return os.open(self._file("lock", path), os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError:
+            return None
+
+
+_NOT_SHARED = SharedSummaries(None)
 
 
 def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional[bytes]:
