@@ -237,3 +237,23 @@ def test_cached_result_follows_the_project_modules_it_imports(tmp_path, parses):
         "def build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))\n"
     )
     assert ("train.py", "DDP001") not in train_findings()
+
+
+def test_a_run_leaves_the_callers_collector_as_it_was(tmp_path):
+    """Collections are rarer during a run and the heap alive at its start is frozen; both are
+    undone when the run ends, also when the caller stops reading early."""
+    import gc
+
+    from ddplint.api import COLLECTION_THRESHOLDS
+
+    for index in range(3):
+        (tmp_path / f"m{index}.py").write_text("import torch.nn as nn\nmodel = nn.DataParallel(model)\n")
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    assert gc.get_threshold() != COLLECTION_THRESHOLDS
+    run = lint_paths([str(tmp_path)], jobs=1)
+    next(run)
+    assert gc.get_threshold() == COLLECTION_THRESHOLDS and gc.get_freeze_count() > 0
+    run.close()
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    assert len(list(lint_paths([str(tmp_path)], jobs=1))) == 3
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
