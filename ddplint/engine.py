@@ -85,7 +85,7 @@ def lint_source(
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
-    started_elsewhere = project.may_start_process_group if project is not None else _never
+    started_elsewhere = project.may_start_process_group if project is not None else None
     if active or project is None:
         active = able_to_fire(active, data, names, started_elsewhere)
     else:
@@ -129,10 +129,6 @@ def lint_source(
         return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
-
-
-def _never(names: object) -> bool:
-    return False
 
 
 def _as_error(problem: Unparsable) -> SyntaxError:

@@ -180,7 +180,7 @@ def able_to_fire(
     rules: Sequence[R],
     data: bytes,
     names: frozenset[str],
-    started_elsewhere: Callable[[AbstractSet[str]], bool] = lambda names: False,
+    started_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None,
 ) -> list[R]:
     """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
     word of every group, in any case), and the distributed-only rules where the code cannot be

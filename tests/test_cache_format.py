@@ -13,28 +13,13 @@ from ddplint.analysis.project import ProjectIndex
 from ddplint.api import lint_paths
 from ddplint.cache import FileStamp, ResultCache
 from ddplint.rules import select_rules
+from loader_project import LOADER_MODULE, TRAINING_SCRIPT, write_project
 
 RULES = "DDP001"
-DATA = (
-    "from torch.utils.data import DataLoader\n\n"
-    "def build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n"
-)
-TRAIN = (
-    "import torch.distributed as dist\nfrom data import build_loader\n\n"
-    "dist.init_process_group('gloo')\nloader = build_loader(train_set)\n"
-    "for epoch in range(3):\n    for x in loader:\n        model(x).backward()\n        optimizer.step()\n"
-)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """data.py offers a loader; a.py and c.py (and more importers) import it."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "data.py").write_text(DATA)
-    for name in ("a", "c", "d", "e"):
-        (root / f"{name}.py").write_text(TRAIN)
-    return root
+    return write_project(tmp_path / "proj", {f"{name}.py": TRAINING_SCRIPT for name in ("a", "c", "d", "e")})
 
 
 def index(root: Path) -> ProjectIndex:
@@ -50,7 +35,7 @@ def hit(cache: ResultCache, path: Path, project: ProjectIndex) -> bool:
 
 
 def edit_data(root: Path) -> None:
-    (root / "data.py").write_text(DATA + "\n# edited: another size, another mtime\n")
+    (root / "data.py").write_text(LOADER_MODULE + "\n# edited: another size, another mtime\n")
 
 
 def test_an_entry_stored_against_an_older_stamp_stays_stale_after_another_records_the_new_one(project, tmp_path):
@@ -76,7 +61,7 @@ def test_an_imported_file_added_under_an_imported_name_makes_the_entry_stale(pro
     store(cache, a, index(project))
     assert hit(cache, a, index(project))
     (project / "sub").mkdir()
-    (project / "sub" / "data.py").write_text(DATA)  # `data` now names two files
+    (project / "sub" / "data.py").write_text(LOADER_MODULE)  # `data` now names two files
     with_sub = ProjectIndex([*(str(p) for p in project.glob("*.py")), str(project / "sub" / "data.py")], lambda d, n: True)
     assert not hit(cache, a, with_sub)
 
@@ -162,7 +147,7 @@ def test_warm_results_equal_cold_ones_and_follow_the_imported_module(project, tm
     warm = ResultCache(tmp_path / "cache", "k")
     assert run(project, warm) == expected
     assert not warm._dirty  # nothing changed: nothing to write
-    (project / "data.py").write_text(DATA.replace("shuffle=True", "sampler=DistributedSampler(dataset)").replace(
+    (project / "data.py").write_text(LOADER_MODULE.replace("shuffle=True", "sampler=DistributedSampler(dataset)").replace(
         "import DataLoader", "import DataLoader, DistributedSampler"))
     after_edit = run(project, ResultCache(tmp_path / "cache", "k"))
     assert after_edit == run(project, None)

@@ -201,13 +201,13 @@ def test_known_trigger_gaps(case, monkeypatch):
 
 
 # -- distributed-only rules need code that can be distributed ---------------------------------
-def _distributed_screen(data: bytes, started_elsewhere=lambda names: False) -> bool:
+def _distributed_screen(data: bytes) -> bool:
     from ddplint.analysis.distributed import may_be_distributed
     from ddplint.screen import compile_screen
 
     problem, names = compile_screen(data, "t.py")
     assert problem is None
-    return may_be_distributed(data, names, started_elsewhere)
+    return may_be_distributed(data, names)
 
 
 def test_files_the_distributed_screen_drops_are_not_distributed():

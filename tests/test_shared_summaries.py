@@ -16,28 +16,14 @@ from ddplint.analysis import project as project_module
 from ddplint.analysis.project import ModuleSummary, SharedSummaries
 from ddplint.api import lint_paths
 from ddplint.rules import select_rules
+from loader_project import TRAINING_SCRIPT, write_project
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the test's counters reach the workers by fork")
-
-TRAIN = (
-    "import torch.distributed as dist\nfrom data import build_loader\n\n"
-    "dist.init_process_group('gloo')\nloader = build_loader(train_set)\n"
-    "for epoch in range(3):\n    for x in loader:\n        model(x).backward()\n        optimizer.step()\n"
-)
-
 
 @pytest.fixture
 def two_scripts(tmp_path: Path) -> Path:
     """Two training scripts that get their loader from the same project module."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "data.py").write_text(
-        "from torch.utils.data import DataLoader\n\n"
-        "def build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n"
-    )
-    (root / "train_a.py").write_text(TRAIN)
-    (root / "train_b.py").write_text(TRAIN.replace("range(3)", "range(5)"))
-    return root
+    return write_project(tmp_path / "proj", {"train_a.py": TRAINING_SCRIPT, "train_b.py": TRAINING_SCRIPT.replace("range(3)", "range(5)")})
 
 
 @pytest.fixture

@@ -92,16 +92,19 @@ DISTRIBUTED_NAMES = frozenset(
 _LAUNCHER_ENV_TOKENS = (b"RANK", b"WORLD_SIZE")
 
 
-def may_be_distributed(data: bytes, names: AbstractSet[str], started_elsewhere: Callable[[AbstractSet[str]], bool]) -> bool:
+def may_be_distributed(
+    data: bytes, names: AbstractSet[str], started_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None
+) -> bool:
     """Whether `detect_distributed` could find the file distributed, told from the names its
     code uses (`names`: screen.compile_screen's, comments and docstrings left out) before any
     parse. Each way it can is a call, an import or an environment read, each of which writes a
     word: one of DISTRIBUTED_NAMES, a launcher variable, or the name of a project function that
-    may start the process group (`started_elsewhere`, asked last: it reads the project)."""
+    may start the process group (`started_elsewhere`, asked last: it reads the project; None
+    without a project)."""
     return (
         not names.isdisjoint(DISTRIBUTED_NAMES)
         or any(token in data for token in _LAUNCHER_ENV_TOKENS)
-        or started_elsewhere(names)
+        or (started_elsewhere is not None and started_elsewhere(names))
     )
 
 

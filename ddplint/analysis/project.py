@@ -427,15 +427,9 @@ class ProjectIndex:
                 data = Path(path).read_bytes()
             except OSError:
                 continue
-            if not any(word in data for word in _STARTER_WORDS):
-                continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    code = compile(data, path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue  # no summary either: it is never parsed
-            yield from _functions_reaching_a_starter(code)
+            code = _compiled(data, path) if any(word in data for word in _STARTER_WORDS) else None
+            if code is not None:  # one that does not compile has no summary either: it is never parsed
+                yield from _functions_reaching_a_starter(code)
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
@@ -617,12 +611,19 @@ def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple
         return False, None
     if not _SUMMARY_EVIDENCE.search(data):
         return True, frozenset()  # it names none of the things a summary records
+    code = _compiled(data, path)
+    return True, _recordable_names(code) if code is not None else None
+
+
+def _compiled(data: bytes, path: str) -> Optional[CodeType]:
+    """A project module's code, or None where CPython refuses it (its own warnings not shown:
+    they are not ddplint's to print)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return True, _recordable_names(compile(data, path, "exec", dont_inherit=True))
+            return compile(data, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True, None
+        return None
 
 
 def _functions_reaching_a_starter(module: CodeType) -> set[str]:

@@ -71,7 +71,7 @@ class _Joined:
 
 
 class StatementParser:
-    """`parse(data)` is `libparse_module(data)`, reusing statements parsed before;
+    """`parse(data)` is `analysis.syntax.parse_module(data)`, reusing statements parsed before;
     `positions(module, nodes)` is `positions.positions_of`, generating code only for the
     statements that hold the nodes."""
 
