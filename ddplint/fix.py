@@ -8,6 +8,7 @@ Every front end (`--fix`, `--diff`, the LSP's code actions, notebooks) goes thro
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -140,7 +141,7 @@ def unified_diff(before: str, after: str, filename: str) -> str:
 CHANGED_MEANWHILE = "not fixed: the file changed while ddplint was fixing it; left as it is (run --fix again)"
 
 
-def write_fixed_file(path: str, expected: bytes, data: bytes) -> str | None:
+def write_fixed_file(path: str, expected: bytes, data: bytes) -> Optional[str]:
     """Replace the file at `path` (through a link: the file it names) by `data`, if it still holds
     `expected`, the bytes the fixes were computed from. None when written, else why not (one line);
     either way the file holds the old bytes or the new ones, never a mix, whatever fails or
@@ -151,11 +152,14 @@ def write_fixed_file(path: str, expected: bytes, data: bytes) -> str | None:
     try:
         status = os.stat(target)
         if not os.access(target, os.W_OK):  # a rename would get past a read-only file: refuse as a write would
-            raise PermissionError(13, os.strerror(13))
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as exc:
+        return _cannot_write(exc)
+    try:
         handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".ddplint-fix.tmp", dir=folder)
         os.close(handle)
     except OSError as exc:
-        return _cannot_write(exc)
+        return _cannot_write(exc, "cannot create a temporary file beside it")
     try:
         with open(temporary, "wb") as stream:
             stream.write(data)
@@ -176,8 +180,9 @@ def write_fixed_file(path: str, expected: bytes, data: bytes) -> str | None:
     return None
 
 
-def _cannot_write(exc: OSError) -> str:
-    return f"cannot write fixes: {exc.strerror or type(exc).__name__}; the file is left as it was"
+def _cannot_write(exc: OSError, step: str = "") -> str:
+    reason = exc.strerror or type(exc).__name__
+    return f"cannot write fixes: {step + ': ' if step else ''}{reason}; the file is left as it was"
 
 
 def _copy_owner_and_mode(status: os.stat_result, temporary: str) -> None:
