@@ -319,15 +319,12 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
             fixed_data, fixed = data, 0
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
                          *lint_document(data, filename, rules)]
-        sys.stdout.flush()
-        sys.stdout.buffer.write(fixed_data)
-        sys.stdout.buffer.flush()
+        _write_stdout(fixed_data, encoding)
         _report(args, remaining, errors, fixed, stream=sys.stderr)
         return _exit_code(args, remaining, errors)
     diagnostics = lint_document(data, filename, rules, errors)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        _write_stdout(data, encoding)
         _report(args, diagnostics, errors, stream=sys.stderr)
         return _exit_code(args, diagnostics, errors)
 
@@ -336,6 +333,18 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
+
+
+def _write_stdout(data: bytes, encoding: str) -> None:
+    """Source bytes to stdout exactly (a stream without bytes gets them decoded, undecodable ones
+    escaped, rather than an error)."""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        sys.stdout.write(data.decode(encoding, errors="surrogateescape"))
+    else:
+        binary.write(data)
+        binary.flush()
 
 
 def _rule_command(args: argparse.Namespace) -> int:

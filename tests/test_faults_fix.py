@@ -292,6 +292,18 @@ def test_fix_through_stdin_answers_in_the_input_encoding(monkeypatch, header, en
     assert stdout.buffer.getvalue() == encoded_script(header, extra, newline, fixed=True).encode(encoding)
 
 
+def test_fix_through_stdin_passes_undecodable_input_through(monkeypatch, capsys):
+    """`ddplint --fix - < a.py > b.py` must never replace the code by a report."""
+    before = b"# -*- coding: utf-8 -*-\nloader = DataLoader(ds, '\xe9t\xe9', shuffle=True, sampler=s)\n"
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(before)))
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(["--fix", "--no-cache", "-", "--stdin-filename", "train.py"]) == 1
+    stdout.flush()
+    assert stdout.buffer.getvalue() == before
+    assert "train.py:2:28: DDP000 cannot decode file" in capsys.readouterr().err
+
+
 def test_editor_text_its_cookie_cannot_hold_keeps_exact_columns():
     """A buffer the editor holds (the language server) may contain what its declared encoding
     cannot store: columns still count its characters."""
