@@ -25,7 +25,7 @@ from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
 from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
-from ddplint.source import MAX_ANALYSED_BYTES, split_lines
+from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
     from ddplint.analysis.facts import StatementFacts
@@ -64,7 +64,7 @@ def lint_source(
     also depends on the files `project.dependencies(filename)` lists. `parser`: one that gives
     libcst's tree and positions faster (the language server's, lsp/incremental.py)."""
     rules = select_rules() if rules is None else rules
-    data = source.encode("utf-8") if isinstance(source, str) else source
+    data = parser_bytes(source) if isinstance(source, str) else source  # columns of this very text
     active = candidates_by_bytes(data, rules)
     # A file may get its loader or process group from the project's own modules without a
     # single trigger word of its own: then the names it uses from them decide (below).
