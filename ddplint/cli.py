@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
-from ddplint.api import discover, fix_document, lint_document, lint_paths
+from ddplint.api import discover, fix_document, lint_document, lint_paths, project_index
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
@@ -247,7 +247,9 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
     """--fix writes the fixed files and reports what is left; --diff prints the changes instead."""
     remaining: list[Diagnostic] = []
     fixed = 0
-    for path, problem in discover(args.paths, resolver.is_excluded, args.force_exclude):
+    found = list(discover(args.paths, resolver.is_excluded, args.force_exclude))
+    project = project_index([path for path, problem in found if problem is None])
+    for path, problem in found:
         if problem is not None:
             remaining.append(error_diagnostic(path, problem))
             continue
@@ -255,7 +257,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
         if source is None:
             remaining.append(error_diagnostic(path, problem))
             continue
-        result = fix_document(source, path, resolver.rules_for(path), args.unsafe_fixes, errors)
+        result = fix_document(source, path, resolver.rules_for(path), args.unsafe_fixes, errors, project)
         fixed += result.fixed
         if args.diff:
             sys.stdout.write(unified_diff(result.before, result.after, path))
@@ -301,13 +303,15 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     filename = args.stdin_filename or "-"
     rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
     data = sys.stdin.buffer.read()
+    # Named as a file of a project: judged with that project's modules, as the file itself would be.
+    project = project_index([args.stdin_filename]) if args.stdin_filename else None
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError:
         source = None
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project)
         if args.diff:
             sys.stdout.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
@@ -315,7 +319,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         sys.stdout.flush()
         _report(args, result.remaining, errors, result.fixed, stream=sys.stderr)
         return _exit_code(args, result.remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors)
+    diagnostics = lint_document(data, filename, rules, errors, project)
+
     def line_of(d: Diagnostic) -> Optional[str]:
         return None if d.cell is not None else line_at(source or "", d.location.row)
 

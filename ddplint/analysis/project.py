@@ -103,6 +103,24 @@ _STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STA
 _STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
 
 
+# What marks a project's root, walking up from a checked file: the modules it imports may lie
+# anywhere under that folder, whichever files ddplint was asked to check.
+PROJECT_MARKERS = ("pyproject.toml", "ddplint.toml", "setup.cfg", "setup.py", ".git")
+
+
+def project_root(path: str) -> Optional[str]:
+    """The nearest folder at or above `path`'s own folder that holds a project marker; None when
+    no folder up to the file system's root does (the project is then the files checked)."""
+    folder = os.path.dirname(os.path.realpath(path))
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 @dataclass(frozen=True)
 class FactoryLoader:
     """A DataLoader a project function builds and returns."""
