@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from lsp_client import initialize, open_document, published, replace_all, server_config
