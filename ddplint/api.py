@@ -16,10 +16,11 @@ import sys
 import tempfile
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
-from ddplint.analysis.project import ProjectIndex, SharedSummaries
+from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
@@ -62,6 +63,27 @@ def discover(
             yield given, "no such file or directory"
 
 
+# A project with more modules than this is indexed only up to this many (in walk order): imports
+# of a checked file from modules beyond them are not followed. Keeps a run on a file inside a huge
+# tree (a home folder under git) from walking all of it.
+PROJECT_MODULES_LIMIT = 20_000
+
+
+def project_modules(checked: Sequence[str]) -> list[str]:
+    """The checked files and every Python module of the projects they belong to (analysis.project.
+    project_root: nearest pyproject.toml / setup.cfg / .git ...), so that a file gets the same
+    findings whether it is checked alone, with its folder, from stdin or in the editor: what it
+    imports from the project is summarised either way. Folders never worth descending into
+    (EXCLUDED_DIRS, virtual environments) are skipped; the configuration's excludes are not,
+    since an excluded module still runs when the training script imports it."""
+    modules = [path for path in checked if path.endswith(".py")]
+    roots = sorted({root for root in map(project_root, modules) if root is not None})
+    for root in roots:
+        walked = (path for path in _walk_source_files(Path(root)) if path.endswith(".py"))
+        modules.extend(islice(walked, PROJECT_MODULES_LIMIT))
+    return modules
+
+
 def _walk_source_files(root: Path, is_excluded: Optional[Callable[[str], bool]] = None) -> Iterator[str]:
     # Strings, not pathlib: building a Path per file and directory was most of a warm run's walk.
     for directory, subdirs, files in os.walk(root, followlinks=False):
@@ -92,6 +114,12 @@ def _path_order(path: str) -> list[str]:
 
 def _is_virtualenv(path: str) -> bool:
     return os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+
+def project_index(checked: Sequence[str]) -> Optional[ProjectIndex]:
+    """The project model for a run that checks these files (None: a lone module, nothing to follow)."""
+    modules = project_modules(checked)
+    return ProjectIndex(modules, _parses_safely, _holding_tree) if len(set(modules)) > 1 else None
 
 
 def lint_file(
@@ -150,7 +178,7 @@ def lint_paths(
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = ProjectIndex(readable, _parses_safely, _holding_tree) if len(readable) > 1 else None
+    project = project_index(readable)
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
@@ -431,15 +459,21 @@ class DocumentFix:
 
 
 def fix_document(
-    source: str, filename: str, rules: Sequence[Rule], unsafe: bool = False, errors: Optional[list[InternalError]] = None
+    source: str,
+    filename: str,
+    rules: Sequence[Rule],
+    unsafe: bool = False,
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
-    what is still reported afterwards, located as users see it (notebooks: by cell)."""
+    what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
+    as for lint_document, so --fix and --diff see what the check sees."""
 
     from ddplint.engine import lint_source
 
     def lint(text: str) -> list[Diagnostic]:
-        return lint_source(text, filename, rules, errors)
+        return lint_source(text, filename, rules, errors, project)
 
     if filename.endswith(".ipynb"):
         outcomes: list[FixOutcome] = []
@@ -452,15 +486,15 @@ def fix_document(
             after = fix_notebook(source, fix_program)
         except NotebookError as exc:
             # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
-            found = lint_document(source, filename, rules, errors) if outcomes else []
+            found = lint_document(source, filename, rules, errors, project) if outcomes else []
             return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
         fixed = outcomes[-1].fixed if outcomes else 0
-        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors))
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project))
     outcome = fix_until_stable(source, lint, unsafe)
     return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
 
 
 __all__ = [
     "EXCLUDED_DIRS", "SOURCE_SUFFIXES", "DocumentFix", "available_cores", "discover", "fix_document",
-    "lint_document", "lint_file", "lint_paths",
+    "lint_document", "lint_file", "lint_paths", "project_index",
 ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
-from ddplint.api import discover, fix_document, lint_document, lint_paths
+from ddplint.api import discover, fix_document, lint_document, lint_paths, project_index
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
@@ -245,7 +245,9 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
     """--fix writes the fixed files and reports what is left; --diff prints the changes instead."""
     remaining: list[Diagnostic] = []
     fixed = 0
-    for path, problem in discover(args.paths, resolver.is_excluded, args.force_exclude):
+    found = list(discover(args.paths, resolver.is_excluded, args.force_exclude))
+    project = project_index([path for path, problem in found if problem is None])
+    for path, problem in found:
         if problem is not None:
             remaining.append(error_diagnostic(path, problem))
             continue
@@ -255,7 +257,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             continue
         data, source, encoding = read
         rules = resolver.rules_for(path)
-        result = fix_document(source, path, rules, args.unsafe_fixes, errors)
+        result = fix_document(source, path, rules, args.unsafe_fixes, errors, project)
         if args.diff:
             fixed += result.fixed
             sys.stdout.write(unified_diff(result.before, result.after, path))
@@ -266,7 +268,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.extend(result.remaining)
         else:  # nothing was written: the file still has every finding it came with
             remaining.append(error_diagnostic(path, problem))
-            remaining.extend(lint_document(source, path, rules))  # internal errors: recorded by the fix run
+            remaining.extend(lint_document(source, path, rules, None, project))  # internal errors: recorded by the fix run
     if args.diff:
         if not args.quiet:
             print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
@@ -303,13 +305,15 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     filename = args.stdin_filename or "-"
     rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
     data = sys.stdin.buffer.read()
+    # Named as a file of a project: judged with that project's modules, as the file itself would be.
+    project = project_index([args.stdin_filename]) if args.stdin_filename else None
     try:
         source, encoding = decode_source(data, filename)
     except SourceEncodingError:
         source, encoding = None, "utf-8"
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project)
         if args.diff:
             sys.stdout.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
@@ -318,11 +322,11 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         except SourceEncodingError as exc:
             fixed_data, fixed = data, 0
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
-                         *lint_document(data, filename, rules)]
+                         *lint_document(data, filename, rules, None, project)]
         _write_stdout(fixed_data, encoding)
         _report(args, remaining, errors, fixed, stream=sys.stderr)
         return _exit_code(args, remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors)
+    diagnostics = lint_document(data, filename, rules, errors, project)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
         _write_stdout(data, encoding)
         _report(args, diagnostics, errors, stream=sys.stderr)

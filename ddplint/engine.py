@@ -86,16 +86,9 @@ def lint_source(
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
     started_elsewhere = project.may_start_process_group if project is not None else None
-    if active or project is None:
-        active = able_to_fire(active, data, names, started_elsewhere)
-    else:
-        # It may use what a project module offers (a loader factory, a process-group set-up, a
-        # collective): then every rule that can fire here may apply. Only distributed-only rules
-        # use those offers (the others judge the file's own DataLoader / DataParallel / sampler
-        # calls, whose words it lacks), so the project (a summary: a parse) is asked only if one
-        # of them can fire here.
-        able = [rule for rule in able_to_fire(rules, data, names, started_elsewhere) if rule.distributed_only]
-        active = able if able and project.offers_any_of(filename, data, names) else []
+    active = able_to_fire(active, data, names, started_elsewhere) if active else []
+    if project is not None:
+        active = _with_project_rules(active, rules, data, names, filename, project)
     if not active:
         return []
     try:
@@ -129,6 +122,27 @@ def lint_source(
         return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
     except RecursionError:
         return [_error(filename, "cannot locate findings: code nested too deeply")]
+
+
+def _with_project_rules(
+    active: list[Rule], rules: Sequence[Rule], data: bytes, names: frozenset[str], filename: str, project: ProjectIndex
+) -> list[Rule]:
+    """The rules a file's own words select, plus those it may need for what it uses from the
+    project's modules (a loader factory whose sampler needs set_epoch, a process-group set-up, a
+    collective helper), whose words it lacks. Only distributed-only rules use those offers (the
+    others judge the file's own DataLoader / DataParallel / sampler calls), so the project (a
+    summary: a parse) is asked only if such a rule is not selected by the file's words already
+    and can fire here. Without this, a file that names one trigger of another rule (`DDP(...)`)
+    lost DDP002 for a factory's sampler, and the answer depended on the rules selected."""
+    chosen = set(active)
+    missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
+    if not missing:
+        return active
+    able = able_to_fire(missing, data, names, project.may_start_process_group)
+    if not able or not project.offers_any_of(filename, data, names):
+        return active
+    chosen.update(able)
+    return [rule for rule in rules if rule in chosen]
 
 
 def _as_error(problem: Unparsable) -> SyntaxError:

@@ -876,8 +876,10 @@ def test_distributed_checkpoint_save_is_a_collective_unless_told_otherwise(lint,
         ("rank == 0", [(5, "DDP007")]),
         ("not dist.is_initialized() or rank == 0", [(5, "DDP007")]),  # the single-process run, or rank 0
         ("args.local_rank == -1 or rank == 0", [(5, "DDP007")]),
-        ("args.save_all or rank == 0", []),  # every rank with --save_all: not one rank's
-        ("not dist.is_initialized() or kind != 'legacy' or rank == 0", []),  # every rank for other kinds
+        # every rank with --save_all, rank 0 alone without it: some ranks (issue 20)
+        ("args.save_all or rank == 0", [(5, "DDP007")]),
+        # rank 0 alone for legacy checkpoints, with nothing on the way that needs another kind
+        ("not dist.is_initialized() or kind != 'legacy' or rank == 0", [(5, "DDP007")]),
     ],
 )
 def test_an_or_condition_is_one_ranks_only_when_each_side_is(lint, test, found):
