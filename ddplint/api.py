@@ -312,7 +312,7 @@ def _run(
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
-    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool:
+    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool, _stopped_cleanly(pool, shared):
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -399,17 +399,94 @@ def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optio
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock(), shared_summaries))
+    return context.Pool(
+        workers, initializer=_start_worker, initargs=(os.getpid(), project, context.RLock(), shared_summaries)
+    )
+
+
+def _start_worker(
+    parent: int, project: Optional[ProjectIndex], large_trees: ContextManager[object], shared_summaries: Optional[str]
+) -> None:
+    _die_with(parent)
+    _set_worker(project, large_trees, shared_summaries)
+
+
+# prctl's request: "send me this signal when the process that started me ends" (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """A worker ends with the run's process, however that ends. Killed outright (SIGKILL), the
+    run cannot stop its workers, and they would wait for work forever, or print tracebacks
+    about a broken pipe into the user's terminal when they next have a result (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the run ended before the request was made
+        os._exit(1)
+
+
+@contextmanager
+def _stopped_cleanly(pool, shared_summaries: Optional[str]) -> Iterator[None]:
+    """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the pool's workers and
+    remove the run's directory, then end the process by the signal as it would have ended;
+    SIGINT needs nothing (KeyboardInterrupt leaves through the with-blocks). Only signals left
+    at their default (not a caller's handler, not nohup's "ignore"), and only in the main
+    thread, the one where handlers run. A worker forked meanwhile inherits the handler: there
+    it does what the default would."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def stop(signum: int, frame: object) -> None:
+        if os.getpid() == owner:
+            for worker in getattr(pool, "_pool", ()):  # the pool's processes
+                try:
+                    os.kill(worker.pid, signal.SIGKILL)
+                except (OSError, TypeError):  # gone already, or not started (no pid)
+                    pass
+            if shared_summaries is not None:
+                shutil.rmtree(shared_summaries, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    names = ("SIGTERM", "SIGHUP")
+    handled = [number for number in (getattr(signal, name, None) for name in names) if number is not None]
+    handled = [number for number in handled if signal.getsignal(number) == signal.SIG_DFL]
+    for number in handled:
+        signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number in handled:
+            signal.signal(number, signal.SIG_DFL)
 
 
 @contextmanager
 def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]]:
     """A directory private to this run where the pool's workers leave the module summaries they
     compute for each other (two workers parsing the same module was ~15 % of a cold run's CPU
-    over torch). Removed when the run ends, however it ends; the pool, entered after it, has
-    stopped its workers by then."""
+    over torch). Removed when the run ends, however it ends (SIGTERM and SIGHUP: `_stopped_cleanly`;
+    SIGKILL: the next run with a pool removes it); the pool, entered after it, has stopped its
+    workers by then. Named after this process (ddplint/leftovers.py)."""
+    if project is None:
+        yield None
+        return
+    from ddplint.leftovers import owned_name
+
+    _remove_left_shared_directories()
     try:
-        directory = tempfile.mkdtemp(prefix="ddplint-summaries-") if project is not None else None
+        directory: Optional[str] = tempfile.mkdtemp(prefix=owned_name(SHARED_DIRECTORY_PREFIX))
     except OSError:  # no writable temporary directory: each worker summarises on its own
         directory = None
     if directory is None:
@@ -419,6 +496,24 @@ def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+SHARED_DIRECTORY_PREFIX = "ddplint-summaries-"
+
+
+def _remove_left_shared_directories() -> None:
+    """The shared-summary directories of runs that were killed outright: only this user's, only
+    folders (never a link someone put there), only those whose process has ended."""
+    from ddplint.leftovers import left_by_dead_process
+
+    try:
+        with os.scandir(tempfile.gettempdir()) as entries:
+            left = [entry for entry in entries if left_by_dead_process(entry.name, SHARED_DIRECTORY_PREFIX)]
+        for entry in left:
+            if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                shutil.rmtree(entry.path, ignore_errors=True)
+    except OSError:
+        pass
 
 
 # -- fixes --------------------------------------------------------------------------------------
