@@ -98,9 +98,13 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to commit and clone a repository")
-def test_a_committed_cache_folder_is_ignored_with_a_note_and_left_as_committed(project, tmp_path, capsys):
+@pytest.mark.parametrize("index_version", [2, 4])
+def test_a_committed_cache_folder_is_ignored_with_a_note_and_left_as_committed(project, tmp_path, capsys, index_version):
+    """Index version 4 keeps each path without the start it shares with the one before
+    (`.coveragerc` and `.ddplint_cache/...` share the dot)."""
     code, expected, _ = check(project, capsys)
     rewrite_caches(project, without_findings)
+    (project / ".coveragerc").write_text("[run]\n")
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "add", "-f", CACHE_DIR_NAME)  # past the cache's own .gitignore
@@ -108,6 +112,7 @@ def test_a_committed_cache_folder_is_ignored_with_a_note_and_left_as_committed(p
     upstream = tmp_path / "upstream"
     project.rename(upstream)
     git(tmp_path, "clone", "-q", str(upstream), str(project))  # the same path: the entries name these files
+    git(project, "update-index", "--index-version", str(index_version))
     for _ in range(2):
         code, found, err = check(project, capsys)
         assert (code, found) == (1, expected)
