@@ -312,7 +312,8 @@ def _run(
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
-    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool, _stopped_cleanly(pool, shared):
+    with _shared_directory(project) as shared, _stopped_cleanly(shared) as running, _pool(workers, project, shared) as pool:
+        running.append(pool)
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -433,28 +434,26 @@ def _die_with(parent: int) -> None:
 
 
 @contextmanager
-def _stopped_cleanly(pool, shared_summaries: Optional[str]) -> Iterator[None]:
-    """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the pool's workers and
-    remove the run's directory, then end the process by the signal as it would have ended;
-    SIGINT needs nothing (KeyboardInterrupt leaves through the with-blocks). Only signals left
-    at their default (not a caller's handler, not nohup's "ignore"), and only in the main
-    thread, the one where handlers run. A worker forked meanwhile inherits the handler: there
-    it does what the default would."""
+def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
+    """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the workers of the pools
+    the caller puts in the list this yields and remove the run's directory, then end the process
+    by the signal as it would have ended; SIGINT needs nothing (KeyboardInterrupt leaves through
+    the with-blocks). Only signals left at their default (not a caller's handler, not nohup's
+    "ignore"), and only in the main thread, the one where handlers run. Installed before the pool
+    starts, so that no signal falls between its workers' start and the handler: a worker inherits
+    the handler, and there it does what the default would."""
     import signal
     import threading
 
+    running: list = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield running
         return
     owner = os.getpid()
 
     def stop(signum: int, frame: object) -> None:
         if os.getpid() == owner:
-            for worker in getattr(pool, "_pool", ()):  # the pool's processes
-                try:
-                    os.kill(worker.pid, signal.SIGKILL)
-                except (OSError, TypeError):  # gone already, or not started (no pid)
-                    pass
+            _stop_workers(running)
             if shared_summaries is not None:
                 shutil.rmtree(shared_summaries, ignore_errors=True)
         signal.signal(signum, signal.SIG_DFL)
@@ -466,10 +465,28 @@ def _stopped_cleanly(pool, shared_summaries: Optional[str]) -> Iterator[None]:
     for number in handled:
         signal.signal(number, stop)
     try:
-        yield
+        yield running
     finally:
         for number in handled:
             signal.signal(number, signal.SIG_DFL)
+
+
+def _stop_workers(pools: Sequence[object]) -> None:
+    """Kills the pools' worker processes and waits until they are gone: one still running could
+    write into the shared directory while it is being removed."""
+    import signal
+
+    workers = [worker for pool in pools for worker in getattr(pool, "_pool", ())]
+    for worker in workers:
+        try:
+            os.kill(worker.pid, signal.SIGKILL)
+        except (OSError, TypeError):  # gone already, or never started (no pid)
+            pass
+    for worker in workers:
+        try:
+            os.waitpid(worker.pid, 0)
+        except (OSError, TypeError):  # reaped by the pool's own thread meanwhile
+            pass
 
 
 @contextmanager
