@@ -409,6 +409,7 @@ def _start_worker(
     parent: int, project: Optional[ProjectIndex], large_trees: ContextManager[object], shared_summaries: Optional[str]
 ) -> None:
     _die_with(parent)
+    _default_stops()
     _set_worker(project, large_trees, shared_summaries)
 
 
@@ -433,6 +434,28 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
+# The signals that stop a run cleanly (SIGHUP does not exist on Windows).
+STOPPING_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+class _CleanStop:
+    """The handler `_stopped_cleanly` installs: stops the pools in `running`, removes the shared
+    directory, and ends the process by the signal."""
+
+    def __init__(self, running: list, shared_summaries: Optional[str]) -> None:
+        self.owner, self.running, self.shared_summaries = os.getpid(), running, shared_summaries
+
+    def __call__(self, signum: int, frame: object) -> None:
+        import signal
+
+        if os.getpid() == self.owner:  # not a worker forked before it could reset the handler
+            _stop_workers(self.running)
+            if self.shared_summaries is not None:
+                shutil.rmtree(self.shared_summaries, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
 @contextmanager
 def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
     """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the workers of the pools
@@ -440,8 +463,8 @@ def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
     by the signal as it would have ended; SIGINT needs nothing (KeyboardInterrupt leaves through
     the with-blocks). Only signals left at their default (not a caller's handler, not nohup's
     "ignore"), and only in the main thread, the one where handlers run. Installed before the pool
-    starts, so that no signal falls between its workers' start and the handler: a worker inherits
-    the handler, and there it does what the default would."""
+    starts, so that no signal falls between its workers' start and the handler; the workers put
+    the default back (`_default_stops`)."""
     import signal
     import threading
 
@@ -449,25 +472,27 @@ def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
     if threading.current_thread() is not threading.main_thread():
         yield running
         return
-    owner = os.getpid()
-
-    def stop(signum: int, frame: object) -> None:
-        if os.getpid() == owner:
-            _stop_workers(running)
-            if shared_summaries is not None:
-                shutil.rmtree(shared_summaries, ignore_errors=True)
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    names = ("SIGTERM", "SIGHUP")
-    handled = [number for number in (getattr(signal, name, None) for name in names) if number is not None]
+    handler = _CleanStop(running, shared_summaries)
+    handled = [getattr(signal, name) for name in STOPPING_SIGNALS if hasattr(signal, name)]
     handled = [number for number in handled if signal.getsignal(number) == signal.SIG_DFL]
     for number in handled:
-        signal.signal(number, stop)
+        signal.signal(number, handler)
     try:
         yield running
     finally:
         for number in handled:
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _default_stops() -> None:
+    """In a worker: the default back for the signals whose handler it inherited from
+    `_stopped_cleanly` (a Python handler would wait for a long native parse to end; the pool
+    stops its workers with SIGTERM)."""
+    import signal
+
+    for name in STOPPING_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None and isinstance(signal.getsignal(number), _CleanStop):
             signal.signal(number, signal.SIG_DFL)
 
 
