@@ -340,7 +340,8 @@ def _run(
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
-    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool:
+    with _shared_directory(project) as shared, _stopped_cleanly(shared) as running, _pool(workers, project, shared) as pool:
+        running.append(pool)
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -427,17 +428,135 @@ def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optio
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock(), shared_summaries))
+    return context.Pool(
+        workers, initializer=_start_worker, initargs=(os.getpid(), project, context.RLock(), shared_summaries)
+    )
+
+
+def _start_worker(
+    parent: int, project: Optional[ProjectIndex], large_trees: ContextManager[object], shared_summaries: Optional[str]
+) -> None:
+    _die_with(parent)
+    _default_stops()
+    _set_worker(project, large_trees, shared_summaries)
+
+
+# prctl's request: "send me this signal when the process that started me ends" (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """A worker ends with the run's process, however that ends. Killed outright (SIGKILL), the
+    run cannot stop its workers, and they would wait for work forever, or print tracebacks
+    about a broken pipe into the user's terminal when they next have a result (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the run ended before the request was made
+        os._exit(1)
+
+
+# The signals that stop a run cleanly (SIGHUP does not exist on Windows).
+STOPPING_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+class _CleanStop:
+    """The handler `_stopped_cleanly` installs: stops the pools in `running`, removes the shared
+    directory, and ends the process by the signal."""
+
+    def __init__(self, running: list, shared_summaries: Optional[str]) -> None:
+        self.owner, self.running, self.shared_summaries = os.getpid(), running, shared_summaries
+
+    def __call__(self, signum: int, frame: object) -> None:
+        import signal
+
+        if os.getpid() == self.owner:  # not a worker forked before it could reset the handler
+            _stop_workers(self.running)
+            if self.shared_summaries is not None:
+                shutil.rmtree(self.shared_summaries, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+@contextmanager
+def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
+    """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the workers of the pools
+    the caller puts in the list this yields and remove the run's directory, then end the process
+    by the signal as it would have ended; SIGINT needs nothing (KeyboardInterrupt leaves through
+    the with-blocks). Only signals left at their default (not a caller's handler, not nohup's
+    "ignore"), and only in the main thread, the one where handlers run. Installed before the pool
+    starts, so that no signal falls between its workers' start and the handler; the workers put
+    the default back (`_default_stops`)."""
+    import signal
+    import threading
+
+    running: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield running
+        return
+    handler = _CleanStop(running, shared_summaries)
+    handled = [getattr(signal, name) for name in STOPPING_SIGNALS if hasattr(signal, name)]
+    handled = [number for number in handled if signal.getsignal(number) == signal.SIG_DFL]
+    for number in handled:
+        signal.signal(number, handler)
+    try:
+        yield running
+    finally:
+        for number in handled:
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _default_stops() -> None:
+    """In a worker: the default back for the signals whose handler it inherited from
+    `_stopped_cleanly` (a Python handler would wait for a long native parse to end; the pool
+    stops its workers with SIGTERM)."""
+    import signal
+
+    for name in STOPPING_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None and isinstance(signal.getsignal(number), _CleanStop):
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _stop_workers(pools: Sequence[object]) -> None:
+    """Kills the pools' worker processes and waits until they are gone: one still running could
+    write into the shared directory while it is being removed."""
+    import signal
+
+    workers = [worker for pool in pools for worker in getattr(pool, "_pool", ())]
+    for worker in workers:
+        try:
+            os.kill(worker.pid, signal.SIGKILL)
+        except (OSError, TypeError):  # gone already, or never started (no pid)
+            pass
+    for worker in workers:
+        try:
+            os.waitpid(worker.pid, 0)
+        except (OSError, TypeError):  # reaped by the pool's own thread meanwhile
+            pass
 
 
 @contextmanager
 def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]]:
     """A directory private to this run where the pool's workers leave the module summaries they
     compute for each other (two workers parsing the same module was ~15 % of a cold run's CPU
-    over torch). Removed when the run ends, however it ends; the pool, entered after it, has
-    stopped its workers by then."""
+    over torch). Removed when the run ends, however it ends (SIGTERM and SIGHUP: `_stopped_cleanly`;
+    SIGKILL: the next run with a pool removes it); the pool, entered after it, has stopped its
+    workers by then. Named after this process (ddplint/leftovers.py)."""
+    if project is None:
+        yield None
+        return
+    from ddplint.leftovers import owned_name
+
+    _remove_left_shared_directories()
     try:
-        directory = tempfile.mkdtemp(prefix="ddplint-summaries-") if project is not None else None
+        directory: Optional[str] = tempfile.mkdtemp(prefix=owned_name(SHARED_DIRECTORY_PREFIX))
     except OSError:  # no writable temporary directory: each worker summarises on its own
         directory = None
     if directory is None:
@@ -447,6 +566,24 @@ def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+SHARED_DIRECTORY_PREFIX = "ddplint-summaries-"
+
+
+def _remove_left_shared_directories() -> None:
+    """The shared-summary directories of runs that were killed outright: only this user's, only
+    folders (never a link someone put there), only those whose process has ended."""
+    from ddplint.leftovers import left_by_dead_process
+
+    try:
+        with os.scandir(tempfile.gettempdir()) as entries:
+            left = [entry for entry in entries if left_by_dead_process(entry.name, SHARED_DIRECTORY_PREFIX)]
+        for entry in left:
+            if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                shutil.rmtree(entry.path, ignore_errors=True)
+    except OSError:
+        pass
 
 
 # -- fixes --------------------------------------------------------------------------------------
