@@ -20,7 +20,7 @@ import libcst as cst
 from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import Epochs, Iteration
 from ddplint.analysis.loaders import LoaderInfo, Loaders, SamplerKind, constructs
-from ddplint.analysis.samplers import SamplerInfo, Samplers
+from ddplint.analysis.samplers import EpochSetting, SamplerInfo, Samplers
 from ddplint.analysis.streams import Streams
 from ddplint.analysis.training import Training
 
@@ -101,8 +101,11 @@ class DataModel:
     def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
         return self.sampler_model.unpassed_sampler_for(loader)
 
-    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional["CallSite"]:
+    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
         return self.sampler_model.fixed_set_epoch(sampler)
+
+    def ineffective_epoch_setting(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
+        return self.sampler_model.ineffective_epoch_setting(sampler)
 
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional["LoopSite"] = None) -> bool:
         return self.sampler_model.set_epoch_reaches(sampler, epoch_loop)

@@ -267,6 +267,37 @@ class Loaders:
                 words.update(identifier_words(name.split(".")[-1]))
         return words
 
+    def sampler_set_afterwards(self, loader: LoaderInfo) -> Optional[cst.CSTNode]:
+        """`loader.sampler = DistributedSampler(ds)` (or `.batch_sampler = ...`) after the loader
+        is built: DataLoader.__setattr__ refuses both once it is initialised (ValueError
+        "sampler attribute should not be set after DataLoader is initialized"), so the loader
+        keeps the sampler it was built with and the script stops at that line. The assignment
+        statement, for the message."""
+        for binding, target in self._sampler_assignments:
+            scope = binding.context.scope if binding.context is not None else binding.scope
+            if self.flow.feeds(target.value, scope, loader.site.node):
+                return binding.node
+        return None
+
+    @cached_property
+    def _sampler_assignments(self) -> list[tuple]:
+        """(binding, target) of each `<something>.sampler = value` / `.batch_sampler = value`."""
+        scopes = [self.facts.module_scope, *(f.scope for f in self.facts.functions)]
+        scopes += [info.scope for info in self.facts.classes.values() if info.scope is not None]
+        out = []
+        for scope in scopes:
+            for key, bindings in scope.bindings.items():
+                if key.rsplit(".", 1)[-1] not in ("sampler", "batch_sampler") or "." not in key:
+                    continue
+                for binding in bindings:
+                    if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
+                        out += [
+                            (binding, target.target)
+                            for target in binding.node.targets
+                            if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key
+                        ]
+        return out
+
     # -- who shards for you -------------------------------------------------------------------
     @cached_property
     def model_parallel(self) -> bool:

@@ -189,8 +189,9 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         inner = facts.ranks.collective_inside(function)
         if inner is not None:
             summary.collectives[function.name] = inner
-    for site, owner, _ in data.set_epoch_calls:
-        setter = facts.function_of(site.context.scope)
+    for setting in data.set_epoch_calls:
+        owner = setting.receiver
+        setter = facts.function_of(setting.context.scope)
         if setter is not None and setter in top_level and isinstance(owner, cst.Name) and owner.value in setter.params:
             summary.epoch_setters.setdefault(setter.name, (owner.value, setter.params.index(owner.value)))
     for name in data.iterable_dataset_classes:

@@ -4,15 +4,16 @@ every epoch (DDP002). Without it the sampler seeds its shuffle with the same epo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, Loaders, constructs
-from ddplint.analysis.records import LoopSite
-from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value
+from ddplint.analysis.records import Context, LoopSite
+from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value, walk
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
 
 if TYPE_CHECKING:
@@ -27,7 +28,21 @@ class SamplerInfo:
     built_in: Optional[str] = None  # as for LoaderInfo: a sampler inside another module's factory
 
 
+@dataclass(eq=False)
+class EpochSetting:
+    """A place that sets a sampler's epoch: `x.set_epoch(e)` (also through `getattr`), or
+    `x.epoch = e`, which is all DistributedSampler.set_epoch does."""
+
+    node: cst.CSTNode  # the call, or the assignment statement
+    context: Context
+    receiver: cst.BaseExpression  # `x`, with `.sampler` / `.batch_sampler` taken off
+    via_loader_attribute: bool  # reached through `<loader>.sampler` / `.batch_sampler`
+    epoch: Optional[cst.BaseExpression]  # the value given
+    assigned: bool = False  # `x.epoch = e` rather than a call
+
+
 _SAMPLER_KEYS = ("sampler", "batch_sampler")
+_LOADER_SAMPLER_ATTRIBUTES = ("sampler", "batch_sampler")
 
 
 def _sampler_entries(node) -> list[cst.BaseExpression]:
@@ -125,21 +140,27 @@ class Samplers:
         return out
 
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite] = None) -> bool:
-        """Whether some `set_epoch(...)` call may be made on this sampler each epoch (or
-        unknowably might). With `epoch_loop`, a call made once next to that loop, outside any
-        loop, does not count: it sets one epoch, not every epoch."""
+        """Whether the epoch of this sampler may be set each epoch (or unknowably might). With
+        `epoch_loop`, a call made once next to that loop, outside any loop, does not count: it
+        sets one epoch, not every epoch; nor does one that gives the same value on every pass
+        (`set_epoch(0)`, `set_epoch(global_step)` with a step nothing in the loop advances)."""
         loaders = {id(loader.site.node) for loader in sampler.loaders}
-        for site, owner, via_loader_attribute in self.set_epoch_calls:
-            context = site.context
+        for setting in self.epoch_settings:
+            context = setting.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
-            if epoch_loop is not None and sets_a_fixed_epoch(site):
-                continue  # `set_epoch(0)` every epoch: the same seed, so the same order
-            if not via_loader_attribute and self._is_plain_loader(owner, context, loaders):
+            if epoch_loop is not None and self.gives_the_same_epoch(setting):
                 continue
+            if not setting.via_loader_attribute and self._is_plain_loader(setting.receiver, context, loaders):
+                continue  # `loader.set_epoch(e)` / `loader.epoch = e` on a torch DataLoader: nothing
+            if setting.assigned and not setting.via_loader_attribute and sampler.built_in is not None:
+                continue  # `loader.epoch = e` on another module's loader: not its sampler
             for target in _built_with(sampler):
-                reach = self.flow.feeds(owner, context.scope, target, context.branches)
-                if reach is None or reach:
+                reach = self.flow.feeds(setting.receiver, context.scope, target, context.branches)
+                # An attribute called `epoch` is set on many things (`self.epoch`, `state.epoch`):
+                # only one that surely is this sampler counts; a `set_epoch` call on what cannot
+                # be traced does (it is called on samplers, or on what forwards to one).
+                if reach or (reach is None and not setting.assigned):
                     return True
         if self._handed_to_an_outside_call(sampler, epoch_loop):
             return True
@@ -153,14 +174,49 @@ class Samplers:
                     return True
         return False
 
-    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional["CallSite"]:
-        """A `set_epoch(<number>)` call made in a loop on this sampler (or its loader)."""
-        for site, owner, _ in self.set_epoch_calls:
-            if site.context.loops and sets_a_fixed_epoch(site) and any(
-                self.flow.feeds(owner, site.context.scope, target, site.context.branches) for target in _built_with(sampler)
+    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
+        """A `set_epoch(...)` made in a loop on this sampler (or its loader) with the same value
+        on every pass: a number, or a variable that nothing in the loop changes."""
+        for setting in self.epoch_settings:
+            if setting.context.loops and self.gives_the_same_epoch(setting) and any(
+                self.flow.feeds(setting.receiver, setting.context.scope, target, setting.context.branches)
+                for target in _built_with(sampler)
             ):
-                return site
+                return setting
         return None
+
+    def ineffective_epoch_setting(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
+        """`loader.epoch = e` / `loader.set_epoch(e)` on a torch DataLoader given this sampler:
+        the loader has no epoch of its own, so the sampler never hears of it."""
+        loaders = {id(loader.site.node) for loader in sampler.loaders}
+        for setting in self.epoch_settings:
+            if not setting.via_loader_attribute and self._is_plain_loader(setting.receiver, setting.context, loaders):
+                if any(
+                    self.flow.feeds(setting.receiver, setting.context.scope, loader.site.node) for loader in sampler.loaders
+                ):
+                    return setting
+        return None
+
+    def gives_the_same_epoch(self, setting: EpochSetting) -> bool:
+        """The epoch given is the same on every pass of the loops around it: a number written
+        there (`set_epoch(0)`), or a plain variable of the same function that nothing inside
+        those loops assigns (`step = 0` before the epoch loop, `set_epoch(step)` in it, and no
+        `step += 1` in it). Only names Python cannot change from elsewhere count: one declared
+        `global` / `nonlocal` anywhere in the file may be advanced by a function called in the
+        loop."""
+        epoch = setting.epoch
+        if isinstance(epoch, cst.Integer):
+            return True
+        loops = setting.context.loops
+        if not isinstance(epoch, cst.Name) or not loops:
+            return False
+        name, scope = epoch.value, setting.context.scope
+        if not scope.bindings.get(name) or self._declared_shared(name):
+            return False  # bound in an enclosing scope or nowhere: another function may change it
+        return not _rebinds(loops[0].node, name)
+
+    def _declared_shared(self, name: str) -> bool:
+        return re.search(rf"\b(?:global|nonlocal)\b[^\n]*\b{re.escape(name)}\b", self.facts.source) is not None
 
     def _handed_to_an_outside_call(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite]) -> bool:
         """The sampler itself goes, once per epoch, into a function this file does not define
@@ -196,19 +252,38 @@ class Samplers:
         return out
 
     @cached_property
-    def set_epoch_calls(self) -> list[tuple["CallSite", cst.BaseExpression, bool]]:
-        """(call, receiver, reached through `.sampler` / `.batch_sampler`) for every
-        `x.set_epoch(e)` and `getattr(x, "set_epoch", ...)(e)`."""
+    def epoch_settings(self) -> list[EpochSetting]:
+        """Every `x.set_epoch(e)` / `getattr(x, "set_epoch", ...)(e)` call and every `x.epoch = e`
+        assignment of the file, in that order."""
         out = []
         for site in self.facts.calls:
             owner = self._set_epoch_receiver(site.node.func, site.context.scope)
-            if owner is None:
-                continue
-            stripped = False
-            while isinstance(owner, cst.Attribute) and owner.attr.value in ("sampler", "batch_sampler"):
-                owner, stripped = owner.value, True
-            out.append((site, owner, stripped))
+            if owner is not None:
+                out.append(_setting(site.node, site.context, owner, argument(site.node, "epoch", 0)))
+        for binding, target in self._epoch_assignments():
+            if binding.context is not None:
+                out.append(_setting(binding.node, binding.context, target.value, binding.value, assigned=True))
         return out
+
+    def _epoch_assignments(self) -> Iterator[tuple]:
+        """(binding, target) of each `<something>.epoch = value`."""
+        scopes = [self.facts.module_scope, *(f.scope for f in self.facts.functions)]
+        scopes += [info.scope for info in self.facts.classes.values() if info.scope is not None]
+        for scope in scopes:
+            for key, bindings in scope.bindings.items():
+                if not key.endswith(".epoch"):
+                    continue
+                for binding in bindings:
+                    if binding.kind != "assign" or not isinstance(binding.node, cst.Assign):
+                        continue
+                    for target in binding.node.targets:
+                        if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key:
+                            yield binding, target.target
+
+    @property
+    def set_epoch_calls(self) -> list[EpochSetting]:
+        """The calls among `epoch_settings` (what other modules' summaries record)."""
+        return [setting for setting in self.epoch_settings if not setting.assigned]
 
     def _set_epoch_receiver(self, func: cst.BaseExpression, scope, follow: bool = True):
         """`x` for `x.set_epoch`, `getattr(x, "set_epoch", ...)`, or a name holding either
@@ -239,10 +314,41 @@ class Samplers:
         )
 
 
-def sets_a_fixed_epoch(site: "CallSite") -> bool:
-    """`sampler.set_epoch(0)`: a number written in the call, the same every time it runs."""
-    epoch = argument(site.node, "epoch", 0)
-    return isinstance(epoch, cst.Integer)
+def _setting(node, context, owner, epoch, assigned: bool = False) -> EpochSetting:
+    stripped = False
+    while isinstance(owner, cst.Attribute) and owner.attr.value in _LOADER_SAMPLER_ATTRIBUTES:
+        owner, stripped = owner.value, True
+    return EpochSetting(node, context, owner, stripped, epoch, assigned)
+
+
+def _rebinds(node: cst.CSTNode, name: str) -> bool:
+    """Whether anything under `node` may give variable `name` a new value: an assignment of any
+    form, a loop or `with` / `except` target, a walrus, `del`, an import."""
+    for sub in walk(node):
+        if isinstance(sub, (cst.AssignTarget, cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.Del)):
+            target = sub.target
+        elif isinstance(sub, cst.AsName):
+            target = sub.name
+        elif isinstance(sub, cst.ImportAlias):
+            target = sub.asname.name if sub.asname is not None else sub.name
+            if isinstance(target, cst.Attribute):  # `import a.b` binds `a`
+                target = cst.Name(dotted_name(target).split(".")[0]) if dotted_name(target) else target
+        else:
+            continue
+        if name in _names_bound_by(target):
+            return True
+    return False
+
+
+def _names_bound_by(target: cst.BaseExpression) -> set[str]:
+    """`a` -> {a}; `a, (b, *c)` -> {a, b, c}; `x.a` / `x[a]` bind no variable."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _names_bound_by(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _names_bound_by(target.value)
+    return set()
 
 
 def _built_with(sampler: SamplerInfo) -> tuple[cst.CSTNode, ...]:

@@ -46,6 +46,17 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"the whole dataset, so an epoch does world_size times the work; give that "
                 f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
             )
+        elif (assigned := data.loader_model.sampler_set_afterwards(loader)) is not None:
+            message = (
+                f"this DataLoader gets its sampler after it is built "
+                f"(`{' '.join(facts.module.code_for_node(assigned).split())}`), which DataLoader refuses: "
+                f"setting `sampler` / `batch_sampler` on an initialised DataLoader raises ValueError, "
+                f"so the script stops there, and the loader as built has no DistributedSampler (every "
+                f"rank would iterate the whole dataset); pass sampler=DistributedSampler(dataset) to "
+                f"the DataLoader(...) call instead"
+            )
+            yield RULE.finding(loader.site.node, message)  # no fix: the assignment must go too
+            continue
         elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "

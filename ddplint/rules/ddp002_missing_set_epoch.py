@@ -36,14 +36,25 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 reported.add(id(loop.node))
                 fixed = data.fixed_set_epoch(sampler)
                 if fixed is not None:
-                    message = (
-                        f"this loop iterates a loader whose shuffling DistributedSampler gets the "
-                        f"same epoch every time (`{facts.module.code_for_node(fixed.node)}`): the "
-                        f"sampler seeds its shuffle with the epoch, so every epoch replays the same "
-                        f"order on every rank; pass the epoch number (sampler.set_epoch(epoch))"
-                    )
-                    yield RULE.finding(loop.node, message, _pass_epoch_fix(fixed, loop))
+                    yield RULE.finding(loop.node, _fixed_epoch_message(facts, fixed), _pass_epoch_fix(fixed, loop))
                     continue
+                ineffective = data.ineffective_epoch_setting(sampler)
+                if ineffective is not None:
+                    message = (
+                        f"this loop iterates a loader whose shuffling DistributedSampler never gets "
+                        f"the epoch: `{_code(facts, ineffective.node)}` sets it on the DataLoader, "
+                        f"which has no epoch of its own and never passes it on, so every epoch "
+                        f"replays the same order on every rank; call loader.sampler.set_epoch(epoch) "
+                        f"at the start of each epoch"
+                    )
+                elif _rebuilt_in(sampler, loop):
+                    message = (
+                        f"this loop builds a new shuffling DistributedSampler on every pass "
+                        f"(`{_code(facts, sampler.site.node)}`) and never calls set_epoch() on it: "
+                        f"a new sampler starts at epoch 0, so every epoch replays the same order on "
+                        f"every rank; call set_epoch(epoch) on the new sampler before the loader is "
+                        f"iterated (or build it once, before the loop)"
+                    )
                 elif isinstance(iteration.where, LoopSite):
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
@@ -59,6 +70,29 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         "passes and call sampler.set_epoch(pass_number) before each new iterator"
                     )
                 yield RULE.finding(loop.node, message, _set_epoch_fix(sampler, loop))
+
+
+def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
+    return " ".join(facts.module.code_for_node(node).split())
+
+
+def _fixed_epoch_message(facts: ModuleFacts, fixed) -> str:
+    written = _code(facts, fixed.node)
+    if isinstance(fixed.epoch, cst.Name):
+        why = f"`{written}`, and nothing in the loop changes `{fixed.epoch.value}`"
+    else:
+        why = f"`{written}`"
+    return (
+        f"this loop iterates a loader whose shuffling DistributedSampler gets the same epoch every "
+        f"time ({why}): the sampler seeds its shuffle with the epoch, so every epoch replays the "
+        f"same order on every rank; pass the epoch number (sampler.set_epoch(epoch))"
+    )
+
+
+def _rebuilt_in(sampler, loop) -> bool:
+    """The sampler (or the call of another module's function that builds it) runs inside the
+    loop: a new sampler every pass."""
+    return any(enclosing is loop for enclosing in sampler.site.context.loops)
 
 
 CYCLE_MESSAGE = (
@@ -77,12 +111,14 @@ def _epoch_variable(loop) -> Optional[str]:
 
 
 def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
-    """`set_epoch(0)` -> `set_epoch(<epoch>)`, where the call sits in a `for <epoch> in ...` loop."""
+    """`set_epoch(0)` -> `set_epoch(<epoch>)`, where the call sits in a `for <epoch> in ...` loop.
+    Unsafe for a variable (`set_epoch(step)`): its author may have meant to advance it instead."""
     name = _epoch_variable(loop)
-    epoch = argument(fixed.node, "epoch", 0)
+    epoch = fixed.epoch
     if name is None or epoch is None or not any(enclosing is loop for enclosing in fixed.context.loops):
         return None
-    return FindingFix(f"Pass `{name}` to set_epoch", (NodeEdit(name, epoch),))
+    safety = "unsafe" if isinstance(epoch, cst.Name) else "safe"
+    return FindingFix(f"Pass `{name}` to set_epoch", (NodeEdit(name, epoch),), safety)
 
 
 def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
@@ -92,7 +128,7 @@ def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
     node, epoch = loop.node, _epoch_variable(loop)
     if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
-    if any(enclosing is loop for enclosing in sampler.site.context.loops):
+    if _rebuilt_in(sampler, loop):
         return None  # rebuilt every epoch: the first statement would still see last epoch's
     receiver = _reference_to(sampler, loop.context.scope)
     if receiver is None:
