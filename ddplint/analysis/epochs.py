@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import Optional, Union
 
 import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, Loaders
-from ddplint.analysis.records import LoopSite
-from ddplint.analysis.syntax import identifier_words
-
-if TYPE_CHECKING:
-    from ddplint.analysis.records import CallSite
+from ddplint.analysis.records import CallSite, Context, LoopSite
+from ddplint.analysis.syntax import identifier_words, walk
 
 EVAL_WORDS = {
     "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
@@ -25,12 +22,25 @@ EVAL_WORDS = {
 
 
 @dataclass(eq=False)
+class YieldSite:
+    """`yield from <iterable>`: a generator hands on every item of the iterable, one pass."""
+
+    node: cst.Yield
+    context: Context
+
+    @property
+    def iterable(self) -> cst.BaseExpression:
+        assert isinstance(self.node.value, cst.From)
+        return self.node.value.item
+
+
+@dataclass(eq=False)
 class Iteration:
     """A place where a loader is iterated, with the loop (if any) around it that repeats that."""
 
     loader: LoaderInfo
-    where: "CallSite | LoopSite"
-    epoch_loop: Optional["LoopSite"]
+    where: Union[CallSite, LoopSite, YieldSite]
+    epoch_loop: Optional[LoopSite]
 
 
 class Epochs:
@@ -57,6 +67,9 @@ class Epochs:
             for site in self._iterator_calls:
                 for via in self._feeding_paths(site.node.args[0].value, site.context, target):
                     found.append(Iteration(loader, site, self.repeating_loop(site.context, via)))
+            for place in self._yields_from:
+                for via in self._feeding_paths(place.iterable, place.context, target):
+                    found.append(Iteration(loader, place, self.repeating_loop(place.context, via)))
             for site in self._calls_out_to_trainers:
                 # `Trainer(train_dataloader=a, eval_dataloader=b)`: only `a` is trained on there.
                 handed = [arg for arg in site.node.args if not _keyword_names_evaluation(arg)]
@@ -70,7 +83,7 @@ class Epochs:
         again, so every later pass repeats the first one, batch for batch, whatever the sampler
         would do on a new pass."""
         where = iteration.where
-        return not isinstance(where, LoopSite) and "itertools.cycle" in self.facts.qualified_names(where.node.func)
+        return isinstance(where, CallSite) and "itertools.cycle" in self.facts.qualified_names(where.node.func)
 
     def repeating_loop(self, context, via=()) -> Optional[LoopSite]:
         """The innermost loop that repeats a place: around it in its own function, else around
@@ -98,6 +111,21 @@ class Epochs:
             if found is not None:
                 return found
         return None
+
+    @cached_property
+    def _yields_from(self) -> list[YieldSite]:
+        """Every `yield from x` whose `x` is a name or attribute chain (its place is known):
+        `while True: yield from loader` starts a new pass over the loader on each turn. Looked
+        for only in files that spell it."""
+        if "yield" not in self.facts.source or "from" not in self.facts.source:
+            return []
+        out = []
+        for node in walk(self.facts.module):
+            if isinstance(node, cst.Yield) and isinstance(node.value, cst.From):
+                context = self.facts.context_of(node.value.item)
+                if context is not None:
+                    out.append(YieldSite(node, context))
+        return out
 
     @cached_property
     def _iterator_calls(self) -> list["CallSite"]:

@@ -26,6 +26,9 @@ class SamplerInfo:
     shuffles: bool
     loaders: list[LoaderInfo]
     built_in: Optional[str] = None  # as for LoaderInfo: a sampler inside another module's factory
+    # What `site` builds when it is not the sampler itself: "loader" (another module's loader
+    # factory, the sampler inside) or "kwargs" (its `**kwargs` dict, the sampler an entry).
+    inside: Optional[str] = None
 
 
 @dataclass(eq=False)
@@ -79,7 +82,7 @@ class Samplers:
             # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
             # unpacked from the factory's result (`loader, sampler = build(...)`).
             if self.facts.project.loader_factory(self.facts, loader.site).shuffling_sampler:
-                out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in))
+                out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in, inside="loader"))
         return out
 
     def _loaders_of(self, sampler_site: "CallSite") -> list[LoaderInfo]:

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import libcst as cst
 
 from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
 from ddplint.analysis.loaders import LoaderInfo
-from ddplint.analysis.records import LoopSite
+from ddplint.analysis.records import CallSite, LoopSite
 from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
-
-if TYPE_CHECKING:
-    from ddplint.analysis.records import CallSite
 
 # Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
 _INSPECTION_CALLS = {
@@ -100,6 +97,8 @@ class Training:
     def _is_training_place(self, where) -> bool:
         if isinstance(where, LoopSite):
             return any(self._is_training_call(site) for site in self.calls_in_loop.get(id(where.node), ()))
+        if not isinstance(where, CallSite):
+            return False  # `yield from loader`: handed on, trained on (or not) by the consumer
         # passed to a callee: named for training (`train_one_epoch(loader)`)
         return any(word.startswith("train") or word == "fit" for word in identifier_words(where.name or ""))
 

@@ -141,12 +141,13 @@ def _reference_to(sampler, scope) -> Optional[str]:
     """An expression that names this sampler from `scope`: a variable bound to it and to nothing
     else, or `<loader>.sampler` for a loader (bound the same way) it is given to as `sampler=`."""
     node = sampler.site.node
-    name = _sole_name_for(node, scope)
+    name = _sole_name_for(node, scope) if sampler.inside is None else None
     if name is not None:
         return name
     for loader in sampler.loaders:
         given = argument(loader.site.node, "sampler", 3)
         refers = given is node or (isinstance(given, cst.Name) and _sole_name_for(node, scope, given.value))
+        refers = refers or sampler.inside is not None  # the loader holds it (a factory, `**kwargs`)
         loader_name = _sole_name_for(loader.site.node, scope)
         if refers and loader_name is not None:
             return f"{loader_name}.sampler"
