@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, Loaders
 from ddplint.analysis.records import CallSite, Context, LoopSite
-from ddplint.analysis.syntax import identifier_words, walk
+from ddplint.analysis.syntax import argument, identifier_words, walk
+
+if TYPE_CHECKING:
+    from ddplint.analysis.project import PassRepeater
 
 EVAL_WORDS = {
     "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
@@ -41,6 +44,9 @@ class Iteration:
     loader: LoaderInfo
     where: Union[CallSite, LoopSite, YieldSite]
     epoch_loop: Optional[LoopSite]
+    # The loader handed to another project module's generator that starts a new pass over it on
+    # every turn of its own loop (`forever(loader)`): where that loop is ("utils.py:3").
+    restarted_in: Optional[str] = None
 
 
 class Epochs:
@@ -70,6 +76,10 @@ class Epochs:
             for place in self._yields_from:
                 for via in self._feeding_paths(place.iterable, place.context, target):
                     found.append(Iteration(loader, place, self.repeating_loop(place.context, via)))
+            for site, repeater in self._project_pass_repeaters:
+                given = argument(site.node, repeater.parameter, repeater.position)
+                if given is not None and self._feeding_paths(given, site.context, target):
+                    found.append(Iteration(loader, site, None, restarted_in=repeater.where))
             for site in self._calls_out_to_trainers:
                 # `Trainer(train_dataloader=a, eval_dataloader=b)`: only `a` is trained on there.
                 handed = [arg for arg in site.node.args if not _keyword_names_evaluation(arg)]
@@ -110,6 +120,43 @@ class Epochs:
             found = self._loop_around_callers(site.context.scope, depth + 1)
             if found is not None:
                 return found
+        return None
+
+    @cached_property
+    def _project_pass_repeaters(self) -> list[tuple[CallSite, "PassRepeater"]]:
+        """Calls of other project modules' generators that re-iterate what they are given
+        without setting an epoch themselves."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            repeater = project.pass_repeater(self.facts, site)
+            if repeater is not None and not repeater.sets_epoch:
+                out.append((site, repeater))
+        return out
+
+    def pass_repeater(self, function) -> Optional[tuple[str, LoopSite]]:
+        """(parameter, loop) when `function` is a generator that hands on every item of one of
+        its parameters anew on each turn of a loop of its own: `while True: yield from loader`,
+        `for _ in count(): for batch in loader: yield batch`. For another module's callers."""
+        def parameter(expr) -> Optional[str]:
+            if not isinstance(expr, cst.Name) or expr.value not in function.params:
+                return None
+            bindings = function.scope.bindings.get(expr.value, [])
+            return expr.value if all(binding.kind == "param" for binding in bindings) else None
+
+        for place in self._yields_from:
+            if place.context.scope is function.scope and place.context.loops:
+                name = parameter(place.iterable)
+                if name is not None:
+                    return name, place.context.loops[-1]
+        for loop in self.facts.loops:
+            if loop.context.scope is not function.scope or not loop.context.loops or loop.iterable is None:
+                continue
+            name = parameter(loop.iterable)
+            if name is not None and any(isinstance(node, cst.Yield) for node in walk(loop.node.body)):
+                return name, loop.context.loops[-1]
         return None
 
     @cached_property

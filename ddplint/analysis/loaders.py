@@ -85,9 +85,21 @@ class Loaders:
 
     @cached_property
     def all(self) -> list[LoaderInfo]:
-        out = [self._describe(site) for site in self.facts.calls_constructing(DATALOADER, self.loader_classes)]
+        sites = self.facts.calls_constructing(DATALOADER, self.loader_classes)
+        known = {id(site) for site in sites}
+        sites += [site for site in self._project_class_calls if id(site) not in known]
+        out = [self._describe(site) for site in sites]
         out.extend(self.from_project)
         return out
+
+    @cached_property
+    def _project_class_calls(self) -> list["CallSite"]:
+        """Calls of DataLoader subclasses another project module defines (`MyLoader(ds)` with
+        `from .loaders import MyLoader`): built like a DataLoader."""
+        project = self.facts.project
+        if project is None or not self.facts.imports.bindings:
+            return []
+        return [site for site in self.facts.calls if project.loader_class(self.facts, site.node.func) is not None]
 
     @cached_property
     def from_project(self) -> list[LoaderInfo]:
@@ -129,7 +141,7 @@ class Loaders:
         if has_star_args(call):
             return SamplerKind.PRESENT  # positional *args: cannot tell, so assume the author passed one
         for kwargs in double_star_args(call):
-            keys = self._dict_keys(kwargs, scope)
+            keys = self.dict_keys(kwargs, scope)
             if keys is None or keys & {"sampler", "batch_sampler"}:
                 return SamplerKind.PRESENT
         kind = SamplerKind.ABSENT
@@ -144,12 +156,18 @@ class Loaders:
         return kind
 
     def _subclass_brings_its_own_sampler(self, call: cst.Call) -> bool:
-        """A DataLoader subclass of this file that picks its samples itself: its `__init__`
-        hands `super().__init__` a sampler or batch sampler, or it replaces `__iter__`."""
+        """A DataLoader subclass of this file or of another project module that picks its
+        samples itself (`class_picks_its_samples`)."""
         callee = dotted_name(call.func) or ""
-        if callee not in self.loader_classes:
-            return False
-        classes = {info.name for info in self.facts.class_lineage(callee)}
+        if callee in self.loader_classes:
+            return self.class_picks_its_samples(callee)
+        project = self.facts.project
+        return project is not None and bool(project.loader_class(self.facts, call.func))
+
+    def class_picks_its_samples(self, name: str) -> bool:
+        """Whether this file's DataLoader subclass `name` hands super().__init__ a sampler or
+        batch sampler in its `__init__`, or replaces `__iter__`."""
+        classes = {info.name for info in self.facts.class_lineage(name)}
         for function in self.facts.functions:
             if function.class_name not in classes:
                 continue
@@ -173,13 +191,15 @@ class Loaders:
             return not self.facts.ranks.depends_on_rank(source.node, source.scope)
         return False
 
-    def _dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
+    def dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
         """The literal keys a `**kwargs` dict may hold, or None if they cannot be known."""
         if depth > 3:
             return None
         keys: set[str] = set()
         for source in self.flow.sources(expr, scope):
             literal = _literal_dict_keys(source.node)
+            if literal is None:
+                literal = self._keys_from_project(source.node)
             if literal is None:
                 return None
             keys |= literal
@@ -191,6 +211,15 @@ class Loaders:
             keys |= added
         keys |= {binding.item for binding in self.items_set_on(expr, scope)}
         return keys
+
+    def _keys_from_project(self, node) -> Optional[set[str]]:
+        """The keys of the dict another project module's function returns
+        (`get_loader_kwargs(...)`), when its summary knows them all."""
+        project = self.facts.project
+        if project is None or not isinstance(node, cst.Call):
+            return None
+        factory = project.loader_kwargs(self.facts, node)
+        return set(factory.keys) if factory is not None and factory.keys is not None else None
 
     def items_set_on(self, expr: cst.BaseExpression, scope) -> list:
         """Item bindings (`d["key"] = v`) anywhere in the file on a dict that `expr` may be,
@@ -244,7 +273,7 @@ class Loaders:
                     if arg.keyword is not None:
                         keys.add(arg.keyword.value)
                         continue
-                    merged = self._dict_keys(arg.value, site.context.scope, depth + 1)
+                    merged = self.dict_keys(arg.value, site.context.scope, depth + 1)
                     if merged is None:
                         return None
                     keys |= merged

@@ -41,6 +41,7 @@ from ddplint.analysis.torch_api import (
     BROADCAST_COLLECTIVES,
     COLLECTIVES,
     DATALOADER,
+    DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
 )
@@ -61,19 +62,26 @@ _IMPORT_STATEMENT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)|from[ \t]+\.*[\w.]*[ \t]+import[^\n;#]*|import[ \t][^\n;#]*)"
 )
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
-# What a module must call (or subclass) to offer anything in its summary: loaders and streaming
-# datasets, process-group and device set-up, set_epoch, collectives. Modules without such a call
-# are never parsed for their summary: in a large library almost every module is imported by some
-# file, and only a few build loaders or start process groups.
+_SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+
+
+# What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
+# streaming datasets, process-group and device set-up, set_epoch, collectives, generators. Modules
+# without such a call are never parsed for their summary: in a large library almost every module
+# is imported by some file, and only a few build loaders or start process groups.
+
 def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
-         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES,
+         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+        | _SAMPLER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
+    # `yield`: a generator that re-iterates the loader it is given (`while True: yield from loader`)
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
-        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper)\s*[,)]"
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader)\s*[,)]"
+        rb"|(?<![\w])yield(?![\w])"
     )
 
 
@@ -84,13 +92,16 @@ _SUMMARY_WORDS = _summary_words()
 def _summary_evidence() -> re.Pattern:
     """Text without which a summary records nothing, whatever the module calls. Every entry of a
     summary comes from a call or a base class with a qualified name (imports.py builds those from
-    the module's own text, and `canonical()` never adds these words): DataLoader classes,
-    `set_epoch`, iterable dataset classes, process-group starters and spawners
+    the module's own text, and `canonical()` never adds these words): DataLoader and
+    DistributedSampler classes, `set_epoch`, iterable dataset classes, `yield` (a generator
+    re-iterating a loader), process-group starters and spawners
     (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
     collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
-    words = sorted(classes | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning"})
+    words = sorted(
+        classes | _SAMPLER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+    )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
 
@@ -136,6 +147,26 @@ class FactoryLoader:
     judged_there: bool = False
 
 
+@dataclass(frozen=True)
+class PassRepeater:
+    """A generator that starts a new pass over what one parameter gives it on every turn of a
+    loop (`while True: yield from loader`): called with a loader, it runs the epochs."""
+
+    where: str  # "utils.py:3", the loop, for messages
+    parameter: str
+    position: int
+    sets_epoch: bool  # it sets some epoch (`sampler.set_epoch(n)`) in that loop, a new one each turn
+
+
+@dataclass(frozen=True)
+class LoaderKwargs:
+    """A dict of DataLoader keyword arguments a project function returns (`**loader_kwargs(...)`)."""
+
+    where: str
+    keys: Optional[frozenset[str]]  # None when not all of them are known
+    shuffling_sampler: bool  # its "sampler" entry is a shuffling DistributedSampler it builds
+
+
 @dataclass
 class ModuleSummary:
     """What one module offers to the modules that import it. Computed from its source alone."""
@@ -152,19 +183,27 @@ class ModuleSummary:
     epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
     # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
     collectives: dict[str, CollectiveReach] = field(default_factory=dict)
+    # DataLoader subclass -> whether it picks its own samples (hands super().__init__ a sampler,
+    # or replaces __iter__)
+    loader_classes: dict[str, bool] = field(default_factory=dict)
+    pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
+    loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
+    # function -> where the shuffling DistributedSampler it builds and returns is built
+    sampler_factories: dict[str, str] = field(default_factory=dict)
 
+
+    def _tables(self) -> tuple:
+        return (
+            self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
+            self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
+            self.sampler_factories,
+        )
 
     def offered_names(self) -> set[str]:
-        return (
-            self.process_group_starters | self.device_setters | set(self.loader_factories)
-            | set(self.iterable_classes) | set(self.epoch_setters) | set(self.collectives)
-        )
+        return {name for table in self._tables() for name in table}
 
     def offers_anything(self) -> bool:
-        return any(
-            (self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
-             self.epoch_setters, self.collectives)
-        )
+        return any(self._tables())
 
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
@@ -197,7 +236,35 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     for name in data.iterable_dataset_classes:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
+    for name in data.loader_model.loader_classes:
+        if name in facts.classes:
+            summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
+    for function in top_level:
+        _summarise_data_helper(facts, function, display_name, summary)
     return summary
+
+
+def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, summary: ModuleSummary) -> None:
+    """What a top-level function does for a caller's loader: re-iterates a parameter pass after
+    pass, returns DataLoader keyword arguments, or returns a shuffling DistributedSampler."""
+    data = facts.data
+    repeater = data.epochs.pass_repeater(function)
+    if repeater is not None:
+        parameter, loop = repeater
+        sets_epoch = data.sampler_model.sets_a_new_epoch_in(loop)
+        where = f"{display_name}:{_line_of(facts, loop.node)}"
+        summary.pass_repeaters[function.name] = PassRepeater(where, parameter, function.params.index(parameter), sets_epoch)
+    if function.name in summary.loader_factories:
+        return
+    kwargs = data.sampler_model.returned_loader_kwargs(function)
+    if kwargs is not None:
+        keys, sampler = kwargs
+        where = f"{display_name}:{_line_of(facts, sampler.site.node if sampler else function.node)}"
+        summary.loader_kwargs[function.name] = LoaderKwargs(where, keys, sampler is not None)
+        return
+    sampler = data.sampler_model.returned_sampler(function)
+    if sampler is not None:
+        summary.sampler_factories[function.name] = f"{display_name}:{_line_of(facts, sampler.site.node)}"
 
 
 def _launchers(facts: "ModuleFacts") -> set:
@@ -813,6 +880,24 @@ class ProjectView:
         """(parameter, position) a project function calls `set_epoch` on, if it does."""
         target = self._target(facts, site.node.func)
         return target[0].epoch_setters.get(target[1]) if target else None
+
+    def loader_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
+        """None if `func` is not a project DataLoader subclass, else whether it picks its samples."""
+        target = self._target(facts, func)
+        return target[0].loader_classes.get(target[1]) if target else None
+
+    def pass_repeater(self, facts: "ModuleFacts", site: "CallSite") -> Optional[PassRepeater]:
+        target = self._target(facts, site.node.func)
+        return target[0].pass_repeaters.get(target[1]) if target else None
+
+    def loader_kwargs(self, facts: "ModuleFacts", call: cst.Call) -> Optional[LoaderKwargs]:
+        target = self._target(facts, call.func)
+        return target[0].loader_kwargs.get(target[1]) if target else None
+
+    def sampler_factory(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
+        """Where the shuffling DistributedSampler a project function returns is built, if it does."""
+        target = self._target(facts, site.node.func)
+        return target[0].sampler_factories.get(target[1]) if target else None
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""

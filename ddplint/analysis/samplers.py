@@ -83,7 +83,81 @@ class Samplers:
             # unpacked from the factory's result (`loader, sampler = build(...)`).
             if self.facts.project.loader_factory(self.facts, loader.site).shuffling_sampler:
                 out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in, inside="loader"))
+        out += self._from_project_helpers()
         return out
+
+    def _from_project_helpers(self) -> list[SamplerInfo]:
+        """Shuffling DistributedSamplers that functions of other project modules build and
+        return: the sampler itself (`sampler=get_sampler(ds)`), or as the "sampler" entry of
+        DataLoader keyword arguments (`DataLoader(ds, **get_loader_kwargs(ds))`)."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            where = project.sampler_factory(self.facts, site)
+            if where is not None:
+                out.append(SamplerInfo(site, True, self._loaders_of(site), built_in=where))
+        for loader in self.loaders.all:
+            if loader.built_in is not None:
+                continue
+            for kwargs in double_star_args(loader.site.node):
+                for source in self.flow.sources(kwargs, loader.site.context.scope):
+                    factory = project.loader_kwargs(self.facts, source.node) if isinstance(source.node, cst.Call) else None
+                    site = self._call_sites.get(id(source.node)) if factory is not None else None
+                    if site is not None and factory is not None and factory.shuffling_sampler:
+                        out.append(SamplerInfo(site, True, [loader], built_in=factory.where, inside="kwargs"))
+        return out
+
+    @cached_property
+    def _call_sites(self) -> dict[int, "CallSite"]:
+        return {id(site.node): site for site in self.facts.calls}
+
+    # -- what a function of this module hands its callers (analysis/project.py) ------------------
+    def returned_sampler(self, function) -> Optional[SamplerInfo]:
+        """The shuffling DistributedSampler `function` builds and returns (or returns wrapped)."""
+        for value, _ in function.returns:
+            for sampler in self.all:
+                if (
+                    sampler.shuffles
+                    and sampler.built_in is None
+                    and sampler.site.context.scope is function.scope
+                    and self.flow.feeds(value, function.scope, sampler.site.node)
+                ):
+                    return sampler
+        return None
+
+    def returned_loader_kwargs(self, function) -> Optional[tuple[Optional[frozenset[str]], Optional[SamplerInfo]]]:
+        """(its keys, None when not all are known; the shuffling DistributedSampler of its
+        "sampler" entry, if any) for a dict of DataLoader keyword arguments `function` builds
+        and returns (`return {"sampler": DistributedSampler(ds), "batch_size": bs}`)."""
+        scope = function.scope
+        for value, _ in function.returns:
+            if not any(_is_dict_display(source.node) for source in self.flow.sources(value, scope)):
+                continue
+            keys = self.loaders.dict_keys(value, scope)
+            entries = self._sampler_entries_of(value, scope)
+            sampler = next(
+                (
+                    sampler
+                    for sampler in self.all
+                    if sampler.shuffles
+                    and sampler.built_in is None
+                    and any(self.flow.feeds(entry, where, sampler.site.node) for entry, where in entries)
+                ),
+                None,
+            )
+            return (frozenset(keys) if keys is not None else None), sampler
+        return None
+
+    def sets_a_new_epoch_in(self, loop: LoopSite) -> bool:
+        """Some sampler's epoch is set to a new value on each turn of `loop` (a generator's)."""
+        for setting in self.epoch_settings:
+            if not any(enclosing is loop for enclosing in setting.context.loops) or self.gives_the_same_epoch(setting):
+                continue
+            if not setting.assigned or setting.via_loader_attribute or _plain_variable(setting.receiver):
+                return True
+        return False
 
     def _loaders_of(self, sampler_site: "CallSite") -> list[LoaderInfo]:
         target = sampler_site.node
@@ -105,13 +179,15 @@ class Samplers:
         """What `DataLoader(ds, **kwargs)` may get as its sampler: the "sampler" /
         "batch_sampler" entries of the dicts `kwargs` comes from (`{"sampler": s}`,
         `dict(sampler=s)`) and items set on them later (`kwargs["sampler"] = s`)."""
+        return [entry for kwargs in double_star_args(call) for entry in self._sampler_entries_of(kwargs, scope)]
+
+    def _sampler_entries_of(self, kwargs: cst.BaseExpression, scope) -> list[tuple[cst.BaseExpression, object]]:
         out: list = []
-        for kwargs in double_star_args(call):
-            for source in self.flow.sources(kwargs, scope):
-                out += [(value, source.scope) for value in _sampler_entries(source.node)]
-            for binding in self.loaders.items_set_on(kwargs, scope):
-                if binding.item in _SAMPLER_KEYS and binding.value is not None:
-                    out.append((binding.value, binding.scope))
+        for source in self.flow.sources(kwargs, scope):
+            out += [(value, source.scope) for value in _sampler_entries(source.node)]
+        for binding in self.loaders.items_set_on(kwargs, scope):
+            if binding.item in _SAMPLER_KEYS and binding.value is not None:
+                out.append((binding.value, binding.scope))
         return out
 
     def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
@@ -324,6 +400,16 @@ def _setting(node, context, owner, epoch, assigned: bool = False) -> EpochSettin
     return EpochSetting(node, context, owner, stripped, epoch, assigned)
 
 
+def _is_dict_display(node) -> bool:
+    """`{...}` or `dict(...)`."""
+    return isinstance(node, cst.Dict) or (isinstance(node, cst.Call) and last_name(node.func) == "dict")
+
+
+def _plain_variable(expr: cst.BaseExpression) -> bool:
+    """`sampler`, not `self` (`self.epoch = n` is the object's own counter)."""
+    return isinstance(expr, cst.Name) and expr.value != "self"
+
+
 def _rebinds(node: cst.CSTNode, name: str) -> bool:
     """Whether anything under `node` may give variable `name` a new value: an assignment of any
     form, a loop or `with` / `except` target, a walrus, `del`, an import."""
@@ -333,9 +419,12 @@ def _rebinds(node: cst.CSTNode, name: str) -> bool:
         elif isinstance(sub, cst.AsName):
             target = sub.name
         elif isinstance(sub, cst.ImportAlias):
-            target = sub.asname.name if sub.asname is not None else sub.name
-            if isinstance(target, cst.Attribute):  # `import a.b` binds `a`
-                target = cst.Name(dotted_name(target).split(".")[0]) if dotted_name(target) else target
+            if sub.asname is not None:
+                target = sub.asname.name
+            else:  # `import a.b` binds `a`
+                if (dotted_name(sub.name) or "").split(".")[0] == name:
+                    return True
+                continue
         else:
             continue
         if name in _names_bound_by(target):

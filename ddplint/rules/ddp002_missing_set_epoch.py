@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.epochs import YieldSite
 from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
@@ -27,6 +28,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     if id(iteration.where.node) not in reported:
                         reported.add(id(iteration.where.node))
                         yield RULE.finding(iteration.where.node, CYCLE_MESSAGE)
+                    continue
+                if iteration.restarted_in is not None:
+                    if id(iteration.where.node) not in reported and not data.set_epoch_reaches(sampler):
+                        reported.add(id(iteration.where.node))
+                        yield RULE.finding(iteration.where.node, _restarted_message(facts, iteration))
                     continue
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
@@ -55,7 +61,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"every rank; call set_epoch(epoch) on the new sampler before the loader is "
                         f"iterated (or build it once, before the loop)"
                     )
-                elif isinstance(iteration.where, LoopSite):
+                elif isinstance(iteration.where, (LoopSite, YieldSite)):
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
@@ -89,6 +95,15 @@ def _fixed_epoch_message(facts: ModuleFacts, fixed) -> str:
     )
 
 
+def _restarted_message(facts: ModuleFacts, iteration) -> str:
+    return (
+        f"`{_code(facts, iteration.where.node)}` starts a new pass over this loader each time the "
+        f"last one ends (the loop at {iteration.restarted_in}), and the loader's shuffling "
+        f"DistributedSampler never gets set_epoch(): every pass replays the same order on every "
+        f"rank; count the passes in that loop and call sampler.set_epoch(pass_number) before each"
+    )
+
+
 def _rebuilt_in(sampler, loop) -> bool:
     """The sampler (or the call of another module's function that builds it) runs inside the
     loop: a new sampler every pass."""
@@ -117,8 +132,10 @@ def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
     epoch = fixed.epoch
     if name is None or epoch is None or not any(enclosing is loop for enclosing in fixed.context.loops):
         return None
-    safety = "unsafe" if isinstance(epoch, cst.Name) else "safe"
-    return FindingFix(f"Pass `{name}` to set_epoch", (NodeEdit(name, epoch),), safety)
+    edits = (NodeEdit(name, epoch),)
+    if isinstance(epoch, cst.Name):
+        return FindingFix(f"Pass `{name}` to set_epoch", edits, "unsafe")
+    return FindingFix(f"Pass `{name}` to set_epoch", edits)
 
 
 def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
