@@ -304,7 +304,8 @@ class Loaders:
         statement, for the message."""
         for binding, target in self._sampler_assignments:
             scope = binding.context.scope if binding.context is not None else binding.scope
-            if self.flow.feeds(target.value, scope, loader.site.node):
+            # the loader as built, not something wrapping it (which may take a sampler)
+            if any(source.node is loader.site.node for source in self.flow.sources(target.value, scope)):
                 return binding.node
         return None
 

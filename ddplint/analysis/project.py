@@ -827,8 +827,18 @@ class ProjectView:
     def __init__(self, index: ProjectIndex, path: str) -> None:
         self.index = index
         self.path = path
+        # id(callee) -> (callee, its target): the models ask about every call of a file, one
+        # question each (a factory? a loader class? a generator? ...). The node is kept so that
+        # its id is not reused.
+        self._targets: dict[int, tuple[object, Optional[tuple[ModuleSummary, str]]]] = {}
 
     def _target(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[tuple[ModuleSummary, str]]:
+        known = self._targets.get(id(func))
+        if known is None or known[0] is not func:
+            known = self._targets[id(func)] = (func, self._find_target(facts, func))
+        return known[1]
+
+    def _find_target(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[tuple[ModuleSummary, str]]:
         for qualified in facts.qualified_names(func):
             resolved = self.index.resolve(self.path, qualified)
             if resolved is None:

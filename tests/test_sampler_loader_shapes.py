@@ -1,0 +1,497 @@
+"""Sampler and loader shapes that used to go unreported (issue 20, "where the misses are"):
+what DDP001 / DDP002 must flag, and the look-alikes they must leave alone. Each shape is judged by
+what the code does when it runs: which value reaches `set_epoch`, which object gets the attribute,
+what a helper of another module builds or re-iterates. Snippets are our own."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+from ddplint.engine import lint_source
+from ddplint.rules import select_rules
+
+HEAD = """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+"""
+
+
+def findings(body: str, code: str) -> list:
+    source = HEAD + textwrap.dedent(body)
+    return [d for d in lint_source(source, "train.py", select_rules([code])) if d.code == code]
+
+
+def rows(body: str, code: str) -> list[int]:
+    return [d.location.row for d in findings(body, code)]
+
+
+# -- 1. set_epoch(<a variable nothing in the epoch loop changes>) -------------------------------
+
+
+def test_set_epoch_with_a_step_counter_that_never_moves():
+    found = findings(
+        """
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        global_step = 0
+        for epoch in range(10):
+            sampler.set_epoch(global_step)
+            for x, y in loader:
+                model(x).sum().backward()
+                optimizer.step()
+        """,
+        "DDP002",
+    )
+    assert [d.location.row for d in found] == [10]
+    assert "nothing in the loop changes `global_step`" in found[0].message
+    assert found[0].fix is not None and found[0].fix.applicability.value == "unsafe"
+
+
+def test_set_epoch_with_a_counter_advanced_only_after_the_epoch_loop():
+    assert rows(
+        """
+        def train(model, loader, sampler, start):
+            step = start
+            for epoch in range(10):
+                sampler.set_epoch(step)
+                for batch in loader:
+                    model(batch).sum().backward()
+            step += 10
+            return step
+
+        sampler = DistributedSampler(train_set)
+        train(model, DataLoader(train_set, sampler=sampler), sampler, 0)
+        """,
+        "DDP002",
+    ) == [9]
+
+
+@pytest.mark.parametrize(
+    "advance",
+    [
+        "for x, y in loader:\n        model(x).sum().backward()\n        global_step += 1",
+        "for x, y in loader:\n        model(x).sum().backward()\n    global_step = global_step + len(loader)",
+        "for global_step, (x, y) in enumerate(loader, global_step):\n        model(x).sum().backward()",
+    ],
+    ids=["step-in-inner-loop", "counter-at-end-of-epoch", "enumerate-target"],
+)
+def test_set_epoch_with_a_counter_the_loop_advances_is_left_alone(advance):
+    body = (
+        "sampler = DistributedSampler(train_set)\n"
+        "loader = DataLoader(train_set, batch_size=32, sampler=sampler)\n"
+        "global_step = 0\n"
+        "for epoch in range(10):\n"
+        "    sampler.set_epoch(global_step)\n"
+        f"    {advance}\n"
+    )
+    assert rows(body, "DDP002") == []
+
+
+def test_set_epoch_inside_a_phase_loop_of_the_epoch_loop_is_left_alone():
+    # `epoch` does not change between the phases, but it does between epochs.
+    assert rows(
+        """
+        sampler = DistributedSampler(train_set)
+        loaders = {"train": DataLoader(train_set, sampler=sampler), "val": DataLoader(val_set)}
+        for epoch in range(10):
+            for phase in ("train", "val"):
+                sampler.set_epoch(epoch)
+                for x, y in loaders[phase]:
+                    model(x).sum().backward()
+        """,
+        "DDP002",
+    ) == []
+
+
+def test_set_epoch_with_a_global_another_function_advances_is_left_alone():
+    assert rows(
+        """
+        epochs_done = 0
+
+        def finish_epoch():
+            global epochs_done
+            epochs_done += 1
+
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, sampler=sampler)
+        for _ in range(10):
+            sampler.set_epoch(epochs_done)
+            for x, y in loader:
+                model(x).sum().backward()
+            finish_epoch()
+        """,
+        "DDP002",
+    ) == []
+
+
+# -- 2. `.epoch = ...` assignments ---------------------------------------------------------------
+
+
+def test_epoch_set_on_the_dataloader_does_nothing():
+    found = findings(
+        """
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            loader.epoch = epoch
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP002",
+    )
+    assert [d.location.row for d in found] == [9]
+    assert "`loader.epoch = epoch` sets it on the DataLoader" in found[0].message
+
+
+@pytest.mark.parametrize("target", ["sampler.epoch", "loader.sampler.epoch"])
+def test_epoch_set_on_the_sampler_is_what_set_epoch_does(target):
+    assert rows(
+        f"""
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            {target} = epoch
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP002",
+    ) == []
+
+
+def test_an_unrelated_epoch_attribute_does_not_count_as_set_epoch():
+    assert rows(
+        """
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for epoch in range(10):
+            state.epoch = epoch
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP002",
+    ) == [9]
+
+
+# -- 3. a DistributedSampler built anew on every pass of the epoch loop --------------------------
+
+
+def test_a_sampler_rebuilt_every_epoch_starts_at_epoch_zero():
+    found = findings(
+        """
+        for epoch in range(10):
+            sampler = DistributedSampler(train_set)
+            loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP002",
+    )
+    assert [d.location.row for d in found] == [7]
+    assert "builds a new shuffling DistributedSampler on every pass" in found[0].message
+    assert found[0].fix is None  # the first statement of the loop would reach last epoch's sampler
+
+
+@pytest.mark.parametrize(
+    "sampler_lines",
+    [
+        "sampler = DistributedSampler(train_set)\n    sampler.set_epoch(epoch)",
+        "sampler = DistributedSampler(train_set, shuffle=False)",
+    ],
+    ids=["set_epoch-on-the-new-one", "no-shuffle"],
+)
+def test_a_rebuilt_sampler_given_its_epoch_or_not_shuffling_is_left_alone(sampler_lines):
+    body = (
+        "for epoch in range(10):\n"
+        f"    {sampler_lines}\n"
+        "    loader = DataLoader(train_set, batch_size=32, sampler=sampler)\n"
+        "    for x, y in loader:\n"
+        "        model(x).sum().backward()\n"
+    )
+    assert rows(body, "DDP002") == []
+
+
+# -- 4. `loader.sampler = ...` after the DataLoader is built ------------------------------------
+
+
+def test_torch_refuses_a_sampler_set_after_the_loader_is_built():
+    """What the DDP001 message below claims, checked against the installed torch."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader, SequentialSampler, TensorDataset
+
+    dataset = TensorDataset(torch.zeros(4, 1))
+    loader = DataLoader(dataset, batch_size=2, shuffle=True)
+    with pytest.raises(ValueError, match="sampler attribute should not be set"):
+        loader.sampler = SequentialSampler(dataset)
+
+
+def test_a_sampler_assigned_to_a_built_loader_shards_nothing():
+    found = findings(
+        """
+        loader = DataLoader(train_set, batch_size=32, shuffle=True)
+        loader.sampler = DistributedSampler(train_set)
+        for epoch in range(10):
+            loader.sampler.set_epoch(epoch)
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP001",
+    )
+    assert [d.location.row for d in found] == [7]
+    assert "raises ValueError" in found[0].message
+    assert "`loader.sampler = DistributedSampler(train_set)`" in found[0].message
+    assert found[0].fix is None  # passing a sampler would leave the raising line in place
+
+
+def test_a_sampler_attribute_on_something_else_is_not_that_mistake():
+    found = findings(
+        """
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        config.sampler = sampler
+        for epoch in range(10):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP001",
+    )
+    assert found == []
+
+
+# -- cross-module shapes: the same answer from `ddplint .`, `ddplint FILE` and stdin ---------------
+
+
+def _run(argv: list[str], capsys, monkeypatch, stdin: bytes = b"") -> list[dict]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    capsys.readouterr()
+    main(["--no-cache", "--select", "DDP001,DDP002", "--output-format", "json", *argv])
+    return json.loads(capsys.readouterr().out or "[]")
+
+
+def project_findings(tmp_path: Path, monkeypatch, capsys, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    """train.py's findings, asserted identical however ddplint is run: (row, code, message)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    monkeypatch.chdir(tmp_path)
+    source = (tmp_path / "train.py").read_bytes()
+    ways = {
+        "folder": _run(["."], capsys, monkeypatch),
+        "file": _run(["train.py"], capsys, monkeypatch),
+        "stdin": _run(["-", "--stdin-filename", "train.py"], capsys, monkeypatch, source),
+    }
+    answers = {
+        way: sorted((f["location"]["row"], f["code"], f["message"]) for f in found if Path(f["filename"]).name == "train.py")
+        for way, found in ways.items()
+    }
+    assert answers["file"] == answers["folder"] == answers["stdin"], answers
+    return answers["folder"]
+
+
+# -- 5. a DataLoader subclass of another module ---------------------------------------------------
+
+SUBCLASS_TRAIN = """\
+import torch.distributed as dist
+from loaders import ShardLoader
+
+dist.init_process_group("nccl")
+loader = ShardLoader(train_set, batch_size=32, shuffle=True)
+for epoch in range(10):
+    for x, y in loader:
+        model(x).sum().backward()
+        optimizer.step()
+"""
+
+
+def test_a_project_dataloader_subclass_without_a_sampler(tmp_path, monkeypatch, capsys):
+    loaders = """\
+        from torch.utils.data import DataLoader
+
+
+        class ShardLoader(DataLoader):
+            def __init__(self, dataset, **options):
+                options.setdefault("num_workers", 4)
+                super().__init__(dataset, **options)
+        """
+    found = project_findings(tmp_path, monkeypatch, capsys, {"loaders.py": loaders, "train.py": SUBCLASS_TRAIN})
+    assert [(row, code) for row, code, _ in found] == [(5, "DDP001")]
+
+
+def test_a_project_dataloader_subclass_that_shards_itself(tmp_path, monkeypatch, capsys):
+    loaders = """\
+        from torch.utils.data import DataLoader, DistributedSampler
+
+
+        class ShardLoader(DataLoader):
+            def __init__(self, dataset, shuffle=True, **options):
+                super().__init__(dataset, sampler=DistributedSampler(dataset, shuffle=shuffle), **options)
+        """
+    assert project_findings(tmp_path, monkeypatch, capsys, {"loaders.py": loaders, "train.py": SUBCLASS_TRAIN}) == []
+
+
+# -- 6. an endless generator re-iterating the loader ---------------------------------------------
+
+
+def test_yield_from_the_loader_in_an_endless_loop():
+    found = findings(
+        """
+        def batches_forever(loader):
+            while True:
+                yield from loader
+
+        sampler = DistributedSampler(train_set)
+        batches = batches_forever(DataLoader(train_set, batch_size=32, sampler=sampler))
+        for step in range(10_000):
+            x, y = next(batches)
+            model(x).sum().backward()
+        """,
+        "DDP002",
+    )
+    assert [d.location.row for d in found] == [8]
+
+
+def test_yield_from_with_set_epoch_in_the_generator_loop_is_left_alone():
+    assert rows(
+        """
+        def batches_forever(loader):
+            passes = 0
+            while True:
+                loader.sampler.set_epoch(passes)
+                yield from loader
+                passes += 1
+
+        batches = batches_forever(DataLoader(train_set, sampler=DistributedSampler(train_set)))
+        for step in range(10_000):
+            x, y = next(batches)
+            model(x).sum().backward()
+        """,
+        "DDP002",
+    ) == []
+
+
+GENERATOR_TRAIN = """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from streams import endless
+
+dist.init_process_group("nccl")
+sampler = DistributedSampler(train_set)
+train_loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+batches = endless(train_loader)
+for step in range(10_000):
+    x, y = next(batches)
+    model(x).sum().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "generator",
+    [
+        "def endless(loader):\n    while True:\n        yield from loader\n",
+        "def endless(loader):\n    while True:\n        for batch in loader:\n            yield batch\n",
+    ],
+    ids=["yield-from", "for-yield"],
+)
+def test_a_generator_of_another_module_restarts_the_passes(tmp_path, monkeypatch, capsys, generator):
+    found = project_findings(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN})
+    assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]
+    assert "streams.py:2" in found[0][2] and "`endless(train_loader)`" in found[0][2]
+
+
+def test_a_generator_of_another_module_that_sets_the_epoch(tmp_path, monkeypatch, capsys):
+    generator = """\
+        def endless(loader):
+            done = 0
+            while True:
+                loader.sampler.set_epoch(done)
+                yield from loader
+                done += 1
+        """
+    assert project_findings(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN}) == []
+
+
+# -- 7. a sampler built by a helper of another module ---------------------------------------------
+
+KWARGS_HELPER = """\
+    from torch.utils.data import DistributedSampler
+
+
+    def get_dataloader_kwargs(dataset, batch_size):
+        return {"sampler": DistributedSampler(dataset), "batch_size": batch_size, "num_workers": 4}
+    """
+SAMPLER_HELPER = """\
+    from torch.utils.data import DistributedSampler
+
+
+    def make_sampler(dataset):
+        return DistributedSampler(dataset, shuffle=True, drop_last=True)
+    """
+
+
+def _train(uses: str, sets_epoch: bool) -> str:
+    epoch_line = "        loader.sampler.set_epoch(epoch)\n" if sets_epoch else ""
+    return (
+        "import torch.distributed as dist\n"
+        "from torch.utils.data import DataLoader\n"
+        f"{uses}\n"
+        "\n"
+        "def main():\n"
+        '    dist.init_process_group("nccl")\n'
+        "    loader = LOADER\n"
+        "    for epoch in range(10):\n"
+        f"{epoch_line}"
+        "        for x, y in loader:\n"
+        "            model(x).sum().backward()\n"
+        "            optimizer.step()\n"
+    )
+
+
+HELPERS = {
+    "kwargs": (KWARGS_HELPER, "from data import get_dataloader_kwargs", "DataLoader(train_set, **get_dataloader_kwargs(train_set, 32))"),
+    "sampler": (SAMPLER_HELPER, "from data import make_sampler", "DataLoader(train_set, batch_size=32, sampler=make_sampler(train_set))"),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_a_helper_built_sampler_needs_set_epoch(tmp_path, monkeypatch, capsys, helper):
+    module, uses, loader = HELPERS[helper]
+    train = _train(uses, sets_epoch=False).replace("LOADER", loader)
+    found = project_findings(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train})
+    assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]  # and no DDP001: the sampler is seen
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_a_helper_built_sampler_given_its_epoch(tmp_path, monkeypatch, capsys, helper):
+    module, uses, loader = HELPERS[helper]
+    train = _train(uses, sets_epoch=True).replace("LOADER", loader)
+    assert project_findings(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train}) == []
+
+
+@pytest.mark.parametrize("helper", ["kwargs", "loader-factory"])
+def test_the_fix_sets_the_epoch_on_the_loaders_sampler(tmp_path, monkeypatch, capsys, helper):
+    """A sampler inside a helper's result is reached as `loader.sampler`: a DataLoader has no
+    set_epoch of its own, so the fix must not call `loader.set_epoch`."""
+    if helper == "kwargs":
+        module, uses, loader = HELPERS["kwargs"]
+    else:
+        module = "from torch.utils.data import DataLoader, DistributedSampler\n\n\ndef build(ds):\n    return DataLoader(ds, sampler=DistributedSampler(ds))\n"
+        uses, loader = "from data import build", "build(train_set)"
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data.py").write_text(textwrap.dedent(module))
+    (tmp_path / "train.py").write_text(_train(uses, sets_epoch=False).replace("LOADER", loader))
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["--no-cache", "--select", "DDP002", "--diff", "train.py"]) == 1
+    added = [line for line in capsys.readouterr().out.splitlines() if line.startswith("+ ")]
+    assert added == ["+        loader.sampler.set_epoch(epoch)"]
