@@ -159,10 +159,16 @@ RULE = Rule(
         `torch.multiprocessing.spawn` or reads `LOCAL_RANK` / `RANK` / `WORLD_SIZE`) that is trained
         on but gets no `sampler` / `batch_sampler`, or only a `RandomSampler`. The sampler is looked
         for as a keyword, positionally, through variables (`sampler if distributed else None`), and
-        inside a `**loader_kwargs` dict. DataLoader drop-ins count as DataLoaders: torchdata's
-        `StatefulDataLoader` and `DataLoader` subclasses of the file. When a DistributedSampler
-        is built over the same dataset in the same function but given to no loader, the message
-        names it, and the fix passes it.
+        inside a `**loader_kwargs` dict (also one a function of another project module builds
+        and returns). DataLoader drop-ins count as DataLoaders: torchdata's `StatefulDataLoader`
+        and `DataLoader` subclasses of the file or of another module of the project. When a
+        DistributedSampler is built over the same dataset in the same function but given to no
+        loader, the message names it, and the fix passes it. A sampler assigned after the loader
+        is built (`loader.sampler = DistributedSampler(ds)`) is no sharding: DataLoader refuses
+        `sampler` and `batch_sampler` once initialised (it raises ValueError, "sampler attribute
+        should not be set after DataLoader is initialized"), so the loader keeps no sampler and
+        the script stops there; the message says so, and there is no automatic fix (the
+        assignment must go as well).
     """,
     why="""
         Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
@@ -204,8 +210,8 @@ RULE = Rule(
           grows with `append` / `extend` / `add` / `push` / `insert` / `put` (`DataLoader(self.replay_buffer)`
           with `self.trainer.replay_buffer.append(experience)` elsewhere). Each rank trains on the
           rollouts or samples it produced itself; shuffling them locally is right.
-        - A `DataLoader` subclass of the file whose `__init__` hands `super().__init__` a
-          sampler, or that replaces `__iter__`.
+        - A `DataLoader` subclass (of the file, or of another module of the project) whose
+          `__init__` hands `super().__init__` a sampler, or that replaces `__iter__`.
         - A sampler the tool cannot see through (a `**kwargs` it cannot resolve, `*args`): it assumes
           one is there.
         - Files that pin their local rank to -1, the single-process value (`args = {"local_rank":
@@ -224,6 +230,11 @@ RULE = Rule(
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
         - Custom sampler classes are trusted to shard.
+        - A `**kwargs` dict returned by a function of another module is read only when that
+          module names something ddplint summarises (a DataLoader, a DistributedSampler, a
+          process group ...); otherwise it is assumed to hold a sampler.
+        - A DataLoader subclass of another module is recognised one level deep: a class of this
+          file deriving from it is not a loader.
         - A buffer of per-rank data is recognised only as an object's attribute that the file
           grows (`x.replay_buffer.append(...)`), by the attribute's name: a local buffer, or one
           grown in another file, is flagged when it is shuffled for training; and an attribute

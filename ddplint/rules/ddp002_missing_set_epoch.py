@@ -221,12 +221,27 @@ RULE = Rule(
         inside a function of the file that receives the loader or the sampler. A call made once
         beside the epoch loop (not in any loop) does not count, nor `loader.set_epoch(...)` on a
         plain torch DataLoader, which has no such method (only Accelerate's prepared loaders do),
-        nor a call given a written number (`sampler.set_epoch(0)` in the loop: the same epoch every
-        time; the message says so and the fix passes the loop's epoch). The loop is found also when the loader is iterated in a
-        helper (`train_one_epoch(model, loader)`) called from it, reached through tuples, dicts
-        and arguments, and when the epochs are not a `for epoch` loop: a step loop that makes a
-        new iterator when the last one is exhausted (`except StopIteration: it = iter(loader)`),
-        or an endless generator (`while True: for batch in loader: yield batch`).
+        nor a call given the same value on every pass: a written number (`sampler.set_epoch(0)`)
+        or a variable of the function that nothing inside the loop assigns (`global_step = 0`
+        before the loop, `sampler.set_epoch(global_step)` in it, and no `global_step += 1` in
+        it); the message names it and the fix passes the loop's epoch (unsafe for a variable: its
+        author may have meant to advance it). Setting the attribute by hand counts as the call
+        when it is set on the sampler (`sampler.epoch = epoch`, `loader.sampler.epoch = epoch`:
+        all that set_epoch does), never when it is set on the DataLoader (`loader.epoch =
+        epoch`, which the loader never reads; the message says so). A sampler built anew inside
+        the epoch loop without a set_epoch call on it starts at epoch 0 every time, and is
+        reported with its own message.
+
+        The loop is found also when the loader is iterated in a helper (`train_one_epoch(model,
+        loader)`) called from it, reached through tuples, dicts and arguments, and when the
+        epochs are not a `for epoch` loop: a step loop that makes a new iterator when the last
+        one is exhausted (`except StopIteration: it = iter(loader)`), or an endless generator
+        (`while True: yield from loader`, `while True: for batch in loader: yield batch`). Such a
+        generator in another module of the project (`batches = endless(train_loader)`) is
+        reported at the call that hands it the loader, naming the generator's loop. The sampler
+        may come from a helper of another module too: a loader factory, a function returning
+        the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
+        with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`).
 
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
@@ -260,14 +275,27 @@ RULE = Rule(
         - Any `set_epoch(...)` call whose receiver the analysis cannot trace (a callback, a parameter
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.
+        - A `set_epoch` argument that may change between epochs: the loop variable, a variable
+          assigned anywhere inside the loop (`global_step += 1` in the inner loop, `passes += 1`
+          at the end of the epoch), one declared `global` / `nonlocal` anywhere in the file (a
+          function called in the loop may advance it), an attribute (`self.epoch`) or a
+          parameter of a helper called per epoch.
+        - `sampler.epoch = epoch` and `loader.sampler.epoch = epoch`: what set_epoch does. An
+          `epoch` attribute set on anything the analysis cannot tie to the sampler
+          (`state.epoch = epoch`) neither counts nor silences.
+        - A generator (of this file or another module) that sets an epoch inside the loop that
+          restarts its passes; for another module's generator, any set_epoch call on the sampler
+          in the calling file.
         - Scripts that are not distributed.
     """,
     blind_spots="""
-        - The argument is not checked: `set_epoch(0)` inside the loop counts.
-        - A sampler put in a `**kwargs` dict by a function of another module
-          (`DataLoader(ds, **get_loader_kwargs(...))`) is not seen; one put there in the same
-          file (`kwargs["sampler"] = DistributedSampler(ds)`, also inside a helper that returns
-          the dict) is.
+        - A sampler put in a `**kwargs` dict is seen when the dict is built in the file
+          (`kwargs["sampler"] = DistributedSampler(ds)`, also inside a helper that returns the
+          dict) or returned, built, by a top-level function of another project module; a dict
+          handed on through further helpers is not.
+        - Another module's generator is followed when it is a top-level function that
+          re-iterates one of its parameters itself; a generator method of a class, or one that
+          re-iterates an attribute, is not.
         - A `cycle` function of another module (`from utils import cycle`) is not looked into;
           only `itertools.cycle` is known to replay its first pass.
         - Samplers and loaders built in another module, and per-epoch helpers of another module
