@@ -168,6 +168,26 @@ def test_epoch_set_on_the_sampler_is_what_set_epoch_does(target):
     ) == []
 
 
+def test_epoch_set_on_a_trainers_sampler_attribute_is_what_set_epoch_does():
+    assert rows(
+        """
+        class Trainer:
+            def __init__(self, dataset):
+                self.sampler = DistributedSampler(dataset)
+                self.loader = DataLoader(dataset, batch_size=32, sampler=self.sampler)
+
+            def fit(self, model):
+                for epoch in range(10):
+                    self.sampler.epoch = epoch
+                    for x, y in self.loader:
+                        model(x).sum().backward()
+
+        Trainer(train_set).fit(model)
+        """,
+        "DDP002",
+    ) == []
+
+
 def test_an_unrelated_epoch_attribute_does_not_count_as_set_epoch():
     assert rows(
         """

@@ -162,7 +162,7 @@ class PassRepeater:
 class LoaderKwargs:
     """A dict of DataLoader keyword arguments a project function returns (`**loader_kwargs(...)`)."""
 
-    where: str
+    where: str  # where its sampler is built ("data.py:7"), else the module's name
     keys: Optional[frozenset[str]]  # None when not all of them are known
     shuffling_sampler: bool  # its "sampler" entry is a shuffling DistributedSampler it builds
 
@@ -259,7 +259,8 @@ def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, su
     kwargs = data.sampler_model.returned_loader_kwargs(function)
     if kwargs is not None:
         keys, sampler = kwargs
-        where = f"{display_name}:{_line_of(facts, sampler.site.node if sampler else function.node)}"
+        # A position costs a pass over the module: resolved only where a message may name it.
+        where = f"{display_name}:{_line_of(facts, sampler.site.node)}" if sampler is not None else display_name
         summary.loader_kwargs[function.name] = LoaderKwargs(where, keys, sampler is not None)
         return
     sampler = data.sampler_model.returned_sampler(function)

@@ -42,6 +42,7 @@ class EpochSetting:
     via_loader_attribute: bool  # reached through `<loader>.sampler` / `.batch_sampler`
     epoch: Optional[cst.BaseExpression]  # the value given
     assigned: bool = False  # `x.epoch = e` rather than a call
+    written: Optional[cst.BaseExpression] = None  # the receiver as written (`self.sampler`)
 
 
 _SAMPLER_KEYS = ("sampler", "batch_sampler")
@@ -237,8 +238,11 @@ class Samplers:
             for target in _built_with(sampler):
                 reach = self.flow.feeds(setting.receiver, context.scope, target, context.branches)
                 # An attribute called `epoch` is set on many things (`self.epoch`, `state.epoch`):
-                # only one that surely is this sampler counts; a `set_epoch` call on what cannot
-                # be traced does (it is called on samplers, or on what forwards to one).
+                # only one that surely is this sampler counts (`self.sampler.epoch = e`, traced
+                # as written); a `set_epoch` call on what cannot be traced does (it is called on
+                # samplers, or on what forwards to one).
+                if setting.assigned and not reach and setting.written is not setting.receiver:
+                    reach = self.flow.feeds(setting.written, context.scope, target, context.branches)
                 if reach or (reach is None and not setting.assigned):
                     return True
         if self._handed_to_an_outside_call(sampler, epoch_loop):
@@ -394,10 +398,10 @@ class Samplers:
 
 
 def _setting(node, context, owner, epoch, assigned: bool = False) -> EpochSetting:
-    stripped = False
+    written, stripped = owner, False
     while isinstance(owner, cst.Attribute) and owner.attr.value in _LOADER_SAMPLER_ATTRIBUTES:
         owner, stripped = owner.value, True
-    return EpochSetting(node, context, owner, stripped, epoch, assigned)
+    return EpochSetting(node, context, owner, stripped, epoch, assigned, written)
 
 
 def _is_dict_display(node) -> bool:
