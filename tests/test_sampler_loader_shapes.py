@@ -221,6 +221,27 @@ def test_a_sampler_rebuilt_every_epoch_starts_at_epoch_zero():
     assert found[0].fix is None  # the first statement of the loop would reach last epoch's sampler
 
 
+@pytest.mark.parametrize("set_epoch", [False, True], ids=["flagged", "set_epoch-on-the-new-one"])
+def test_a_sampler_rebuilt_every_epoch_by_a_helper_of_the_file(set_epoch):
+    epoch_line = "    loader.sampler.set_epoch(epoch)\n" if set_epoch else ""
+    body = (
+        "def build_loader(dataset):\n"
+        "    return DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset))\n"
+        "\n"
+        "for epoch in range(10):\n"
+        "    loader = build_loader(train_set)\n"
+        f"{epoch_line}"
+        "    for x, y in loader:\n"
+        "        model(x).sum().backward()\n"
+    )
+    found = findings(body, "DDP002")
+    if set_epoch:
+        assert found == []
+    else:
+        assert [d.location.row for d in found] == [9]
+        assert "builds a new shuffling DistributedSampler on every pass" in found[0].message
+
+
 @pytest.mark.parametrize(
     "sampler_lines",
     [

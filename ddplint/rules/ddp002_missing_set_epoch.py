@@ -53,7 +53,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"replays the same order on every rank; call loader.sampler.set_epoch(epoch) "
                         f"at the start of each epoch"
                     )
-                elif _rebuilt_in(sampler, loop):
+                elif _rebuilt_in(facts, sampler, loop):
                     message = (
                         f"this loop builds a new shuffling DistributedSampler on every pass "
                         f"(`{_code(facts, sampler.site.node)}`) and never calls set_epoch() on it: "
@@ -75,7 +75,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         "the epoch, so every pass replays the same order on every rank; count the "
                         "passes and call sampler.set_epoch(pass_number) before each new iterator"
                     )
-                yield RULE.finding(loop.node, message, _set_epoch_fix(sampler, loop))
+                yield RULE.finding(loop.node, message, _set_epoch_fix(facts, sampler, loop))
 
 
 def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
@@ -104,10 +104,15 @@ def _restarted_message(facts: ModuleFacts, iteration) -> str:
     )
 
 
-def _rebuilt_in(sampler, loop) -> bool:
+def _rebuilt_in(facts: ModuleFacts, sampler, loop) -> bool:
     """The sampler (or the call of another module's function that builds it) runs inside the
-    loop: a new sampler every pass."""
-    return any(enclosing is loop for enclosing in sampler.site.context.loops)
+    loop, or inside a function of the file called there: a new sampler every pass."""
+    if any(enclosing is loop for enclosing in sampler.site.context.loops):
+        return True
+    builder = facts.function_of(sampler.site.context.scope)
+    return builder is not None and any(
+        any(enclosing is loop for enclosing in site.context.loops) for site, _ in facts.call_sites_of(builder)
+    )
 
 
 CYCLE_MESSAGE = (
@@ -138,14 +143,14 @@ def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
     return FindingFix(f"Pass `{name}` to set_epoch", edits)
 
 
-def _set_epoch_fix(sampler, loop) -> Optional[FindingFix]:
+def _set_epoch_fix(facts: ModuleFacts, sampler, loop) -> Optional[FindingFix]:
     """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
     both names are certain: a `for <name> in ...` loop, and a name (or `<loader>.sampler`) that
     refers to this sampler and nothing else wherever the loop runs."""
     node, epoch = loop.node, _epoch_variable(loop)
     if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
-    if _rebuilt_in(sampler, loop):
+    if _rebuilt_in(facts, sampler, loop):
         return None  # rebuilt every epoch: the first statement would still see last epoch's
     receiver = _reference_to(sampler, loop.context.scope)
     if receiver is None:
