@@ -4,8 +4,10 @@ When ddplint checks several files (a directory, or a list), a training script of
 loader, sampler, dataset class or process-group set-up from a sibling module
 (`from .data import build_loader`, `from utils import init_distributed`). Each module is
 summarised once, from its own source only (`ModuleSummary`): which of its top-level functions
-return a DataLoader and with what sampler, which start the process group or set the CUDA device,
-which IterableDataset classes split their stream. A file's analysis then reads the summaries of
+return a DataLoader and with what sampler (or a shuffling DistributedSampler, or DataLoader keyword
+arguments), which re-iterate a parameter pass after pass (an endless generator), which start the
+process group or set the CUDA device, which DataLoader subclasses pick their own samples, which
+IterableDataset classes split their stream. A file's analysis then reads the summaries of
 the project modules it imports directly (`ProjectView`).
 
 Because a summary depends on one file's content only, a file's result depends on its own content
