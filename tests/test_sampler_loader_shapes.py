@@ -536,3 +536,20 @@ def test_the_fix_sets_the_epoch_on_the_loaders_sampler(tmp_path, monkeypatch, ca
     assert main(["--no-cache", "--select", "DDP002", "--diff", "train.py"]) == 1
     added = [line for line in capsys.readouterr().out.splitlines() if line.startswith("+ ")]
     assert added == ["+        loader.sampler.set_epoch(epoch)"]
+
+
+def test_a_comprehension_over_a_parameter_inside_a_generator_loop(tmp_path, monkeypatch, capsys):
+    """A comprehension is a loop without a body of statements: summarising the module that holds
+    it must not fail (it stopped whole runs with an internal error)."""
+    generator = """\
+        def windows(items, size):
+            while True:
+                yield [item for item in items][:size]
+        """
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "streams.py").write_text(textwrap.dedent(generator))
+    (tmp_path / "train.py").write_text(GENERATOR_TRAIN.replace("from streams import endless", "from streams import windows as endless"))
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["--no-cache", "--select", "DDP001,DDP002", "."]) == 0
+    assert "internal error" not in capsys.readouterr().err

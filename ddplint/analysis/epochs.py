@@ -152,6 +152,8 @@ class Epochs:
                 if name is not None:
                     return name, place.context.loops[-1]
         for loop in self.facts.loops:
+            if not isinstance(loop.node, cst.For):
+                continue  # a comprehension yields nothing of its own
             if loop.context.scope is not function.scope or not loop.context.loops or loop.iterable is None:
                 continue
             name = parameter(loop.iterable)
