@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
+# Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
+SAMPLER_SLOTS = ("sampler", "batch_sampler")
 # Methods that grow a container in place (`buffer.append(experience)`).
 GROWING_METHODS = frozenset({"append", "extend", "add", "push", "insert", "put"})
 
@@ -142,7 +144,7 @@ class Loaders:
             return SamplerKind.PRESENT  # positional *args: cannot tell, so assume the author passed one
         for kwargs in double_star_args(call):
             keys = self.dict_keys(kwargs, scope)
-            if keys is None or keys & {"sampler", "batch_sampler"}:
+            if keys is None or not keys.isdisjoint(SAMPLER_SLOTS):
                 return SamplerKind.PRESENT
         kind = SamplerKind.ABSENT
         for expr in passed:
@@ -311,22 +313,7 @@ class Loaders:
 
     @cached_property
     def _sampler_assignments(self) -> list[tuple]:
-        """(binding, target) of each `<something>.sampler = value` / `.batch_sampler = value`."""
-        scopes = [self.facts.module_scope, *(f.scope for f in self.facts.functions)]
-        scopes += [info.scope for info in self.facts.classes.values() if info.scope is not None]
-        out = []
-        for scope in scopes:
-            for key, bindings in scope.bindings.items():
-                if key.rsplit(".", 1)[-1] not in ("sampler", "batch_sampler") or "." not in key:
-                    continue
-                for binding in bindings:
-                    if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
-                        out += [
-                            (binding, target.target)
-                            for target in binding.node.targets
-                            if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key
-                        ]
-        return out
+        return attribute_assignments(self.facts, SAMPLER_SLOTS)
 
     # -- who shards for you -------------------------------------------------------------------
     @cached_property
@@ -472,6 +459,26 @@ class Loaders:
             for arg in site.node.args
             if isinstance(arg.value, cst.Name) and arg.value.value in self.facts.functions_by_name
         }
+
+
+def attribute_assignments(facts, attributes: tuple[str, ...]) -> list[tuple]:
+    """(binding, target) of each `<something>.<attribute> = value` of the file, for these
+    attribute names (`loader.sampler = ...`, `sampler.epoch = ...`)."""
+    scopes = [facts.module_scope, *(f.scope for f in facts.functions)]
+    scopes += [info.scope for info in facts.classes.values() if info.scope is not None]
+    out = []
+    for scope in scopes:
+        for key, bindings in scope.bindings.items():
+            if "." not in key or key.rsplit(".", 1)[-1] not in attributes:
+                continue
+            for binding in bindings:
+                if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
+                    out += [
+                        (binding, target.target)
+                        for target in binding.node.targets
+                        if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key
+                    ]
+    return out
 
 
 def _asserts(function: cst.FunctionDef) -> bool:

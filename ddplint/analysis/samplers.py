@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.loaders import LoaderInfo, Loaders, constructs
+from ddplint.analysis.loaders import SAMPLER_SLOTS, LoaderInfo, Loaders, attribute_assignments, constructs
 from ddplint.analysis.records import Context, LoopSite
 from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value, walk
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
@@ -45,8 +45,6 @@ class EpochSetting:
     written: Optional[cst.BaseExpression] = None  # the receiver as written (`self.sampler`)
 
 
-_SAMPLER_KEYS = ("sampler", "batch_sampler")
-_LOADER_SAMPLER_ATTRIBUTES = ("sampler", "batch_sampler")
 
 
 def _sampler_entries(node) -> list[cst.BaseExpression]:
@@ -55,10 +53,10 @@ def _sampler_entries(node) -> list[cst.BaseExpression]:
         return [
             element.value
             for element in node.elements
-            if isinstance(element, cst.DictElement) and string_value(element.key) in _SAMPLER_KEYS
+            if isinstance(element, cst.DictElement) and string_value(element.key) in SAMPLER_SLOTS
         ]
     if isinstance(node, cst.Call) and last_name(node.func) == "dict":
-        return [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value in _SAMPLER_KEYS]
+        return [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value in SAMPLER_SLOTS]
     return []
 
 
@@ -187,7 +185,7 @@ class Samplers:
         for source in self.flow.sources(kwargs, scope):
             out += [(value, source.scope) for value in _sampler_entries(source.node)]
         for binding in self.loaders.items_set_on(kwargs, scope):
-            if binding.item in _SAMPLER_KEYS and binding.value is not None:
+            if binding.item in SAMPLER_SLOTS and binding.value is not None:
                 out.append((binding.value, binding.scope))
         return out
 
@@ -343,25 +341,10 @@ class Samplers:
             owner = self._set_epoch_receiver(site.node.func, site.context.scope)
             if owner is not None:
                 out.append(_setting(site.node, site.context, owner, argument(site.node, "epoch", 0)))
-        for binding, target in self._epoch_assignments():
+        for binding, target in attribute_assignments(self.facts, ("epoch",)):
             if binding.context is not None:
                 out.append(_setting(binding.node, binding.context, target.value, binding.value, assigned=True))
         return out
-
-    def _epoch_assignments(self) -> Iterator[tuple]:
-        """(binding, target) of each `<something>.epoch = value`."""
-        scopes = [self.facts.module_scope, *(f.scope for f in self.facts.functions)]
-        scopes += [info.scope for info in self.facts.classes.values() if info.scope is not None]
-        for scope in scopes:
-            for key, bindings in scope.bindings.items():
-                if not key.endswith(".epoch"):
-                    continue
-                for binding in bindings:
-                    if binding.kind != "assign" or not isinstance(binding.node, cst.Assign):
-                        continue
-                    for target in binding.node.targets:
-                        if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key:
-                            yield binding, target.target
 
     @property
     def set_epoch_calls(self) -> list[EpochSetting]:
@@ -399,7 +382,7 @@ class Samplers:
 
 def _setting(node, context, owner, epoch, assigned: bool = False) -> EpochSetting:
     written, stripped = owner, False
-    while isinstance(owner, cst.Attribute) and owner.attr.value in _LOADER_SAMPLER_ATTRIBUTES:
+    while isinstance(owner, cst.Attribute) and owner.attr.value in SAMPLER_SLOTS:
         owner, stripped = owner.value, True
     return EpochSetting(node, context, owner, stripped, epoch, assigned, written)
 
