@@ -113,6 +113,25 @@ def test_set_epoch_inside_a_phase_loop_of_the_epoch_loop_is_left_alone():
     ) == []
 
 
+def test_set_epoch_in_a_loop_of_a_helper_called_each_epoch_is_left_alone():
+    # The helper's own loop is not the epoch loop: its `epoch` parameter changes from call to call.
+    assert rows(
+        """
+        def set_epochs(samplers, epoch):
+            for each in samplers:
+                each.set_epoch(epoch)
+
+        sampler = DistributedSampler(train_set)
+        loader = DataLoader(train_set, sampler=sampler)
+        for epoch in range(10):
+            set_epochs([sampler], epoch)
+            for x, y in loader:
+                model(x).sum().backward()
+        """,
+        "DDP002",
+    ) == []
+
+
 def test_set_epoch_with_a_global_another_function_advances_is_left_alone():
     assert rows(
         """

@@ -101,8 +101,8 @@ class DataModel:
     def unpassed_sampler_for(self, loader: LoaderInfo) -> Optional[SamplerInfo]:
         return self.sampler_model.unpassed_sampler_for(loader)
 
-    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
-        return self.sampler_model.fixed_set_epoch(sampler)
+    def fixed_set_epoch(self, sampler: SamplerInfo, epoch_loop: "LoopSite") -> Optional[EpochSetting]:
+        return self.sampler_model.fixed_set_epoch(sampler, epoch_loop)
 
     def ineffective_epoch_setting(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
         return self.sampler_model.ineffective_epoch_setting(sampler)

@@ -152,7 +152,7 @@ class Samplers:
     def sets_a_new_epoch_in(self, loop: LoopSite) -> bool:
         """Some sampler's epoch is set to a new value on each turn of `loop` (a generator's)."""
         for setting in self.epoch_settings:
-            if not any(enclosing is loop for enclosing in setting.context.loops) or self.gives_the_same_epoch(setting):
+            if not any(enclosing is loop for enclosing in setting.context.loops) or self.gives_the_same_epoch(setting, loop):
                 continue
             if not setting.assigned or setting.via_loader_attribute or _plain_variable(setting.receiver):
                 return True
@@ -227,7 +227,7 @@ class Samplers:
             context = setting.context
             if epoch_loop is not None and not context.loops and context.scope is epoch_loop.context.scope:
                 continue
-            if epoch_loop is not None and self.gives_the_same_epoch(setting):
+            if epoch_loop is not None and self.gives_the_same_epoch(setting, epoch_loop):
                 continue
             if not setting.via_loader_attribute and self._is_plain_loader(setting.receiver, context, loaders):
                 continue  # `loader.set_epoch(e)` / `loader.epoch = e` on a torch DataLoader: nothing
@@ -255,11 +255,11 @@ class Samplers:
                     return True
         return False
 
-    def fixed_set_epoch(self, sampler: SamplerInfo) -> Optional[EpochSetting]:
+    def fixed_set_epoch(self, sampler: SamplerInfo, epoch_loop: LoopSite) -> Optional[EpochSetting]:
         """A `set_epoch(...)` made in a loop on this sampler (or its loader) with the same value
-        on every pass: a number, or a variable that nothing in the loop changes."""
+        on every pass of the epoch loop: a number, or a variable that nothing in it changes."""
         for setting in self.epoch_settings:
-            if setting.context.loops and self.gives_the_same_epoch(setting) and any(
+            if setting.context.loops and self.gives_the_same_epoch(setting, epoch_loop) and any(
                 self.flow.feeds(setting.receiver, setting.context.scope, target, setting.context.branches)
                 for target in _built_with(sampler)
             ):
@@ -278,18 +278,18 @@ class Samplers:
                     return setting
         return None
 
-    def gives_the_same_epoch(self, setting: EpochSetting) -> bool:
-        """The epoch given is the same on every pass of the loops around it: a number written
-        there (`set_epoch(0)`), or a plain variable of the same function that nothing inside
-        those loops assigns (`step = 0` before the epoch loop, `set_epoch(step)` in it, and no
-        `step += 1` in it). Only names Python cannot change from elsewhere count: one declared
-        `global` / `nonlocal` anywhere in the file may be advanced by a function called in the
-        loop."""
+    def gives_the_same_epoch(self, setting: EpochSetting, epoch_loop: LoopSite) -> bool:
+        """The epoch given is the same on every pass of the epoch loop: a number written there
+        (`set_epoch(0)`), or, for a call inside that loop, a plain variable of the same function
+        that nothing inside the loops around the call assigns (`step = 0` before the epoch
+        loop, `set_epoch(step)` in it, and no `step += 1` in it). A variable given in another
+        function (a helper's parameter) may differ from call to call; one declared `global` /
+        `nonlocal` anywhere in the file may be advanced by a function called in the loop."""
         epoch = setting.epoch
         if isinstance(epoch, cst.Integer):
             return True
         loops = setting.context.loops
-        if not isinstance(epoch, cst.Name) or not loops:
+        if not isinstance(epoch, cst.Name) or not any(loop is epoch_loop for loop in loops):
             return False
         name, scope = epoch.value, setting.context.scope
         if not scope.bindings.get(name) or self._declared_shared(name):

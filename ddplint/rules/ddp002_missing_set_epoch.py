@@ -40,7 +40,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
-                fixed = data.fixed_set_epoch(sampler)
+                fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
                     yield RULE.finding(loop.node, _fixed_epoch_message(facts, fixed), _pass_epoch_fix(fixed, loop))
                     continue
