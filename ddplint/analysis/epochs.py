@@ -5,6 +5,7 @@ iterates it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional, Union
@@ -18,6 +19,7 @@ from ddplint.analysis.syntax import argument, identifier_words, walk
 if TYPE_CHECKING:
     from ddplint.analysis.project import PassRepeater
 
+_YIELD_FROM = re.compile(r"\byield\s+from\b")
 EVAL_WORDS = {
     "val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "test", "testing", "dev",
     "holdout", "calib", "predict", "prediction", "inference",
@@ -166,7 +168,7 @@ class Epochs:
         """Every `yield from x` whose `x` is a name or attribute chain (its place is known):
         `while True: yield from loader` starts a new pass over the loader on each turn. Looked
         for only in files that spell it."""
-        if "yield" not in self.facts.source or "from" not in self.facts.source:
+        if _YIELD_FROM.search(self.facts.source) is None:
             return []
         out = []
         for node in walk(self.facts.module):

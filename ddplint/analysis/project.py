@@ -79,16 +79,17 @@ def _summary_words() -> re.Pattern:
         | _SAMPLER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
-    # `yield`: a generator that re-iterates the loader it is given (`while True: yield from loader`)
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
         rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader)\s*[,)]"
-        rb"|(?<![\w])yield(?![\w])"
     )
 
 
 # The collective words come from torch_api (one list): a helper making any collective is summarised.
 _SUMMARY_WORDS = _summary_words()
+# A module without those words may still hold a generator that re-iterates the loader it is
+# given (`while True: yield from loader`): only its generator functions can then be recorded.
+_GENERATOR_WORD = re.compile(rb"(?<![\w])yield(?![\w])")
 
 
 def _summary_evidence() -> re.Pattern:
@@ -718,7 +719,7 @@ def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> O
         data = Path(path).read_bytes()
     except OSError:
         return None
-    if len(data) > MAX_ANALYSED_BYTES or not _SUMMARY_WORDS.search(data):
+    if len(data) > MAX_ANALYSED_BYTES or not (_SUMMARY_WORDS.search(data) or _GENERATOR_WORD.search(data)):
         return None
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return None
@@ -732,7 +733,9 @@ def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple
     if not _SUMMARY_EVIDENCE.search(data):
         return True, frozenset()  # it names none of the things a summary records
     code = _compiled(data, path)
-    return True, _recordable_names(code) if code is not None else None
+    if code is None:
+        return True, None
+    return True, _recordable_names(code, generators_only=not _SUMMARY_WORDS.search(data))
 
 
 def _compiled(data: bytes, path: str) -> Optional[CodeType]:
@@ -769,10 +772,17 @@ def _functions_reaching_a_starter(module: CodeType) -> set[str]:
     return top_level & reaching
 
 
-def _recordable_names(module: CodeType) -> frozenset[str]:
+def _recordable_names(module: CodeType, generators_only: bool = False) -> frozenset[str]:
     """The names a summary can record: functions of the module's own scope (also those under a
     module-level `if` / `try`) and classes at any depth, read off the compiled code objects (a
-    class body is the code object compiled without CO_OPTIMIZED)."""
+    class body is the code object compiled without CO_OPTIMIZED). `generators_only`: the
+    module's own generator functions alone (a module that holds nothing else a summary reads)."""
+    if generators_only:
+        return frozenset(
+            const.co_name
+            for const in module.co_consts
+            if isinstance(const, CodeType) and const.co_flags & inspect.CO_GENERATOR
+        )
     names: set[str] = set()
     stack = [(module, True)]
     while stack:
