@@ -572,3 +572,28 @@ def test_a_comprehension_over_a_parameter_inside_a_generator_loop(tmp_path, monk
     capsys.readouterr()
     assert main(["--no-cache", "--select", "DDP001,DDP002", "."]) == 0
     assert "internal error" not in capsys.readouterr().err
+
+
+def test_a_module_with_only_generators_is_parsed_only_for_a_generator(tmp_path, monkeypatch):
+    """A module that names nothing else a summary reads (no loader, sampler, process group) is
+    summarised only when a file calls one of its generator functions: the other helpers of a
+    utilities module cost no parse."""
+    from ddplint.analysis import project as project_module
+    from ddplint.engine import parses_safely
+
+    utils = tmp_path / "utils.py"
+    utils.write_text(
+        "def endless(loader):\n    while True:\n        yield from loader\n\n\n"
+        "def average(values):\n    return sum(values) / len(values)\n"
+    )
+    (tmp_path / "train.py").write_text("from utils import average, endless\n")
+    parsed: list[bytes] = []
+    real = project_module._facts_of
+    monkeypatch.setattr(project_module, "_facts_of", lambda data: parsed.append(data) or real(data))
+
+    index = project_module.ProjectIndex([str(utils), str(tmp_path / "train.py")], parses_safely)
+    assert not index.summary_for(str(utils), "average").offers_anything()
+    assert parsed == []
+    repeater = index.summary_for(str(utils), "endless").pass_repeaters["endless"]
+    assert (repeater.parameter, repeater.position, repeater.sets_epoch) == ("loader", 0, False)
+    assert len(parsed) == 1
