@@ -22,7 +22,7 @@ from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
 from ddplint.rules import UnknownSelector, select_codes
-from ddplint.source import line_at
+from ddplint.source import MAX_READ_BYTES, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "lsp")
@@ -277,9 +277,9 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
 def _read_text(path: str) -> tuple[Optional[str], str]:
     """A file's text exactly (newlines untranslated), decoded as Python would."""
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path)
     except OSError as exc:
-        return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+        return None, f"cannot read: {reason_of(exc)}"
     try:
         encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
         return data.decode(encoding), ""
@@ -300,7 +300,9 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     goes to stdout and the findings to stderr; with --diff the diff goes to stdout."""
     filename = args.stdin_filename or "-"
     rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
-    data = sys.stdin.buffer.read()
+    data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
+    if len(data) > MAX_READ_BYTES:
+        return _report_stdin_too_large(args, filename)
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -321,6 +323,12 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
+
+
+def _report_stdin_too_large(args: argparse.Namespace, filename: str) -> int:
+    problem = error_diagnostic(filename, f"cannot read: stdin is over the {MAX_READ_BYTES // 2**20} MB limit for any file")
+    _report(args, [problem], [], stream=sys.stderr if args.fix else None)
+    return _exit_code(args, [problem], [])
 
 
 def _rule_command(args: argparse.Namespace) -> int:

@@ -44,7 +44,7 @@ from ddplint.analysis.torch_api import (
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
 )
-from ddplint.source import MAX_ANALYSED_BYTES
+from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
 # libcst is imported by the functions that summarise a module, not here: a run whose files are
 # all cached still builds the index (the cache asks it which files a file imports).
@@ -424,7 +424,7 @@ class ProjectIndex:
     def _possible_starter_names(self) -> Iterator[str]:
         for path in self.files:
             try:
-                data = Path(path).read_bytes()
+                data = read_file(path)
             except OSError:
                 continue
             code = _compiled(data, path) if any(word in data for word in _STARTER_WORDS) else None
@@ -440,7 +440,7 @@ class ProjectIndex:
         directly. Without `facts`, read off its import statements."""
         if facts is None:
             try:
-                data = Path(path).read_bytes()
+                data = read_file(path)
             except OSError:
                 return []
             return sorted({file for file, _ in self.imported_targets(path, data)})
@@ -498,7 +498,7 @@ class ProjectIndex:
         if known:
             return known[0]
         try:
-            data = Path(path).read_bytes()
+            data = read_file(path)
         except OSError:
             return None
         # The large-tree lock before the module's claim, and nothing else taken while a claim is
@@ -595,7 +595,7 @@ def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> O
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path)
     except OSError:
         return None
     if len(data) > MAX_ANALYSED_BYTES or not _SUMMARY_WORDS.search(data):
