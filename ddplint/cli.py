@@ -267,9 +267,11 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             except OSError as exc:
                 remaining.append(error_diagnostic(path, f"cannot write fixes: {exc.strerror or type(exc).__name__}"))
     if args.diff:
+        # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
+        sys.stderr.write(FORMATTERS["text"](remaining, FormatOptions()))
         if not args.quiet:
             print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
-        return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed else EXIT_CLEAN)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed or remaining else EXIT_CLEAN)
     _report(args, sorted(remaining, key=lambda d: d.sort_key), errors, fixed)
     return _exit_code(args, remaining, errors)
 
