@@ -255,7 +255,7 @@ def find_config(start: Path) -> Optional[Path]:
     """The nearest ddplint.toml, or pyproject.toml with a [tool.ddplint] table, from `start` (a
     file or a directory) upwards."""
     current = Path(os.path.abspath(start))
-    if not current.is_dir():
+    if not os.path.isdir(current):  # os.path: False, not PermissionError, for a folder that may not be searched
         current = current.parent
     for directory in (current, *current.parents):
         found = config_in(directory)
@@ -300,7 +300,7 @@ def load_settings(start: Path) -> Settings:
     """The settings for a file or directory: its nearest configuration, else the defaults."""
     path = find_config(start)
     if path is None:
-        return Settings(root=Path(os.path.abspath(start if Path(start).is_dir() else Path(start).parent)))
+        return Settings(root=Path(os.path.abspath(start if os.path.isdir(start) else Path(start).parent)))
     return settings_from_file(path)
 
 
