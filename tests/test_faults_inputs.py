@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ GOOD = "import torch.nn as nn\nmodel = nn.DataParallel(model)\n"  # DDP003 at 2:
 GOOD_FINDING = "good.py:2:9: DDP003"
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="the guard against hangs needs SIGALRM (POSIX)")
 
 
 class Hung(Exception):
@@ -112,6 +112,8 @@ def test_a_link_to_dev_zero_costs_no_memory(project):
     (project / "zero.py").symlink_to("/dev/zero")
     (project / "named").mkdir()
     (project / "named" / "zero.py").symlink_to("/dev/zero")
+
+    import resource
 
     def limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
