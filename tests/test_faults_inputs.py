@@ -194,9 +194,22 @@ def make_deep_tree(root: Path, depth: int) -> Path:
     return Path(root, *["d"] * depth, "buggy.py")
 
 
+def remove_deep_tree(deepest_file: Path) -> None:
+    """Bottom-up, one level at a time: shutil.rmtree (and so pytest's clean-up of its temporary
+    folders) recurses once per level and gives up on such a tree, leaving it behind."""
+    deepest_file.unlink()
+    folder = deepest_file.parent
+    while folder.name == "d":
+        folder.rmdir()
+        folder = folder.parent
+
+
 def test_a_folder_tree_1100_deep_is_walked(project):
     deepest = make_deep_tree(project / "tree", 1100)
-    code, out, err = run(".")
+    try:
+        code, out, err = run(".")
+    finally:
+        remove_deep_tree(deepest)
     assert_no_crash(out, err)
     assert f"{deepest.relative_to(project)}:2:9: DDP003" in out
     assert GOOD_FINDING in out and code == 1
