@@ -17,10 +17,11 @@ import sys
 import tempfile
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
-from ddplint.analysis.project import ProjectIndex, SharedSummaries
+from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
@@ -69,6 +70,27 @@ def discover(
             yield from sorted(_walk_source_files(given, is_excluded), key=lambda found: _path_order(found[0]))
         elif not (force_exclude and is_excluded is not None and is_excluded(given)):
             yield given, None  # named: read whatever it is, so that a pipe or a device is reported
+
+
+# A project with more modules than this is indexed only up to this many (in walk order): imports
+# of a checked file from modules beyond them are not followed. Keeps a run on a file inside a huge
+# tree (a home folder under git) from walking all of it.
+PROJECT_MODULES_LIMIT = 20_000
+
+
+def project_modules(checked: Sequence[str]) -> list[str]:
+    """The checked files and every Python module of the projects they belong to (analysis.project.
+    project_root: nearest pyproject.toml / setup.cfg / .git ...), so that a file gets the same
+    findings whether it is checked alone, with its folder, from stdin or in the editor: what it
+    imports from the project is summarised either way. Folders never worth descending into
+    (EXCLUDED_DIRS, virtual environments) are skipped; the configuration's excludes are not,
+    since an excluded module still runs when the training script imports it."""
+    modules = [path for path in checked if path.endswith(".py")]
+    roots = sorted({root for root in map(project_root, modules) if root is not None})
+    for root in roots:
+        walked = (path for path, problem in _walk_source_files(root) if problem is None and path.endswith(".py"))
+        modules.extend(islice(walked, PROJECT_MODULES_LIMIT))
+    return modules
 
 
 def _walk_source_files(
@@ -135,6 +157,12 @@ def _is_virtualenv(path: str) -> bool:
     return os.path.exists(os.path.join(path, "pyvenv.cfg"))
 
 
+def project_index(checked: Sequence[str]) -> Optional[ProjectIndex]:
+    """The project model for a run that checks these files (None: a lone module, nothing to follow)."""
+    modules = project_modules(checked)
+    return ProjectIndex(modules, _parses_safely, _holding_tree) if len(set(modules)) > 1 else None
+
+
 def lint_file(
     path: str,
     rules: Sequence[Rule],
@@ -189,7 +217,7 @@ def lint_paths(
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = ProjectIndex(readable, _parses_safely, _holding_tree) if len(readable) > 1 else None
+    project = project_index(readable)
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:
@@ -351,7 +379,8 @@ def _run(
         return
     _load_checks(pending)
     done: dict[int, _Outcome] = {}
-    with _shared_directory(project) as shared, _pool(workers, project, shared) as pool:
+    with _shared_directory(project) as shared, _stopped_cleanly(shared) as running, _pool(workers, project, shared) as pool:
+        running.append(pool)
         results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
         for index, slot in enumerate(slots):
             if not isinstance(slot, _Job):
@@ -438,17 +467,135 @@ def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optio
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    return context.Pool(workers, initializer=_set_worker, initargs=(project, context.RLock(), shared_summaries))
+    return context.Pool(
+        workers, initializer=_start_worker, initargs=(os.getpid(), project, context.RLock(), shared_summaries)
+    )
+
+
+def _start_worker(
+    parent: int, project: Optional[ProjectIndex], large_trees: ContextManager[object], shared_summaries: Optional[str]
+) -> None:
+    _die_with(parent)
+    _default_stops()
+    _set_worker(project, large_trees, shared_summaries)
+
+
+# prctl's request: "send me this signal when the process that started me ends" (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """A worker ends with the run's process, however that ends. Killed outright (SIGKILL), the
+    run cannot stop its workers, and they would wait for work forever, or print tracebacks
+    about a broken pipe into the user's terminal when they next have a result (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the run ended before the request was made
+        os._exit(1)
+
+
+# The signals that stop a run cleanly (SIGHUP does not exist on Windows).
+STOPPING_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+class _CleanStop:
+    """The handler `_stopped_cleanly` installs: stops the pools in `running`, removes the shared
+    directory, and ends the process by the signal."""
+
+    def __init__(self, running: list, shared_summaries: Optional[str]) -> None:
+        self.owner, self.running, self.shared_summaries = os.getpid(), running, shared_summaries
+
+    def __call__(self, signum: int, frame: object) -> None:
+        import signal
+
+        if os.getpid() == self.owner:  # not a worker forked before it could reset the handler
+            _stop_workers(self.running)
+            if self.shared_summaries is not None:
+                shutil.rmtree(self.shared_summaries, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+@contextmanager
+def _stopped_cleanly(shared_summaries: Optional[str]) -> Iterator[list]:
+    """SIGTERM and SIGHUP (a CI job's timeout, a closed terminal) stop the workers of the pools
+    the caller puts in the list this yields and remove the run's directory, then end the process
+    by the signal as it would have ended; SIGINT needs nothing (KeyboardInterrupt leaves through
+    the with-blocks). Only signals left at their default (not a caller's handler, not nohup's
+    "ignore"), and only in the main thread, the one where handlers run. Installed before the pool
+    starts, so that no signal falls between its workers' start and the handler; the workers put
+    the default back (`_default_stops`)."""
+    import signal
+    import threading
+
+    running: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield running
+        return
+    handler = _CleanStop(running, shared_summaries)
+    handled = [getattr(signal, name) for name in STOPPING_SIGNALS if hasattr(signal, name)]
+    handled = [number for number in handled if signal.getsignal(number) == signal.SIG_DFL]
+    for number in handled:
+        signal.signal(number, handler)
+    try:
+        yield running
+    finally:
+        for number in handled:
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _default_stops() -> None:
+    """In a worker: the default back for the signals whose handler it inherited from
+    `_stopped_cleanly` (a Python handler would wait for a long native parse to end; the pool
+    stops its workers with SIGTERM)."""
+    import signal
+
+    for name in STOPPING_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None and isinstance(signal.getsignal(number), _CleanStop):
+            signal.signal(number, signal.SIG_DFL)
+
+
+def _stop_workers(pools: Sequence[object]) -> None:
+    """Kills the pools' worker processes and waits until they are gone: one still running could
+    write into the shared directory while it is being removed."""
+    import signal
+
+    workers = [worker for pool in pools for worker in getattr(pool, "_pool", ())]
+    for worker in workers:
+        try:
+            os.kill(worker.pid, signal.SIGKILL)
+        except (OSError, TypeError):  # gone already, or never started (no pid)
+            pass
+    for worker in workers:
+        try:
+            os.waitpid(worker.pid, 0)
+        except (OSError, TypeError):  # reaped by the pool's own thread meanwhile
+            pass
 
 
 @contextmanager
 def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]]:
     """A directory private to this run where the pool's workers leave the module summaries they
     compute for each other (two workers parsing the same module was ~15 % of a cold run's CPU
-    over torch). Removed when the run ends, however it ends; the pool, entered after it, has
-    stopped its workers by then."""
+    over torch). Removed when the run ends, however it ends (SIGTERM and SIGHUP: `_stopped_cleanly`;
+    SIGKILL: the next run with a pool removes it); the pool, entered after it, has stopped its
+    workers by then. Named after this process (ddplint/leftovers.py)."""
+    if project is None:
+        yield None
+        return
+    from ddplint.leftovers import owned_name
+
+    _remove_left_shared_directories()
     try:
-        directory = tempfile.mkdtemp(prefix="ddplint-summaries-") if project is not None else None
+        directory: Optional[str] = tempfile.mkdtemp(prefix=owned_name(SHARED_DIRECTORY_PREFIX))
     except OSError:  # no writable temporary directory: each worker summarises on its own
         directory = None
     if directory is None:
@@ -458,6 +605,24 @@ def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+SHARED_DIRECTORY_PREFIX = "ddplint-summaries-"
+
+
+def _remove_left_shared_directories() -> None:
+    """The shared-summary directories of runs that were killed outright: only this user's, only
+    folders (never a link someone put there), only those whose process has ended."""
+    from ddplint.leftovers import left_by_dead_process
+
+    try:
+        with os.scandir(tempfile.gettempdir()) as entries:
+            left = [entry for entry in entries if left_by_dead_process(entry.name, SHARED_DIRECTORY_PREFIX)]
+        for entry in left:
+            if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                shutil.rmtree(entry.path, ignore_errors=True)
+    except OSError:
+        pass
 
 
 # -- fixes --------------------------------------------------------------------------------------
@@ -470,15 +635,21 @@ class DocumentFix:
 
 
 def fix_document(
-    source: str, filename: str, rules: Sequence[Rule], unsafe: bool = False, errors: Optional[list[InternalError]] = None
+    source: str,
+    filename: str,
+    rules: Sequence[Rule],
+    unsafe: bool = False,
+    errors: Optional[list[InternalError]] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
-    what is still reported afterwards, located as users see it (notebooks: by cell)."""
+    what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
+    as for lint_document, so --fix and --diff see what the check sees."""
 
     from ddplint.engine import lint_source
 
     def lint(text: str) -> list[Diagnostic]:
-        return lint_source(text, filename, rules, errors)
+        return lint_source(text, filename, rules, errors, project)
 
     if filename.endswith(".ipynb"):
         outcomes: list[FixOutcome] = []
@@ -491,15 +662,15 @@ def fix_document(
             after = fix_notebook(source, fix_program)
         except NotebookError as exc:
             # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
-            found = lint_document(source, filename, rules, errors) if outcomes else []
+            found = lint_document(source, filename, rules, errors, project) if outcomes else []
             return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
         fixed = outcomes[-1].fixed if outcomes else 0
-        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors))
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project))
     outcome = fix_until_stable(source, lint, unsafe)
     return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
 
 
 __all__ = [
     "EXCLUDED_DIRS", "SOURCE_SUFFIXES", "DocumentFix", "available_cores", "discover", "fix_document",
-    "lint_document", "lint_file", "lint_paths",
+    "lint_document", "lint_file", "lint_paths", "project_index",
 ]

@@ -7,22 +7,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import os
 import sys
-import tokenize
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint import __version__
-from ddplint.api import discover, fix_document, lint_document, lint_paths
+from ddplint.api import discover, fix_document, lint_document, lint_paths, project_index
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
-from ddplint.fix import unified_diff
+from ddplint.fix import unified_diff, write_fixed_file
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
 from ddplint.rules import UnknownSelector, select_codes
-from ddplint.source import MAX_READ_BYTES, line_at, read_file, reason_of
+from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "lsp")
@@ -247,25 +245,30 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
     """--fix writes the fixed files and reports what is left; --diff prints the changes instead."""
     remaining: list[Diagnostic] = []
     fixed = 0
-    for path, problem in discover(args.paths, resolver.is_excluded, args.force_exclude):
+    found = list(discover(args.paths, resolver.is_excluded, args.force_exclude))
+    project = project_index([path for path, problem in found if problem is None])
+    for path, problem in found:
         if problem is not None:
             remaining.append(error_diagnostic(path, problem))
             continue
-        source, problem = _read_text(path)
-        if source is None:
-            remaining.append(error_diagnostic(path, problem))
+        read = _read_source(path)
+        if isinstance(read, str):
+            remaining.append(error_diagnostic(path, read))
             continue
-        result = fix_document(source, path, resolver.rules_for(path), args.unsafe_fixes, errors)
-        fixed += result.fixed
+        data, source, encoding = read
+        rules = resolver.rules_for(path)
+        result = fix_document(source, path, rules, args.unsafe_fixes, errors, project)
         if args.diff:
+            fixed += result.fixed
             sys.stdout.write(unified_diff(result.before, result.after, path))
             continue
-        remaining.extend(result.remaining)
-        if result.after != result.before:
-            try:
-                _write_text(path, result.after)
-            except OSError as exc:
-                remaining.append(error_diagnostic(path, f"cannot write fixes: {exc.strerror or type(exc).__name__}"))
+        problem = _write_fixes(path, data, result.after, encoding) if result.after != result.before else None
+        if problem is None:
+            fixed += result.fixed
+            remaining.extend(result.remaining)
+        else:  # nothing was written: the file still has every finding it came with
+            remaining.append(error_diagnostic(path, problem))
+            remaining.extend(lint_document(source, path, rules, None, project))  # internal errors: recorded by the fix run
     if args.diff:
         # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
         sys.stderr.write(FORMATTERS["text"](remaining, FormatOptions()))
@@ -276,50 +279,63 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
     return _exit_code(args, remaining, errors)
 
 
-def _read_text(path: str) -> tuple[Optional[str], str]:
-    """A file's text exactly (newlines untranslated), decoded as Python would."""
+def _read_source(path: str) -> tuple[bytes, str, str] | str:
+    """(the file's bytes, its text exactly as Python decodes it, the codec), or why it cannot be read."""
     try:
         data = read_file(path)
     except OSError as exc:
-        return None, f"cannot read: {reason_of(exc)}"
+        return f"cannot read: {reason_of(exc)}"
     try:
-        encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-        return data.decode(encoding), ""
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-        return None, f"cannot decode file: {exc}"
+        return (data, *decode_source(data, path))
+    except SourceEncodingError as exc:
+        return f"cannot decode file: {exc}"
 
 
-def _write_text(path: str, text: str) -> None:
-    data = Path(path).read_bytes()
-    # The encoding the file was read with: "utf-8-sig" puts back the BOM that reading removed.
-    encoding = "utf-8" if path.endswith(".ipynb") else tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    with open(path, "w", encoding=encoding, newline="") as handle:
-        handle.write(text)
+def _write_fixes(path: str, data: bytes, text: str, encoding: str) -> Optional[str]:
+    """Write the fixed `text` over the file read as `data`: None when done, else why not."""
+    try:
+        fixed = encode_source(text, encoding, path)
+    except SourceEncodingError as exc:
+        return f"cannot write fixes: {exc}; the file is left as it was"
+    return write_fixed_file(path, data, fixed)
 
 
 def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     """`ddplint - --stdin-filename train.py`: for editors and scripts. With --fix the fixed source
-    goes to stdout and the findings to stderr; with --diff the diff goes to stdout."""
+    goes to stdout (in the input's own encoding) and the findings to stderr; with --diff the diff
+    goes to stdout."""
     filename = args.stdin_filename or "-"
     rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
     data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
     if len(data) > MAX_READ_BYTES:
         return _report_stdin_too_large(args, filename)
+    # Named as a file of a project: judged with that project's modules, as the file itself would be.
+    project = project_index([args.stdin_filename]) if args.stdin_filename else None
     try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError:
-        source = None
+        source, encoding = decode_source(data, filename)
+    except SourceEncodingError:
+        source, encoding = None, "utf-8"
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project)
         if args.diff:
             sys.stdout.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
-        sys.stdout.write(result.after)
-        sys.stdout.flush()
-        _report(args, result.remaining, errors, result.fixed, stream=sys.stderr)
-        return _exit_code(args, result.remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors)
+        try:
+            fixed_data, fixed, remaining = encode_source(result.after, encoding, filename), result.fixed, result.remaining
+        except SourceEncodingError as exc:
+            fixed_data, fixed = data, 0
+            remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
+                         *lint_document(data, filename, rules, None, project)]
+        _write_stdout(fixed_data, encoding)
+        _report(args, remaining, errors, fixed, stream=sys.stderr)
+        return _exit_code(args, remaining, errors)
+    diagnostics = lint_document(data, filename, rules, errors, project)
+    if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
+        _write_stdout(data, encoding)
+        _report(args, diagnostics, errors, stream=sys.stderr)
+        return _exit_code(args, diagnostics, errors)
+
     def line_of(d: Diagnostic) -> Optional[str]:
         return None if d.cell is not None else line_at(source or "", d.location.row)
 
@@ -331,6 +347,18 @@ def _report_stdin_too_large(args: argparse.Namespace, filename: str) -> int:
     problem = error_diagnostic(filename, f"cannot read: stdin is over the {MAX_READ_BYTES // 2**20} MB limit for any file")
     _report(args, [problem], [], stream=sys.stderr if args.fix else None)
     return _exit_code(args, [problem], [])
+
+
+def _write_stdout(data: bytes, encoding: str) -> None:
+    """Source bytes to stdout exactly (a stream without bytes gets them decoded, undecodable ones
+    escaped, rather than an error)."""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        sys.stdout.write(data.decode(encoding, errors="surrogateescape"))
+    else:
+        binary.write(data)
+        binary.flush()
 
 
 def _rule_command(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, 
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
 from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
-from ddplint.source import MAX_ANALYSED_BYTES, split_lines
+from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
     from ddplint.analysis.facts import StatementFacts
@@ -66,7 +66,7 @@ def lint_source(
     also depends on the files `project.dependencies(filename)` lists. `parser`: one that gives
     libcst's tree and positions faster (the language server's, lsp/incremental.py)."""
     rules = select_rules() if rules is None else rules
-    data = source.encode("utf-8") if isinstance(source, str) else source
+    data = parser_bytes(source) if isinstance(source, str) else source  # columns of this very text
     active = candidates_by_bytes(data, rules)
     # A file may get its loader or process group from the project's own modules without a
     # single trigger word of its own: then the names it uses from them decide (below).
@@ -92,16 +92,9 @@ def lint_source(
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
     started_elsewhere = project.may_start_process_group if project is not None else None
-    if active or project is None:
-        active = able_to_fire(active, data, names, started_elsewhere)
-    else:
-        # It may use what a project module offers (a loader factory, a process-group set-up, a
-        # collective): then every rule that can fire here may apply. Only distributed-only rules
-        # use those offers (the others judge the file's own DataLoader / DataParallel / sampler
-        # calls, whose words it lacks), so the project (a summary: a parse) is asked only if one
-        # of them can fire here.
-        able = [rule for rule in able_to_fire(rules, data, names, started_elsewhere) if rule.distributed_only]
-        active = able if able and project.offers_any_of(filename, data, names) else []
+    active = able_to_fire(active, data, names, started_elsewhere) if active else []
+    if project is not None:
+        active = _with_project_rules(active, rules, data, names, filename, project)
     if not active:
         return []
     return _analysed_at_any_depth(data, filename, active, errors, project, parser)
@@ -234,6 +227,27 @@ def _with_null_bytes_blanked(
 
 
 NULL_BYTE_MESSAGE = SYNTAX_ERROR_PREFIX + "null byte in a comment: CPython refuses the file (analysed as if it were a space)"
+
+
+def _with_project_rules(
+    active: list[Rule], rules: Sequence[Rule], data: bytes, names: frozenset[str], filename: str, project: ProjectIndex
+) -> list[Rule]:
+    """The rules a file's own words select, plus those it may need for what it uses from the
+    project's modules (a loader factory whose sampler needs set_epoch, a process-group set-up, a
+    collective helper), whose words it lacks. Only distributed-only rules use those offers (the
+    others judge the file's own DataLoader / DataParallel / sampler calls), so the project (a
+    summary: a parse) is asked only if such a rule is not selected by the file's words already
+    and can fire here. Without this, a file that names one trigger of another rule (`DDP(...)`)
+    lost DDP002 for a factory's sampler, and the answer depended on the rules selected."""
+    chosen = set(active)
+    missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
+    if not missing:
+        return active
+    able = able_to_fire(missing, data, names, project.may_start_process_group)
+    if not able or not project.offers_any_of(filename, data, names):
+        return active
+    chosen.update(able)
+    return [rule for rule in rules if rule in chosen]
 
 
 def _as_error(problem: Unparsable) -> SyntaxError:

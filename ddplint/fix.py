@@ -2,11 +2,16 @@
 
 Every front end (`--fix`, `--diff`, the LSP's code actions, notebooks) goes through
 `apply_fixes`, so a fix means the same thing everywhere. Rules write their fixes with
-`ddplint.edits`; the engine locates them; `api.fix_document` runs the loop over a file.
+`ddplint.edits`; the engine locates them; `api.fix_document` runs the loop over a file;
+`write_fixed_file` puts the result on disk without ever leaving a file half written.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+import tempfile
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -132,4 +137,85 @@ def unified_diff(before: str, after: str, filename: str) -> str:
     return "".join(out)
 
 
-__all__ = ["FixOutcome", "apply_fixes", "apply_fixes_counted", "fix_until_stable", "selected_fixes", "unified_diff"]
+# -- writing a fixed file back ---------------------------------------------------------------------
+CHANGED_MEANWHILE = "not fixed: the file changed while ddplint was fixing it; left as it is (run --fix again)"
+
+
+def write_fixed_file(path: str, expected: bytes, data: bytes) -> Optional[str]:
+    """Replace the file at `path` (through a link: the file it names) by `data`, if it still holds
+    `expected`, the bytes the fixes were computed from. None when written, else why not (one line);
+    either way the file holds the old bytes or the new ones, never a mix, whatever fails or
+    whoever kills the process: `data` goes to a temporary file in the same folder, reaches the disk
+    (fsync), gets the file's permission bits and owner, and only then takes the file's name."""
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    try:
+        status = os.stat(target)
+        if not os.access(target, os.W_OK):  # a rename would get past a read-only file: refuse as a write would
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as exc:
+        return _cannot_write(exc)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".ddplint-fix.tmp", dir=folder)
+        os.close(handle)
+    except OSError as exc:
+        return _cannot_write(exc, "cannot create a temporary file beside it")
+    try:
+        with open(temporary, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        _copy_owner_and_mode(status, temporary)
+        with open(target, "rb") as current:  # as late as possible: the window left is one rename
+            if current.read() != expected:
+                os.unlink(temporary)
+                return CHANGED_MEANWHILE
+        os.replace(temporary, target)
+    except BaseException as exc:  # a full disk, a lost permission, Ctrl-C: the file keeps its bytes
+        _remove_quietly(temporary)
+        if isinstance(exc, OSError):
+            return _cannot_write(exc)
+        raise
+    _sync_folder(folder)
+    return None
+
+
+def _cannot_write(exc: OSError, step: str = "") -> str:
+    reason = exc.strerror or type(exc).__name__
+    return f"cannot write fixes: {step + ': ' if step else ''}{reason}; the file is left as it was"
+
+
+def _copy_owner_and_mode(status: os.stat_result, temporary: str) -> None:
+    """The new file keeps the old one's owner (when it differs: only root may give it back, so
+    anyone else is refused rather than taking the file over) and permission bits."""
+    made = os.stat(temporary)
+    if (made.st_uid, made.st_gid) != (status.st_uid, status.st_gid) and hasattr(os, "chown"):
+        os.chown(temporary, status.st_uid, status.st_gid)
+    os.chmod(temporary, stat.S_IMODE(status.st_mode))  # after chown, which may clear set-id bits
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _sync_folder(folder: str) -> None:
+    """Make the rename itself durable; a file system that cannot sync a folder has written it anyway."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+__all__ = [
+    "CHANGED_MEANWHILE", "FixOutcome", "apply_fixes", "apply_fixes_counted", "fix_until_stable", "selected_fixes",
+    "unified_diff", "write_fixed_file",
+]

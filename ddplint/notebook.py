@@ -4,7 +4,9 @@ fixes written back into the cells with the rest of the notebook byte for byte.
 The program is the code cells joined in order, with IPython-only lines (`%magic`, `!shell`,
 `obj?`) commented out (so line numbers stay put and nothing is executed) and a marker comment
 between cells (so a fixed program splits back into the same cells). Comments are legal at any
-indentation, so neither changes what the program means.
+indentation, so neither changes what the program means. Both markers are spelt so that they occur
+nowhere in the notebook's own code (`_unused_marker`): a comment of the user's that looks like one
+is never taken for it, and comes back exactly as it was.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnosti
 from ddplint.source import read_file
 
 CELL_MARKER = "#%% ddplint cell boundary"
-MAGIC_PREFIX = "#ddplint-ipython: "
+MAGIC_PREFIX = "#ddplint-ipython: "  # both as spelt when the notebook's code does not contain them
 # Cell magics whose body is still Python (ruff's list, trimmed); any other `%%` cell is skipped.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # `obj?`, `obj??`, `?obj`: IPython's help syntax (only a bare dotted name, so `x = a  # why?` is code)
@@ -70,6 +72,8 @@ class Notebook:
     # For each program line (0-based): (1-based code cell number, 1-based line in that cell);
     # marker lines map to None.
     line_map: list[Optional[tuple[int, int]]]
+    cell_marker: str = CELL_MARKER  # the markers this notebook's program uses
+    magic_prefix: str = MAGIC_PREFIX
 
 
 def read_notebook(data: bytes | str) -> Notebook:
@@ -89,30 +93,43 @@ def read_notebook(data: bytes | str) -> Notebook:
     if isinstance(language, dict) and language.get("name") not in (None, "python"):
         raise NotebookError(f"not a Python notebook (language {language.get('name')!r})")
     cells: list[int] = []
-    pieces: list[str] = []
-    line_map: list[Optional[tuple[int, int]]] = []
-    number = 0
+    sources: list[str] = []
     for index, cell in enumerate(document["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = _cell_text(cell)
         if source is None:
             raise NotebookError(f"not a notebook: cell {index + 1} has no readable source")
-        number += 1
         cells.append(index)
+        sources.append(source)
+    cell_marker, magic_prefix = _unused_marker(CELL_MARKER, sources), _unused_marker(MAGIC_PREFIX, sources)
+    pieces: list[str] = []
+    line_map: list[Optional[tuple[int, int]]] = []
+    for number, source in enumerate(sources, start=1):
         lines = source.split("\n")
         if len(lines) > 1 and lines[-1] == "":
             lines.pop()  # the cell's final newline; an empty cell keeps its one empty line
         skip_all = _is_foreign_cell_magic(lines)
         ipython = set(range(len(lines))) if skip_all else _ipython_lines(lines)
         if number > 1:
-            pieces.append(CELL_MARKER)
+            pieces.append(cell_marker)
             line_map.append(None)
         for row, line in enumerate(lines, start=1):
-            pieces.append(MAGIC_PREFIX + line if row - 1 in ipython else line)
+            pieces.append(magic_prefix + line if row - 1 in ipython else line)
             line_map.append((number, row))
     program = "\n".join(pieces) + "\n" if pieces else ""
-    return Notebook(document, text, cells, program, line_map)
+    return Notebook(document, text, cells, program, line_map, cell_marker, magic_prefix)
+
+
+def _unused_marker(marker: str, sources: Sequence[str]) -> str:
+    """`marker`, or `marker` numbered (`#ddplint-ipython-2: `) until no cell contains it: a line
+    that starts with it after fixing can then only be one ddplint put there."""
+    stem, colon, space = marker.partition(":")
+    candidate, number = marker, 1
+    while any(candidate in source for source in sources):
+        number += 1
+        candidate = f"{stem}-{number}{colon}{space}"
+    return candidate
 
 
 def _ipython_lines(lines: list[str]) -> set[int]:
@@ -281,7 +298,7 @@ def write_program(notebook: Notebook, program: str) -> str:
     layout = _detect_format(notebook.text, notebook.document)  # before any cell changes
     if not layout:
         raise NotebookError("cannot write fixes back without reformatting the notebook (unusual JSON layout)")
-    pieces = program.split("\n" + CELL_MARKER + "\n") if program else []
+    pieces = program.split("\n" + notebook.cell_marker + "\n") if program else []
     if len(pieces) != len(notebook.cells):
         raise NotebookError("cannot write fixes back: a fix moved a cell boundary")
     if pieces:
@@ -289,7 +306,7 @@ def write_program(notebook: Notebook, program: str) -> str:
     for index, piece in zip(notebook.cells, pieces):
         cell = notebook.document["cells"][index]
         old = _cell_text(cell) or ""
-        new = _restore_ipython_lines(piece) + ("\n" if old.endswith("\n") else "")
+        new = _restore_ipython_lines(piece, notebook.magic_prefix) + ("\n" if old.endswith("\n") else "")
         if new != old:
             cell["source"] = new.splitlines(keepends=True) if isinstance(cell.get("source"), list) else new
     settings = dict(layout)
@@ -297,9 +314,9 @@ def write_program(notebook: Notebook, program: str) -> str:
     return json.dumps(notebook.document, **settings) + ("\n" if newline else "")
 
 
-def _restore_ipython_lines(piece: str) -> str:
+def _restore_ipython_lines(piece: str, prefix: str) -> str:
     lines = piece.split("\n")
-    return "\n".join(line[len(MAGIC_PREFIX):] if line.startswith(MAGIC_PREFIX) else line for line in lines)
+    return "\n".join(line[len(prefix):] if line.startswith(prefix) else line for line in lines)
 
 
 def fix_notebook(

@@ -204,6 +204,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
                     }
                 },
                 "results": results,
+                "columnKind": "unicodeCodePoints",  # characters of the decoded line, as everywhere
             }
         ],
     }

@@ -1,5 +1,6 @@
-"""Facts about source text that every layer agrees on: where lines break, how large a file
-ddplint analyses at all, and how any file is read (`read_file`: regular files only, bounded).
+"""Facts about source text that every layer agrees on: where lines break, how a file's bytes
+become text and back, how large a file ddplint analyses at all, and how any file is read
+(`read_file`: regular files only, bounded).
 
 Python's tokenizer (and so libcst, the engine's rows, LSP and `--output-format full`) breaks lines
 at `\\r\\n`, `\\r` and `\\n` only. `str.splitlines()` also breaks at form feeds, `\\x1c`-`\\x1e`,
@@ -9,9 +10,11 @@ every row below it. So no module splits lines itself; they all call these helper
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
+import tokenize
 from typing import Union
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -112,3 +115,74 @@ def line_at(text: str, row: int) -> str | None:
     """Line `row` (1-based) of `text`, or None past its end."""
     lines = split_lines(text)
     return lines[row - 1] if 0 < row <= len(lines) else None
+
+
+# -- bytes and text -----------------------------------------------------------------------------
+# Columns everywhere (findings, fix edits, json, sarif) count characters of the decoded line, so a
+# file must be decoded as Python decodes it: a UTF-8 BOM, else a PEP 263 coding cookie on one of
+# the first two lines, else UTF-8. Notebooks are JSON: always UTF-8.
+_COOKIE_WORD = re.compile(rb"coding(?=[:=])")
+
+
+class SourceEncodingError(ValueError):
+    """Bytes that cannot be read as the encoding they declare, or text that cannot be written
+    back in it; the message says why, in one line."""
+
+
+def source_encoding(data: bytes, filename: str) -> str:
+    """The codec `filename` is read and written with ("utf-8-sig" drops the BOM and puts it back)."""
+    if filename.endswith(".ipynb"):
+        return "utf-8"
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as exc:  # an unknown codec, or a cookie that contradicts the BOM
+        raise SourceEncodingError(str(exc)) from None
+
+
+def decode_source(data: bytes, filename: str) -> tuple[str, str]:
+    """(text, codec): the file's text exactly (line breaks untranslated), as Python reads it."""
+    encoding = source_encoding(data, filename)
+    try:
+        return data.decode(encoding), encoding
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceEncodingError(str(exc)) from None
+
+
+def encode_source(text: str, encoding: str, filename: str) -> bytes:
+    """`text` as the bytes of a file read with `encoding`, checked to read back as the same text
+    in the same codec (a fix that moved the coding cookie would change how every byte reads)."""
+    try:
+        data = text.encode(encoding)
+    except UnicodeEncodeError:
+        raise SourceEncodingError(f"the fixed text has characters {encoding} cannot hold") from None
+    try:
+        same = decode_source(data, filename) == (text, encoding)
+    except SourceEncodingError:
+        same = False
+    if not same:
+        raise SourceEncodingError(f"the fixed text would no longer read as {encoding}")
+    return data
+
+
+def parser_bytes(text: str) -> bytes:
+    """`text` as bytes that a parser honouring coding cookies (compile, libcst) decodes back to
+    exactly `text`: in the codec its cookie declares, else UTF-8. Text that codec cannot hold (typed
+    in an editor) gets UTF-8 with the cookie's word disguised, same length: every column stays put."""
+    data = text.encode("utf-8")
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:
+        return data  # an unknown codec: the parser reports it
+    if encoding in ("utf-8", "utf-8-sig"):
+        return data
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError:
+        return _without_cookie(data)
+
+
+def _without_cookie(data: bytes) -> bytes:
+    """`data` with every `coding:` in its first two comment lines spelt `c0ding:`."""
+    head = data.splitlines(keepends=True)[:2]
+    disguised = [_COOKIE_WORD.sub(b"c0ding", line) if line.lstrip(b" \t\f").startswith(b"#") else line for line in head]
+    return b"".join(disguised) + data[sum(map(len, head)):]

@@ -107,12 +107,12 @@ DAMAGED = {
     "old layout": lambda root, good: json.dumps(old_layout(root)),
     "a list": lambda root, good: "[1, 2, 3]",
     "entries a list": lambda root, good: json.dumps({**json.loads(good), "entries": []}),
-    "names index out of range": lambda root, good: _with_entries(good, lambda e: [*e[:4], [10**6], e[5]]),
-    "names index a list": lambda root, good: _with_entries(good, lambda e: [*e[:4], [[0]], e[5]]),
-    "names index a float": lambda root, good: _with_entries(good, lambda e: [*e[:4], [0.0, 1.5], e[5]]),
-    "names not a list": lambda root, good: _with_entries(good, lambda e: [*e[:4], 0, e[5]]),
+    "names index out of range": lambda root, good: _with_entries(good, lambda e: [*e[:3], [10**6], e[4]]),
+    "names index a list": lambda root, good: _with_entries(good, lambda e: [*e[:3], [[0]], e[4]]),
+    "names index a float": lambda root, good: _with_entries(good, lambda e: [*e[:3], [0.0, 1.5], e[4]]),
+    "names not a list": lambda root, good: _with_entries(good, lambda e: [*e[:3], 0, e[4]]),
     "entry too short": lambda root, good: _with_entries(good, lambda e: e[:3]),
-    "diagnostics malformed": lambda root, good: _with_entries(good, lambda e: [*e[:5], [{"code": 1}]]),
+    "diagnostics malformed": lambda root, good: _with_entries(good, lambda e: [*e[:4], [{"code": 1}]]),
     "stamp rows malformed": lambda root, good: json.dumps({**json.loads(good), "stamps": [["x", "y"], 3, None]}),
     "names rows malformed": lambda root, good: json.dumps(
         {**json.loads(good), "names": [[1, [0]], ["data", [-1]], ["data", "x"], ["data", [0, 10**6]], [], None]}

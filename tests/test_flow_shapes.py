@@ -13,6 +13,8 @@ import libcst as cst
 import pytest
 
 from ddplint.analysis.facts import build_facts
+from ddplint.engine import lint_source
+from ddplint.rules import select_rules
 
 
 def _facts(source: str):
@@ -632,6 +634,10 @@ def test_data_parallel_only_for_loading_a_prefixed_checkpoint(lint):
     assert lint(handed_on, ["DDP003"]) == [(4, "DDP003")]
 
 
+def _messages(source: str, code: str) -> list[str]:
+    return [d.message for d in lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))]
+
+
 def test_data_parallel_over_one_gpu_or_as_the_fallback_of_a_ddp_path(lint):
     assert lint(
         """
@@ -656,8 +662,11 @@ def test_data_parallel_over_one_gpu_or_as_the_fallback_of_a_ddp_path(lint):
                 model = nn.DataParallel(build())
             train(model)
         """
-    assert lint(fallback.format(test="args.local_rank != -1"), ["DDP003"]) == []
-    assert lint(fallback.format(test="args.fancy"), ["DDP003"]) == []  # next to the DDP arm
+    # The fallback of a DDP path is reported too (issue 20's decision), saying what the DDP path needs.
+    assert lint(fallback.format(test="args.local_rank != -1"), ["DDP003"]) == [(8, "DDP003")]
+    assert lint(fallback.format(test="args.fancy"), ["DDP003"]) == [(8, "DDP003")]  # next to the DDP arm
+    [message] = _messages(fallback.format(test="args.fancy"), "DDP003")
+    assert "single-process fallback" in message and "`args.fancy` to be true" in message
     assert lint(
         """
         import torch.nn as nn
@@ -876,8 +885,10 @@ def test_distributed_checkpoint_save_is_a_collective_unless_told_otherwise(lint,
         ("rank == 0", [(5, "DDP007")]),
         ("not dist.is_initialized() or rank == 0", [(5, "DDP007")]),  # the single-process run, or rank 0
         ("args.local_rank == -1 or rank == 0", [(5, "DDP007")]),
-        ("args.save_all or rank == 0", []),  # every rank with --save_all: not one rank's
-        ("not dist.is_initialized() or kind != 'legacy' or rank == 0", []),  # every rank for other kinds
+        # every rank with --save_all, rank 0 alone without it: some ranks (issue 20)
+        ("args.save_all or rank == 0", [(5, "DDP007")]),
+        # rank 0 alone for legacy checkpoints, with nothing on the way that needs another kind
+        ("not dist.is_initialized() or kind != 'legacy' or rank == 0", [(5, "DDP007")]),
     ],
 )
 def test_an_or_condition_is_one_ranks_only_when_each_side_is(lint, test, found):
@@ -1199,7 +1210,11 @@ def test_single_process_condition_through_a_module_level_rank(lint):
                 model = torch.nn.DataParallel(model)
             return model(batch)
         """
-    assert lint(source, ["DDP003"]) == []
+    # `RANK == -1`: the single-process path of a script launched with torchrun otherwise
+    [fallback] = _messages(source, "DDP003")
+    assert "single-process fallback" in fallback and "to be false" in fallback
+    [plain] = _messages(source.replace("RANK == -1", "RANK >= 0"), "DDP003")
+    assert "fallback" not in plain
     assert lint(source.replace("RANK == -1", "RANK >= 0"), ["DDP003"]) == [(8, "DDP003")]
 
 

@@ -240,6 +240,66 @@ def _normalised(code: str) -> str:
     return "".join(code.split())
 
 
+def _non_number_text(node: cst.BaseExpression) -> bool:
+    """A string literal that is no number: `"cpu"`, not `"0"` (`os.environ["RANK"] == "0"` is
+    rank 0). A rank equal to it is a device name, set only on a single-process path."""
+    text = string_value(node)
+    return text is not None and not text.strip().lstrip("-").isdigit()
+
+
+def _and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _and_parts(test.left) + _and_parts(test.right)
+    return [test]
+
+
+def _pins_other_value(fact: cst.BaseExpression, condition: cst.BaseExpression) -> bool:
+    """`x == A` makes `x != B` true for another constant B (names, attributes or literals)."""
+    if not (isinstance(fact, cst.Comparison) and isinstance(condition, cst.Comparison)):
+        return False
+    if len(fact.comparisons) != 1 or len(condition.comparisons) != 1:
+        return False
+    pinned, excluded = fact.comparisons[0], condition.comparisons[0]
+    if not (isinstance(pinned.operator, cst.Equal) and isinstance(excluded.operator, cst.NotEqual)):
+        return False
+    constants = (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer)
+    if not (isinstance(pinned.comparator, constants) and isinstance(excluded.comparator, constants)):
+        return False
+    same_subject = _normalised(_code(fact.left)) == _normalised(_code(condition.left))
+    return same_subject and _normalised(_code(pinned.comparator)) != _normalised(_code(excluded.comparator))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _or_sides(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a or b or c` as [a, b, c] (parentheses around a side kept as that side)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and not test.lpar:
+        return _or_sides(test.left) + _or_sides(test.right)
+    return [test]
+
+
+_NEGATED_OPERATORS = {
+    cst.Equal: "!=", cst.NotEqual: "==", cst.Is: "is not", cst.IsNot: "is", cst.In: "not in", cst.NotIn: "in",
+}
+
+
+def _negation(test: cst.BaseExpression) -> str:
+    """The text of `not test`, spelled as code usually spells it: `not x` -> `x`, `a == b` ->
+    `a != b`, `a is None` -> `a is not None`, `x` -> `not x`; anything else `not (test)`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _code(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        negated = _NEGATED_OPERATORS.get(type(target.operator))
+        if negated is not None:
+            return f"{_code(test.left)} {negated} {_code(target.comparator)}"
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"not {_code(test)}"
+    return f"not ({_code(test)})"
+
+
 def _literal_flags(arguments: dict) -> frozenset:
     """Parameters a call passes a literal True / False for, as ("flag:name", value)."""
     out = set()
@@ -622,8 +682,10 @@ class RankModel:
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             if isinstance(test.comparisons[0].operator, cst.Equal):
-                if int_value(test.comparisons[0].comparator) == -1:
-                    return False  # `local_rank == -1`: the single-process run, not one rank of many
+                comparator = test.comparisons[0].comparator
+                if int_value(comparator) == -1 or _non_number_text(comparator):
+                    # `local_rank == -1`, `rank == "cpu"`: the single-process run, not one rank of many
+                    return False
                 return self.is_rank(test.left, scope) or self.is_rank(test.comparisons[0].comparator, scope)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self.is_single_rank_guard(test.left, scope) or self.is_single_rank_guard(test.right, scope)
@@ -668,6 +730,13 @@ class RankModel:
 
     def _compares_world_or_rank(self, test: cst.Comparison, scope: "Scope", depth: int) -> Optional[bool]:
         operator, bound = test.comparisons[0].operator, int_value(test.comparisons[0].comparator)
+        if _non_number_text(test.comparisons[0].comparator) and self.is_rank(test.left, scope):
+            # `rank == "cpu"`: a rank that is a device name, set only on the single-process path;
+            # in a distributed run every rank is a number
+            if isinstance(operator, (cst.Equal, cst.Is)):
+                return False
+            if isinstance(operator, (cst.NotEqual, cst.IsNot)):
+                return True
         if bound == -1 and self.is_rank(test.left, scope):  # its own depth: a different question
             if isinstance(operator, (cst.NotEqual, cst.IsNot, cst.GreaterThan, cst.GreaterThanEqual)):
                 return True
@@ -770,6 +839,60 @@ class RankModel:
     def runs_on_one_rank_only(self, context: "Context") -> bool:
         """Whether a place sits inside the body of a single-rank guard."""
         return any(in_body and self.is_single_rank_guard(branch.test, context.scope) for branch, in_body in context.branches)
+
+    def rank_zero_on_some_steps(self, branch: "BranchSite", context: "Context") -> bool:
+        """The place (in the branch's body) is reached by rank 0 alone whenever a rank-independent
+        condition is false: `if is_rank0 and step % k == 0 or last_step:`, `if rank == 0 or
+        args.all_ranks:`; and nothing on the way to it requires that condition. Still some ranks,
+        on those steps or settings: what matters for a collective."""
+        escapes = self._rank_zero_unless(branch.test, context.scope)
+        return bool(escapes) and not any(self._required_on_path(escape, context, branch.node) for escape in escapes)
+
+    def _rank_zero_unless(self, test: cst.BaseExpression, scope: "Scope") -> list[cst.BaseExpression]:
+        """For `A or C or ...` where some sides are rank-0 guards and the others do not read the
+        rank: those others (the conditions under which every rank passes). Empty for anything
+        else. Rank 0 alone passes whenever they are false, so a collective under such a guard is
+        still reached by some ranks only on those steps or settings."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            # `not skip and (rank == 0 or C)`: the other parts only narrow who gets there
+            parts = _and_parts(test)
+            for part in parts:
+                escapes = self._rank_zero_unless(part, scope)
+                if escapes and not any(self._reads_rank(p, scope) for p in parts if p is not part):
+                    return escapes
+            return []
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)):
+            return []
+        sides = _or_sides(test)
+        guards = [side for side in sides if self.is_rank_zero_guard(side, scope)]
+        others = [side for side in sides if not any(side is guard for guard in guards)]
+        if not guards or any(self._reads_rank(side, scope) for side in others):
+            return []
+        return [side for side in others if not self._false_when_distributed(side, scope)]
+
+    def _reads_rank(self, test: cst.BaseExpression, scope: "Scope") -> bool:
+        return any(
+            isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and self.is_rank(node, scope)
+            for node in walk(test)
+        )
+
+    @staticmethod
+    def _required_on_path(condition: cst.BaseExpression, context: "Context", guard: cst.CSTNode) -> bool:
+        """Another `if` around the place holds only when `condition` does: a part of its test (the
+        place in its body) or the test's negation (the place in its `else:`) is the condition, or
+        pins the same value to another constant (`kind == GLOBAL` requires `kind != LEGACY`).
+        `if not legacy or rank == 0:` ... `if not legacy: dcp.save(...)` reaches the save on every
+        rank."""
+        wanted = _normalised(_code(condition))
+        for branch, in_body in context.branches:
+            if branch is guard:
+                continue
+            facts = _and_parts(branch.test) if in_body else [_negation(branch.test)]
+            for fact in facts:
+                text = _normalised(fact if isinstance(fact, str) else _code(fact))
+                if text == wanted or (not isinstance(fact, str) and _pins_other_value(fact, condition)):
+                    return True
+        return False
 
     def _compares_rank_to_zero(self, test: cst.Comparison, scope: "Scope", depth: int) -> bool:
         if len(test.comparisons) != 1:

@@ -103,6 +103,24 @@ _STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STA
 _STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
 
 
+# What marks a project's root, walking up from a checked file: the modules it imports may lie
+# anywhere under that folder, whichever files ddplint was asked to check.
+PROJECT_MARKERS = ("pyproject.toml", "ddplint.toml", "setup.cfg", "setup.py", ".git")
+
+
+def project_root(path: str) -> Optional[str]:
+    """The nearest folder at or above `path`'s own folder that holds a project marker; None when
+    no folder up to the file system's root does (the project is then the files checked)."""
+    folder = os.path.dirname(os.path.realpath(path))
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 @dataclass(frozen=True)
 class FactoryLoader:
     """A DataLoader a project function builds and returns."""
@@ -288,6 +306,8 @@ class ProjectIndex:
         self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
+        # (size, mtime_ns) of each module when its outline or summary was worked out
+        self._stamps: dict[str, Optional[tuple[int, int]]] = {}
         self._starter_names: Optional[frozenset[str]] = None
         # What other processes of the run have worked out (a worker pool's; none by default).
         self._shared: SharedSummaries = _NOT_SHARED
@@ -460,8 +480,28 @@ class ProjectIndex:
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self._summaries:
+            self._stamps.setdefault(path, _stamp(path))
             self._summaries[path] = self._summarise(path)
         return self._summaries[path]
+
+    def adopt_summaries(self, older: "ProjectIndex") -> None:
+        """Take over what an older index of the same project worked out about modules still in
+        it (unless changed since): a fresh list of modules need not mean parsing them again."""
+        for path, stamp in older._stamps.items():
+            if path in self.files and _stamp(path) == stamp:
+                self._stamps[path] = stamp
+                if path in older._summaries:
+                    self._summaries[path] = older._summaries[path]
+                if path in older._outlines:
+                    self._outlines[path] = older._outlines[path]
+
+    def forget_changed(self) -> None:
+        """Drop what was worked out about modules changed on disk since (an index kept across
+        analyses: the language server's). One stat per module it has looked at."""
+        for path in [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]:
+            del self._stamps[path]
+            self._summaries.pop(path, None)
+            self._outlines.pop(path, None)
 
     def summary_for(self, path: str, name: str) -> Optional[ModuleSummary]:
         """The module's summary as far as `name` goes. A summary records functions and classes
@@ -483,6 +523,7 @@ class ProjectIndex:
         """(whether the module has a summary at all, the names its summary could record: None
         when that is not known). One compile of the module, no libcst."""
         if path not in self._outlines:
+            self._stamps.setdefault(path, _stamp(path))
             known = self._shared.load("outline", path)
             # Not claimed like a summary: a compile costs less than waiting for another worker's.
             self._outlines[path] = known[0] if known else self._shared.saved("outline", path, _outline_of(path, self._parses_safely))
@@ -509,6 +550,14 @@ class ProjectIndex:
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
+
+
+def _stamp(path: str) -> Optional[tuple[int, int]]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
 
 
 def _summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:

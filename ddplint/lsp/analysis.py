@@ -6,11 +6,14 @@ touch the server.
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from ddplint.analysis.project import ProjectIndex, project_root
+from ddplint.api import project_index
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, lint_source
 from ddplint.lsp.incremental import StatementParser
@@ -31,11 +34,46 @@ class EngineOutcome:
 PARSER = StatementParser()
 
 
+# How long a worker trusts its list of a project's modules: a module created meanwhile is followed
+# after at most this long. A module changed on disk is seen at the next analysis (its stamp).
+PROJECT_LIST_TTL_S = 5.0
+
+
+class _Projects:
+    """The project model of each workspace the worker analyses documents of, kept between
+    analyses (walking the project and summarising its modules again per keystroke would cost more
+    than the analysis), so an open file gets the findings `ddplint FILE` gives it on disk. The
+    modules are read from disk: another module's unsaved edits count once saved."""
+
+    def __init__(self) -> None:
+        self._by_root: dict[str, tuple[float, Optional[ProjectIndex]]] = {}
+
+    def for_document(self, filename: str) -> Optional[ProjectIndex]:
+        if not os.path.isabs(filename):  # an untitled buffer belongs to no project
+            return None
+        root = project_root(filename)
+        if root is None:
+            return None
+        built, index = self._by_root.get(root, (0.0, None))
+        if time.monotonic() - built > PROJECT_LIST_TTL_S:
+            older, index = index, project_index([filename])
+            if older is not None and index is not None:
+                index.adopt_summaries(older)
+            self._by_root[root] = (time.monotonic(), index)
+        elif index is not None:
+            index.forget_changed()
+        return index
+
+
+PROJECTS = _Projects()
+
+
 def run_engine(text: str, filename: str, rules: Sequence[Rule]) -> EngineOutcome:
     started = time.perf_counter()
     errors: list[InternalError] = []
     try:
-        diagnostics = tuple(lint_source(text, filename, rules, errors, parser=PARSER))
+        project = PROJECTS.for_document(filename)
+        diagnostics = tuple(lint_source(text, filename, rules, errors, project, parser=PARSER))
         crash = None
     except Exception:  # RecursionError and MemoryError too: whatever a text does, the server lives
         diagnostics, crash = (), traceback.format_exc()

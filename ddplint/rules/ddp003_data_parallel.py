@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -24,30 +24,44 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls:
         if not facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
             continue
-        if _fallback_next_to_ddp(facts, site, ddp_sites) or _one_device(facts, site):
+        if _one_device(facts, site) or _only_loads_weights(facts, site):
             continue
-        if _only_loads_weights(facts, site):
+        ddp_path = _ddp_path_beside(facts, site, ddp_sites)
+        if ddp_path is not None:
+            yield RULE.finding(
+                site.node,
+                f"nn.DataParallel on the single-process fallback: started without the launcher, "
+                f"one process drives every GPU from GPU 0; the DDP path needs {ddp_path}",
+            )
             continue
         yield RULE.finding(
             site.node,
-            "nn.DataParallel drives all GPUs from one process: on this path (no DDP path next to "
-            "it to fall back from) every step it scatters the "
-            "batch from GPU 0, replicates the model and gathers outputs back on GPU 0, so GPU 0 "
-            "runs hot while the others wait and the GIL caps throughput; use "
-            "DistributedDataParallel with one process per GPU (torchrun)",
+            "nn.DataParallel drives all GPUs from one process: GPU 0 scatters, gathers and runs "
+            "hot while the others wait; use DistributedDataParallel with one process per GPU "
+            "(torchrun)",
         )
 
 
-def _fallback_next_to_ddp(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSite]) -> bool:
-    """DataParallel on the script's single-process path (`if args.distributed: DDP(...)
-    elif n_gpu > 1: DataParallel(...)`): the user already has the DDP path; whoever runs one
-    process on several GPUs chose this. Unsure whether that is a bug, the rule stays silent."""
-    if facts.ranks.runs_single_process(site.context):
-        return True
+def _ddp_path_beside(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSite]) -> Optional[str]:
+    """How the script's DDP path is taken when this DataParallel is its single-process fallback
+    (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`), said for the message;
+    None when the script has no DDP path to fall back from. Reported all the same (issue 20's
+    decision): it is what `python main.py` on an 8-GPU node runs."""
     for branch, arm in site.context.branches:
         if any((branch, not arm) in ddp.context.branches for ddp in ddp_sites):
-            return True
-    return False
+            return _condition(facts, branch.test, holds=not arm)
+    for branch, arm in site.context.branches:
+        polarity = facts.ranks.distributed_polarity(branch.test, site.context.scope)
+        if polarity is not None and polarity != arm:
+            return _condition(facts, branch.test, holds=polarity)
+    return None
+
+
+def _condition(facts: ModuleFacts, test: cst.BaseExpression, holds: bool) -> str:
+    text = " ".join(facts.module.code_for_node(test).split())
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"`{text}` to be {'true' if holds else 'false'} (torchrun, or the script's distributed option)"
 
 
 def _one_device(facts: ModuleFacts, site: CallSite) -> bool:
@@ -146,7 +160,12 @@ RULE = Rule(
         Flags every call of `torch.nn.DataParallel` / `torch.nn.parallel.DataParallel` (or of a
         class of the file derived from it) and of the functional
         `torch.nn.parallel.data_parallel(module, inputs)`, whatever alias it was imported under. Applies to any
-        script, distributed or not.
+        script, distributed or not. DataParallel as the single-process fallback of a script that
+        also has a DDP path (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`,
+        `else:` after `if args.distributed`) is reported too, with its own message naming the
+        condition the DDP path needs: it is the path `python main.py` takes on an 8-GPU node
+        when the user forgets the launcher (pytorch/examples' ImageNet script's default), exactly
+        "GPU 0 at 100 %, the others idle". Changed in issue 20: it used to stay silent there.
     """,
     why="""
         DataParallel is single-process and multi-threaded. Each step it copies the model to every
@@ -170,12 +189,6 @@ RULE = Rule(
           that handles wrapped models, not to train.
         - A DataParallel over one GPU (`device_ids=[0]`, or a parameter defaulting to a one-GPU
           list no caller changes).
-        - DataParallel as the single-process fallback of a script that also has a DDP path
-          (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`, `else:` after
-          `if args.distributed`, `if RANK == -1 and device_count() > 1:`). Whether running that
-          path on several GPUs is a bug depends on how the user launches the script, which the
-          file does not say; the team's principle is to stay silent when unsure. Put the DDP path
-          first and users who launch with torchrun never reach the fallback.
     """,
     blind_spots="""
         - A DataParallel class reached through a factory function or `getattr` is not seen.
@@ -200,6 +213,16 @@ RULE = Rule(
 
         if n_gpu > 1:
             model = DP(model, device_ids=list(range(n_gpu)))  # <- DDP003
+        train(model, loader)
+        """,
+        """
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        if args.distributed:
+            model = DDP(model, device_ids=[args.gpu])
+        elif n_gpu > 1:
+            model = nn.DataParallel(model)  # <- DDP003
         train(model, loader)
         """,
     ),
@@ -233,16 +256,6 @@ RULE = Rule(
             model = nn.DataParallel(Net())
             model.load_state_dict(torch.load(path, map_location="cpu"))
             return model.module
-        """,
-        """
-        import torch.nn as nn
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        if args.distributed:
-            model = DDP(model, device_ids=[args.gpu])
-        elif n_gpu > 1:
-            model = nn.DataParallel(model)  # the single-process fallback
-        train(model, loader)
         """,
     ),
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+import libcst as cst
+
 from ddplint.analysis.distributed import RANK_GUARD_WORDS
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.torch_api import (
@@ -24,10 +26,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     reported: set[int] = set()
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
+        # `if is_rank0 and step % k == 0 or last_step:` holds on rank 0 alone on most steps
+        sometimes = arm is None and isinstance(branch.node, cst.If)
+        if sometimes:
+            arm = True
         if arm is None:
             continue
         for site in facts.calls_in_arm(branch, arm):
-            if id(site.node) in reported:
+            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch, site.context):
                 continue
             finding = _unmatched(facts, branch, arm, site)
             if finding is not None:
@@ -117,7 +123,9 @@ RULE = Rule(
         `reduce_scatter`, `all_to_all`, `new_group`) or an Accelerator collective
         (`wait_for_everyone`, `gather`, `reduce`, ...) made under a single-rank condition
         (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_main_process:`, the `else:`
-        of `if rank != 0:`, after `if rank != 0: return`, ...), directly or inside a function of the file called there, when
+        of `if rank != 0:`, after `if rank != 0: return`, ...) or under one that holds on rank 0
+        alone whenever a rank-independent part is false (`if is_rank0 and step % 20 == 0 or
+        last_step:`: every rank on the last step, rank 0 alone on every 20th), directly or inside a function of the file called there, when
         the other ranks make no matching call. Also flags a forward pass through an FSDP-wrapped
         model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
         may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
@@ -141,6 +149,10 @@ RULE = Rule(
         - A matching call of the same collective in the `else:` branch, or under the complementary
           rank condition in the same function (`if local_rank not in (-1, 0): barrier()` ...
           `if local_rank == 0: barrier()`, the `torch_distributed_zero_first` shape).
+        - A guard `rank == 0 or C` whose collective sits under a further condition that requires
+          `C` (`if not legacy or rank == 0:` ... `if not legacy: dcp.save(...)`; or in the `else:`
+          of `if legacy:`): every rank that gets there passes. Also `rank == "cpu"`-style sides,
+          false on every rank of a distributed run, count as false.
         - Collectives with an explicit `group=`: the group may hold exactly the ranks that get there.
         - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`.
         - A rank-0 forward through a DDP model with no sign of buffers (a GPT with flash

@@ -8,4 +8,4 @@ if "LOCAL_RANK" in os.environ:
     local_rank = int(os.environ["LOCAL_RANK"])
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 8).cuda(local_rank), device_ids=[local_rank])
 else:
-    model = DataParallel(torch.nn.Linear(8, 8).cuda())
+    model = DataParallel(torch.nn.Linear(8, 8).cuda())  # <- DDP003

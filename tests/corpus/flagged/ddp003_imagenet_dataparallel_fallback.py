@@ -1,5 +1,6 @@
 """ImageNet trainer in the classic pytorch/examples layout: DataParallel only as the
-non-distributed fallback next to the DDP path (DDP003 stays silent there, see its page)."""
+non-distributed fallback next to the DDP path: `python main.py` on a multi-GPU node runs it, so
+DDP003 reports it with its fallback message (issue 20's decision)."""
 import argparse
 import os
 
@@ -49,10 +50,10 @@ def main_worker(gpu, ngpus, args):
         args.batch_size = args.batch_size // ngpus
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
     elif args.arch.startswith("alexnet") or args.arch.startswith("vgg"):
-        model.features = torch.nn.DataParallel(model.features)
+        model.features = torch.nn.DataParallel(model.features)  # <- DDP003
         model.cuda()
     else:
-        model = torch.nn.DataParallel(model).cuda()
+        model = torch.nn.DataParallel(model).cuda()  # <- DDP003
 
     criterion = nn.CrossEntropyLoss().cuda()
     optimizer = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)

@@ -1,0 +1,168 @@
+"""One answer per file, however ddplint is run (issue 20, "one project model").
+
+A file's findings depend on its own text and on what it imports from its project (the folder
+holding pyproject.toml / setup.cfg / .git above it), never on which other files were named on the
+command line, on the rules selected, or on whether the text came from disk or stdin. These tests
+run the same files every way a user can and compare the findings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+EXAMPLES = ROOT / "examples"
+
+# The issue's repro, in our words: the sampler is built by a helper of another module, the epoch
+# loop is in the entry script, and nobody calls set_epoch.
+DATA_MODULE = """\
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+
+
+    def make_loader(ds, bs):
+        return DataLoader(ds, batch_size=bs, sampler=DistributedSampler(ds))
+    """
+IN_MAIN = """\
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from data import make_loader
+
+
+    def main():
+        dist.init_process_group("nccl")
+        ds = torch.utils.data.TensorDataset(torch.randn(100, 3))
+        loader = make_loader(ds, 8)
+        model = DDP(torch.nn.Linear(3, 1))
+        for epoch in range(10):
+            for (x,) in loader:
+                model(x).sum().backward()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+AT_MODULE_LEVEL = """\
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from data import make_loader
+
+    dist.init_process_group("nccl")
+    ds = torch.utils.data.TensorDataset(torch.randn(100, 3))
+    loader = make_loader(ds, 8)
+    model = DDP(torch.nn.Linear(3, 1))
+    for epoch in range(10):
+        for (x,) in loader:
+            model(x).sum().backward()
+    """
+
+
+def _run_json(argv: list[str], capsys, monkeypatch, stdin: bytes = b"") -> list[dict]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    capsys.readouterr()
+    main(["--no-cache", "--output-format", "json", *argv])
+    return json.loads(capsys.readouterr().out or "[]")
+
+
+def _keys(found: list[dict], name: str) -> list[tuple[int, int, str]]:
+    return sorted(
+        (f["location"]["row"], f["location"]["column"], f["code"]) for f in found if Path(f["filename"]).name == name
+    )
+
+
+def _make_project(tmp_path: Path, train: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "data.py").write_text(textwrap.dedent(DATA_MODULE))
+    (tmp_path / "train.py").write_text(textwrap.dedent(train))
+    return tmp_path
+
+
+@pytest.mark.parametrize("train", [IN_MAIN, AT_MODULE_LEVEL], ids=["in-main", "module-level"])
+def test_helper_built_sampler_is_reported_every_way(tmp_path, monkeypatch, capsys, train):
+    project = _make_project(tmp_path, train)
+    monkeypatch.chdir(project)
+    source = (project / "train.py").read_bytes()
+    ways = {
+        "folder": _run_json(["."], capsys, monkeypatch),
+        "file": _run_json(["train.py"], capsys, monkeypatch),
+        "stdin": _run_json(["-", "--stdin-filename", "train.py"], capsys, monkeypatch, source),
+        "one rule selected": _run_json(["--select", "DDP002", "train.py"], capsys, monkeypatch),
+    }
+    answers = {way: _keys(found, "train.py") for way, found in ways.items()}
+    assert all(codes == answers["folder"] for codes in answers.values()), answers
+    assert [code for _, _, code in answers["folder"]] == ["DDP002"]
+
+
+@pytest.mark.parametrize("train", [IN_MAIN, AT_MODULE_LEVEL], ids=["in-main", "module-level"])
+def test_fix_and_diff_see_what_the_check_sees(tmp_path, monkeypatch, capsys, train):
+    """The pre-commit check hook (`ddplint FILES`) and the fix hook (`ddplint --fix FILES`) agree:
+    the fix hook adds the set_epoch call the check asks for, named with or without data.py."""
+    project = _make_project(tmp_path, train)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["--no-cache", "--diff", "train.py"]) == 1
+    assert "set_epoch(epoch)" in capsys.readouterr().out
+    assert main(["--no-cache", "--fix", "train.py", "data.py"]) == 0
+    assert "set_epoch(epoch)" in (project / "train.py").read_text()
+    assert _run_json(["train.py"], capsys, monkeypatch) == []
+
+
+def _corpus_files() -> list[Path]:
+    return sorted(CORPUS.rglob("*.py"))
+
+
+@pytest.mark.slow
+def test_corpus_and_examples_same_findings_alone_in_folder_and_on_stdin(tmp_path, monkeypatch, capsys):
+    """Every corpus script and example: checked as part of its folder, alone, and from stdin
+    under its own name, the findings are the same."""
+    project = tmp_path / "project"
+    shutil.copytree(CORPUS, project / "corpus")
+    shutil.copytree(EXAMPLES, project / "examples", ignore=shutil.ignore_patterns("*.md"))
+    (project / "pyproject.toml").write_text("[project]\nname = 'copy'\n")
+    monkeypatch.chdir(project)
+    whole = _run_json(["."], capsys, monkeypatch)
+    by_file: dict[str, list] = {}
+    for finding in whole:
+        by_file.setdefault(str(Path(finding["filename"])), []).append(finding)
+    differences = []
+    files = sorted(str(p.relative_to(project)) for p in project.rglob("*.py"))
+    assert len(files) > 100
+    for name in files:
+        expected = sorted((f["location"]["row"], f["code"]) for f in by_file.get(name, []))
+        alone = sorted((f["location"]["row"], f["code"]) for f in _run_json([name], capsys, monkeypatch))
+        piped = _run_json(["-", "--stdin-filename", name], capsys, monkeypatch, (project / name).read_bytes())
+        from_stdin = sorted((f["location"]["row"], f["code"]) for f in piped)
+        if not expected == alone == from_stdin:
+            differences.append((name, expected, alone, from_stdin))
+    assert differences == []
+
+
+@pytest.mark.slow
+def test_examples_fix_the_same_alone_and_with_their_folder(tmp_path, monkeypatch, capsys):
+    """`--diff --unsafe-fixes FILE` proposes for each example exactly what the folder run does."""
+    shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("*.md"))
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'copy'\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    main(["--no-cache", "--diff", "--unsafe-fixes", "examples"])
+    together = capsys.readouterr().out
+    assert "set_epoch" in together
+    for script in sorted((tmp_path / "examples").rglob("*.py")):
+        name = str(script.relative_to(tmp_path))
+        main(["--no-cache", "--diff", "--unsafe-fixes", name])
+        alone = capsys.readouterr().out
+        assert alone in together, name
