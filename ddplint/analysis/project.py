@@ -1,6 +1,6 @@
 """Cross-module flow: what the project's own modules export, for the files that import them.
 
-When ddplint checks several files (a directory, or a list), a training script often gets its
+A training script often gets its
 loader, sampler, dataset class or process-group set-up from a sibling module
 (`from .data import build_loader`, `from utils import init_distributed`). Each module is
 summarised once, from its own source only (`ModuleSummary`): which of its top-level functions
@@ -16,6 +16,11 @@ never reads another summary, so there is no cycle and no order to get right.
 Worker processes checking files of the same run share what they work out about modules through a
 run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
 first worker that needs it and read by the others, instead of each parsing the module again.
+
+The index holds every module of the project a checked file belongs to (`project_root`: the
+nearest folder with pyproject.toml, ddplint.toml, setup.cfg, setup.py or .git; api.project_modules
+walks it), not only the files named: `ddplint .`, `ddplint FILE`, stdin, --fix and the language
+server give a file the same findings.
 
 The static side never imports or runs the project's code; the modules are parsed like any file.
 """

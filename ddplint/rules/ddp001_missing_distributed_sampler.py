@@ -205,10 +205,9 @@ RULE = Rule(
     """,
     blind_spots="""
         - A loader built in another module (`from .data import build_loader`) is judged where it is
-          built if that module is distributed by itself, else in the file that trains on it, but
-          only when the project's files are checked together (a directory or several files): a
-          file checked alone cannot see what `build_loader` returns. Only top-level functions
-          returning a DataLoader they build are followed, one import deep.
+          built if that module is distributed by itself, else in the file that trains on it (the
+          project's modules are found from its root, however the file is checked). Only top-level
+          functions returning a DataLoader they build are followed, one import deep.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.

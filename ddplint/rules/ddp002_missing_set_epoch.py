@@ -217,9 +217,9 @@ RULE = Rule(
         - A `cycle` function of another module (`from utils import cycle`) is not looked into;
           only `itertools.cycle` is known to replay its first pass.
         - Samplers and loaders built in another module, and per-epoch helpers of another module
-          that call `set_epoch`, are followed only when the project's files are checked together;
-          checked alone, a loader handed to an outside `train_one_epoch(...)` that sets the epoch
-          itself is reported.
+          that call `set_epoch`, are followed within the file's project (the folder holding its
+          pyproject.toml / setup.cfg / .git); a file outside any project sees only the files named
+          with it.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,
