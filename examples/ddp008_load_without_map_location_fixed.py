@@ -57,6 +57,9 @@ def main():
     state = torch.load(checkpoint, map_location=device)
     loaded_on = state["model"]["weight"].device
     model.load_state_dict(state["model"])
+    dist.barrier()  # every rank has read the checkpoint: the demonstration leaves no file behind
+    if rank == 0:
+        os.remove(checkpoint)
     model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
 
     dataset = TensorDataset(torch.randn(512, 16), torch.randn(512, 1))

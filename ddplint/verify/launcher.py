@@ -102,7 +102,9 @@ class LaunchResult:
 
 
 def torchrun_command(config: LaunchConfig) -> list[str]:
-    command = isolated_command("torch.distributed.run", "--nproc-per-node", str(config.nproc), "--max-restarts", "0")
+    # --log-dir: torchrun's own folders go into the run directory, not a new one in the temp folder per run.
+    command = isolated_command("torch.distributed.run", "--nproc-per-node", str(config.nproc), "--max-restarts", "0",
+                               "--log-dir", str(config.run_dir / f"torchrun-node{config.node_rank}"))
     if config.multi_node or config.rdzv_endpoint:
         command += ["--nnodes", str(config.nnodes), "--node-rank", str(config.node_rank)]
         for option, value in (("--rdzv-endpoint", config.rdzv_endpoint), ("--rdzv-backend", config.rdzv_backend),
