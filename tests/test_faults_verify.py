@@ -30,6 +30,7 @@ STARTUP_TIMEOUT_S = 180  # verify's static check, torchrun, two ranks importing 
 GONE_WITHIN_S = 10.0  # "within a few seconds"; the clean-up itself takes about 3 s (SIGTERM grace)
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds processes through /proc")
+linux_pdeathsig = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 
 
 def marked(mark: str) -> dict:
@@ -95,6 +96,60 @@ def test_verify_stopped_by_a_signal_leaves_no_process_of_its_run(tmp_path, name)
         proc.kill()
         proc.communicate()
         kill_marked(mark)
+
+
+# A process started like torchrun and the probe (sweep.isolated_command) that would live 10 minutes.
+SLEEPER = ("timeit", "-n", "1", "-r", "1", "import time; time.sleep(600)")
+MIDDLE = """\
+import os, subprocess, sys
+os.environ[sys.argv[1]] = str(os.getpid())
+child = subprocess.Popen(sys.argv[2:])
+print(child.pid, flush=True)
+child.wait()
+"""
+
+
+@linux_pdeathsig
+def test_an_isolated_start_dies_with_its_parent_even_on_sigkill():
+    from ddplint.verify.sweep import ENV_PARENT, isolated_command
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    middle = subprocess.Popen([sys.executable, "-c", MIDDLE, ENV_PARENT, *isolated_command(*SLEEPER)],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    child = int(middle.stdout.readline())
+    try:
+        time.sleep(1.0)  # the child has armed its death signal (it is sleeping in timeit by now)
+        assert _alive(child)
+        middle.kill()
+        middle.wait()
+        deadline = time.monotonic() + 5
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), "the child outlived its parent"
+    finally:
+        middle.kill()
+        middle.wait()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@linux_pdeathsig
+def test_an_isolated_start_whose_parent_is_already_gone_does_not_run():
+    from ddplint.verify.sweep import ENV_PARENT, isolated_command
+
+    # The parent it expects is not its parent: it died before the death signal could be armed.
+    env = dict(os.environ, PYTHONPATH=str(REPO), **{ENV_PARENT: str(os.getpid() + 1_000_000)})
+    proc = subprocess.run(isolated_command(*SLEEPER), env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == "", proc
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _wait_for_ranks_training(proc: subprocess.Popen, ready: Path, mark: str) -> None:

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,6 +160,9 @@ def stop_signals_raise():
     def handler(signum, frame):
         raise StopRequested(signum)
 
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (verify called from a thread: the caller's business)
+        return
     previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield

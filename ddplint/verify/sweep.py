@@ -65,15 +65,16 @@ def run_isolated() -> None:
     runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
-def die_with_parent(signum: int = signal.SIGKILL) -> bool:
-    """Ask the kernel to send `signum` to this process when its parent dies (Linux only)."""
+def die_with_parent() -> bool:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux only). SIGKILL, not SIGTERM:
+    torchrun's own SIGTERM handling waits for its workers, and the workers die with it anyway."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+        return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
