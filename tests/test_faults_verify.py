@@ -98,6 +98,22 @@ def test_verify_stopped_by_a_signal_leaves_no_process_of_its_run(tmp_path, name)
         kill_marked(mark)
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_a_stop_signal_during_the_clean_up_waits_until_it_is_done():
+    from ddplint.verify.launcher import StopRequested, stop_signals_held, stop_signals_raise
+
+    done, before = [], signal.getsignal(signal.SIGTERM)
+    with pytest.raises(StopRequested) as stopped:
+        with stop_signals_raise():
+            with stop_signals_held():  # as around the launcher's clean-up
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+                done.append("clean-up")
+            done.append("after the clean-up")  # never reached: the held signal stops verify here
+    assert done == ["clean-up"] and stopped.value.signal_name == "SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) == before  # the caller's handler is back
+
+
 # A process started like torchrun and the probe (sweep.isolated_command) that would live 10 minutes.
 SLEEPER = ("timeit", "-n", "1", "-r", "1", "import time; time.sleep(600)")
 MIDDLE = """\
