@@ -127,7 +127,8 @@ class _Protocol(LanguageServerProtocol):
     def _is_open(self, uri: str, documents) -> bool:
         if unquote(uri) in documents:
             return True
-        self._server.log(types.MessageType.Log, f"ignoring a change to {uri}: it was never opened")
+        if isinstance(self._server, DdplintServer):
+            self._server.log(types.MessageType.Log, f"ignoring a change to {uri}: it was never opened")
         return False
 
 

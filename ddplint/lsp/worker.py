@@ -101,8 +101,12 @@ class AnalysisWorker:
         return self._process.popen.pid if self._process is not None else None
 
     def start(self) -> None:
-        """Start the process and import the engine now, not on the first keystroke."""
-        self._current_process()
+        """Start the process and import the engine now, not on the first keystroke (a process
+        that cannot start is reported by the first analysis, which tries again)."""
+        try:
+            self._current_process()
+        except _ProcessDied:
+            pass
 
     async def analyse(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
         if self._turn is None:
@@ -128,9 +132,9 @@ class AnalysisWorker:
             if stuck_at_start:
                 return _failed(f"the analysis process did not start within {STARTUP_TIMEOUT_S:g} s", started)
             return _failed(f"the analysis took longer than {self.timeout_s:g} s and was stopped", started)
-        except _ProcessDied:
+        except _ProcessDied as exc:
             self._replace()
-            return _failed("the analysis process died (a crash in native code?); a new one takes over", started)
+            return _failed(str(exc) or "the analysis process died (a crash in native code?); a new one takes over", started)
         status, payload = reply
         if status == _RAISED:  # the worker's own code raised, outside the engine's safety net
             return _failed(f"the analysis raised:\n{payload}", started)
@@ -154,7 +158,10 @@ class AnalysisWorker:
         process, self._process, self._starting = self._process, None, None
         if process is not None:
             process.kill()
-            self._io.submit(process.close_pipes)  # after any read still waiting on them
+            try:
+                self._io.submit(process.close_pipes)  # after any read still waiting on them
+            except RuntimeError:  # the interpreter is on its way out: it closes them itself
+                pass
 
 
 class _ProcessDied(Exception):
@@ -171,9 +178,14 @@ class _Process:
 
     def __init__(self) -> None:
         command = isolated_command(ENTRY, "serve", str(os.getpid()))
-        self.popen = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=NEUTRAL_FOLDER, close_fds=True
-        )
+        try:
+            self.popen = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=NEUTRAL_FOLDER, close_fds=True
+            )
+        except OSError as exc:  # no interpreter at sys.executable, no processes left, ...
+            raise _ProcessDied(f"cannot start the analysis process: {exc}") from exc
+        assert self.popen.stdin is not None and self.popen.stdout is not None  # both asked for
+        self.requests, self.replies = self.popen.stdin, self.popen.stdout
 
     def wait_ready(self) -> None:
         if self._receive()[0] != _READY:
@@ -181,14 +193,14 @@ class _Process:
 
     def exchange(self, request: tuple) -> tuple:
         try:
-            _send(self.popen.stdin, request)
+            _send(self.requests, request)
         except (OSError, ValueError) as exc:  # a broken pipe: it is gone
             raise _ProcessDied() from exc
         return self._receive()
 
     def _receive(self) -> tuple:
         try:
-            reply = pickle.load(self.popen.stdout)
+            reply = pickle.load(self.replies)
         except Exception as exc:  # EOF, a cut or garbled reply: the process died mid-way
             raise _ProcessDied() from exc
         if not (isinstance(reply, tuple) and len(reply) == 2):
@@ -203,7 +215,7 @@ class _Process:
             pass
 
     def close_pipes(self) -> None:
-        for pipe in (self.popen.stdin, self.popen.stdout):
+        for pipe in (self.requests, self.replies):
             try:
                 pipe.close()
             except OSError:
