@@ -54,7 +54,8 @@ def import_path(path: list[str], cwd: str | None) -> list[str]:
         if not isinstance(entry, str):
             continue
         if not entry or not os.path.isabs(entry) or _same_folder(entry, cwd):
-            dropped_own_root = dropped_own_root or _same_folder(entry or os.curdir, _OWN_ROOT)
+            resolved = os.path.join(cwd, entry) if cwd is not None else entry
+            dropped_own_root = dropped_own_root or _same_folder(_OWN_ROOT, resolved or None)
             continue
         kept.append(entry)
     if dropped_own_root and not any(_same_folder(entry, _OWN_ROOT) for entry in kept):

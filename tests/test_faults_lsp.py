@@ -19,7 +19,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_client import EXAMPLES, REPO, WAIT, initialize, logged, make_client, open_document, published, server_config
+from lsp_client import EXAMPLES, REPO, WAIT, eventually, initialize, logged, make_client, open_document, published, server_config
 
 pytestmark = pytest.mark.slow  # every test starts ddplint processes
 needs_module_names = pytest.mark.skipif(
@@ -58,7 +58,15 @@ async def language_server(cwd: Path, *command: str) -> AsyncIterator[LanguageCli
     finally:
         if client._server is not None and client._server.returncode is None:
             client._server.kill()
-        await client.stop()
+        # The client reads the server's stdout until every holder of it is gone: a process the
+        # server left behind would keep it waiting forever.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(client.stop(), 10)
+
+
+async def guarded(step):
+    """A step of the session that a server gone wrong would leave waiting forever."""
+    return await asyncio.wait_for(step, WAIT)
 
 
 async def diagnostics_for(client: LanguageClient, script: Path) -> list[str]:
@@ -72,9 +80,9 @@ async def diagnostics_for(client: LanguageClient, script: Path) -> list[str]:
 async def test_the_language_server_imports_nothing_from_the_workspace(tmp_path: Path):
     script = plant_workspace(tmp_path)
     async with language_server(tmp_path) as client:
-        await initialize(client, root=tmp_path)
+        await guarded(initialize(client, root=tmp_path))
         assert await diagnostics_for(client, script) == ["DDP002"]
-        await client.shutdown_session()
+        await guarded(client.shutdown_session())
     assert markers(tmp_path) == []
 
 
@@ -139,13 +147,15 @@ async def test_a_signal_to_the_server_leaves_no_process_behind(tmp_path: Path, s
     script = tmp_path / "train.py"
     script.write_text(BUGGY)
     async with language_server(tmp_path) as client:
-        await initialize(client, root=tmp_path)
+        await guarded(initialize(client, root=tmp_path))
         assert await diagnostics_for(client, script) == ["DDP002"]
         server = client._server
         children = descendants(server.pid)
         assert children, "the server has its analysis process"
         os.kill(server.pid, signum)
-        await asyncio.wait_for(server.wait(), WAIT)
+        # Not server.wait(): asyncio also waits for the server's pipes to close, which a process
+        # left behind holding them would never let happen.
+        await eventually(lambda: server.returncode is not None)
         deadline = time.monotonic() + 5
         while alive(children) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -172,7 +182,7 @@ async def test_a_configuration_that_cannot_be_read_is_reported_and_files_are_sti
     script = tmp_path / "train.py"
     script.write_text(BUGGY)
     async with language_server(tmp_path) as client:
-        await initialize(client, root=tmp_path)
+        await guarded(initialize(client, root=tmp_path))
         assert await diagnostics_for(client, script) == ["DDP002"]  # with the default rules
         shown = [m for m in client.messages if m.type == types.MessageType.Error]
         assert len(shown) == 1 and "pyproject.toml" in shown[0].message and "using the default rules" in shown[0].message
@@ -182,7 +192,7 @@ async def test_a_configuration_that_cannot_be_read_is_reported_and_files_are_sti
         other.write_text(BUGGY)
         assert await diagnostics_for(client, other) == ["DDP002"]
         assert len([m for m in client.messages if m.type == types.MessageType.Error]) == 1
-        await client.shutdown_session()
+        await guarded(client.shutdown_session())
 
 
 # -- a change to a document never opened ---------------------------------------------------------
@@ -191,7 +201,7 @@ async def test_a_change_to_a_document_never_opened_is_ignored_quietly(tmp_path: 
     script = tmp_path / "train.py"
     script.write_text(BUGGY)
     async with language_server(tmp_path) as client:
-        await initialize(client, root=tmp_path)
+        await guarded(initialize(client, root=tmp_path))
         stranger = (tmp_path / "never_opened.py").as_uri()
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -203,4 +213,21 @@ async def test_a_change_to_a_document_never_opened_is_ignored_quietly(tmp_path: 
         assert await diagnostics_for(client, script) == ["DDP002"]  # still serving
         assert client.messages == []  # no "Error in server" pop-up
         assert stranger not in client.diagnostics
-        await client.shutdown_session()
+        await guarded(client.shutdown_session())
+
+
+# -- the import path handed to helper interpreters -------------------------------------------------
+def test_the_import_path_leaves_out_the_current_folder_in_every_spelling(tmp_path: Path):
+    from ddplint.isolation import import_path
+
+    other = str(tmp_path / "lib")
+    spellings = ["", ".", "sub/..", str(tmp_path), str(tmp_path) + "/", other]
+    assert import_path(spellings, str(tmp_path)) == [other]
+
+
+def test_the_import_path_keeps_ddplint_itself_last_when_it_is_the_current_folder():
+    import ddplint
+    from ddplint.isolation import import_path
+
+    own_root, stdlib = str(Path(ddplint.__file__).resolve().parents[1]), os.path.dirname(os.__file__)
+    assert import_path(["", own_root, stdlib], own_root) == [stdlib, own_root]
