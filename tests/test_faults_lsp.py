@@ -75,22 +75,24 @@ async def diagnostics_for(client: LanguageClient, script: Path) -> list[str]:
 
 
 # -- nothing from the workspace runs -----------------------------------------------------------
-@needs_module_names
-@pytest.mark.asyncio
-async def test_the_language_server_imports_nothing_from_the_workspace(tmp_path: Path):
-    script = plant_workspace(tmp_path)
-    async with language_server(tmp_path) as client:
-        await guarded(initialize(client, root=tmp_path))
-        assert await diagnostics_for(client, script) == ["DDP002"]
-        await guarded(client.shutdown_session())
-    assert markers(tmp_path) == []
-
-
 def ddplint_script() -> Path:
     script = Path(sys.executable).with_name("ddplint")
     if not script.exists():
         pytest.skip(f"no `ddplint` script next to {sys.executable}: ddplint is not installed in this environment")
     return script
+
+
+@needs_module_names
+@pytest.mark.parametrize("how", ["python -m ddplint lsp", "ddplint lsp"])
+@pytest.mark.asyncio
+async def test_the_language_server_imports_nothing_from_the_workspace(tmp_path: Path, how: str):
+    script = plant_workspace(tmp_path)
+    command = (str(ddplint_script()), "lsp") if how == "ddplint lsp" else (sys.executable, "-m", "ddplint", "lsp")
+    async with language_server(tmp_path, *command) as client:
+        await guarded(initialize(client, root=tmp_path))
+        assert await diagnostics_for(client, script) == ["DDP002"]
+        await guarded(client.shutdown_session())
+    assert markers(tmp_path) == []
 
 
 @needs_module_names
@@ -210,6 +212,14 @@ async def test_a_change_to_a_document_never_opened_is_ignored_quietly(tmp_path: 
             )
         )
         await logged(client, f"ignoring a change to {stranger}: it was never opened")
+        notebook = (tmp_path / "never_opened.ipynb").as_uri()
+        client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook),
+                change=types.NotebookDocumentChangeEvent(),
+            )
+        )
+        await logged(client, f"ignoring a change to {notebook}: it was never opened")
         assert await diagnostics_for(client, script) == ["DDP002"]  # still serving
         assert client.messages == []  # no "Error in server" pop-up
         assert stranger not in client.diagnostics
