@@ -18,6 +18,7 @@ from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff, write_fixed_file
+from ddplint.isolation import leave_workspace_out
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
 from ddplint.rules import UnknownSelector, select_codes
 from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
@@ -124,6 +125,8 @@ def _delegate(command: str, argv: list[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    if argv is None:  # run as a program (the `ddplint` script): see ddplint.isolation
+        leave_workspace_out()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in DELEGATED:
         return _delegate(args_list[0], args_list[1:])
