@@ -26,8 +26,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # evaluation-only: redundant work at worst, never wrong results
         if facts.ranks.runs_on_one_rank_only(loader.site.context):
             continue  # only one rank iterates it; the others get their data some other way
-        if facts.ranks.runs_single_process(loader.site.context):
-            continue  # the `else` of `if args.distributed:`: one process, the whole dataset is right
+        if not facts.where.in_a_rank(loader.site.context):
+            continue  # the `else` of `if args.distributed:`, the launcher: one process, the whole dataset is right
         if data.is_test_on_made_up_data(loader):
             continue  # a test: every rank gets the same made-up batches on purpose
         if data.dataset_comes_from_caller(loader):

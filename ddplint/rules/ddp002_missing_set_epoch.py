@@ -31,6 +31,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
                     continue
+                if data.runs_once(loop):
+                    continue  # `for epoch in range(1)`: one epoch, no order to repeat
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))

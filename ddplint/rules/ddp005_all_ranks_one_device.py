@@ -58,8 +58,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 
 
 def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
-    """On rank 0 alone, or on the single-process path, GPU 0 is the right GPU."""
-    return facts.ranks.call_runs_on_one_rank_only(site) or facts.ranks.runs_single_process(site.context)
+    """On rank 0 alone, on the single-process path or in the launching process (before or after
+    `mp.spawn`), GPU 0 is the right GPU: one process uses it."""
+    return facts.ranks.call_runs_on_one_rank_only(site) or not facts.where.call_in_a_rank(site)
 
 
 def _gpu0_device_ids(site: CallSite) -> str | None:

@@ -32,8 +32,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if facts.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
-        if facts.ranks.runs_single_process(site.context):
-            continue
+        if not facts.where.call_in_a_rank(site):
+            continue  # the launching process (e.g. after mp.spawn returned), the single-process path
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
         if _other_arm_maps(facts, site):
