@@ -110,10 +110,14 @@ class WhereModel:
         return any(self._starts_ranks(site) for site in self.facts.calls_in_arm(branch, in_body))
 
     def _starts_ranks(self, site: "CallSite") -> bool:
-        """A call that starts the ranks: a spawn, or a function of the file that starts them."""
+        """A call that starts the ranks: a spawn, or a function of the file that starts them. A
+        spawned worker called directly (`work(0, args)`) is that worker run as the one process."""
         if self._is_spawn(site):
             return True
-        return any(function in self._starting_functions for function, _ in self.facts.functions_called_by(site))
+        return any(
+            function in self._starting_functions and not self._spawned(function)
+            for function, _ in self.facts.functions_called_by(site)
+        )
 
     def _is_start(self, site: "CallSite") -> bool:
         return not self.facts.qualified_names(site.node.func).isdisjoint(PROCESS_GROUP_STARTERS)
