@@ -112,12 +112,16 @@ RULE = Rule(
           math, image or logging functions (`np.argsort(scores)`, `wandb.Image(picture)`), or are
           only the receivers of their own methods (`for tracker in trackers: tracker.log(...)`).
         - A final evaluation that runs once (in no loop, nor in a function called from one) with no
-          training after it: the others wait once, at the closing barrier, not every epoch.
+          training after it: the others wait once, at the closing barrier, not every epoch. A
+          loop around the callers counts only if the ranks run it: hyper-parameter search rounds
+          after `assert local_rank == -1` (single process only) do not repeat the distributed run.
         - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
         - Evaluation that every rank runs (`evaluate(...)` outside the guard).
         - Scripts that are not distributed.
     """,
     blind_spots="""
+        - A loop around the callers over a list that holds one item only by an option's default
+          (`for key in args.keys.split(",")`) counts as repeating the evaluation.
         - An evaluation function of another module is recognised only by its name (`evaluate`,
           `validate`, `run_test` ...).
         - When the evaluation also makes a collective only rank 0 reaches, DDP007 reports the hang
