@@ -402,3 +402,25 @@ def main(n):
     assert where.of(step_in_baseline.context) is Where.LAUNCHER
     direct = next(s for s in facts.calls if s.name == "worker")
     assert where.of(direct.context) is Where.SINGLE_PROCESS
+
+
+def test_an_epoch_count_that_is_one_by_default_still_needs_set_epoch(lint):
+    """`def main(epochs=1)`: a default is what the user changes, not a fixed single epoch."""
+    source = """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(epochs=1):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set)
+    loader = DataLoader(train_set, batch_size=8, sampler=sampler)
+    for epoch in range(epochs):  # <- DDP002
+        for batch in loader:
+            learn(batch)
+
+
+if __name__ == "__main__":
+    main()
+"""
+    assert lint(source, ["DDP002"]) == _expected(source)

@@ -114,13 +114,25 @@ class Epochs:
 
     def _constant(self, expr: cst.BaseExpression, loop: LoopSite) -> Optional[int]:
         """An integer the script fixes: a literal, or a name every assignment of which is the same
-        literal (an option the user can set on the command line is not one)."""
+        literal. A default is not one (`--epochs` with `default=1`, `def main(epochs=1)`): it is
+        the knob the user turns."""
         literal = int_value(expr)
         if literal is not None:
             return literal
-        values = {int_value(source.node) if source.node is not None else None
-                  for source in self.flow.sources(expr, loop.context.scope, loop.context.branches)}
+        sources = self.flow.sources(expr, loop.context.scope, loop.context.branches)
+        if any(source.node is None or id(source.node) in self._parameter_defaults for source in sources):
+            return None
+        values = {int_value(source.node) for source in sources}  # type: ignore[arg-type]
         return values.pop() if len(values) == 1 else None
+
+    @cached_property
+    def _parameter_defaults(self) -> frozenset:
+        return frozenset(
+            id(param.default)
+            for function in self.facts.functions
+            for param in (*function.node.params.params, *function.node.params.kwonly_params)
+            if param.default is not None
+        )
 
     @cached_property
     def _iterator_calls(self) -> list["CallSite"]:
