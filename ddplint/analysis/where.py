@@ -22,6 +22,7 @@ from the launcher that runs `worker` in every rank.
 from __future__ import annotations
 
 import enum
+import math
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
@@ -32,7 +33,7 @@ from ddplint.analysis.syntax import walk
 from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, TEST_CLASS_SUFFIXES
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import BranchSite, CallSite, Context, FunctionInfo, ModuleFacts
+    from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts
 
 _MAX_CALLER_DEPTH = 4  # functions placed through at most this many levels of callers
 
@@ -48,6 +49,9 @@ class WhereModel:
     def __init__(self, facts: "ModuleFacts") -> None:
         self.facts = facts
         self._functions: dict[int, Where] = {}
+        # (id(block), id(scope)) -> (block, index of its first single-process assert); the block
+        # is kept so that its id stays its own
+        self._asserts: dict[tuple[int, int], tuple[object, float]] = {}
 
     # -- the questions rules ask ---------------------------------------------------------------
     def in_a_rank(self, context: "Context") -> bool:
@@ -79,15 +83,21 @@ class WhereModel:
     def _after_single_process_assert(self, context: "Context") -> bool:
         """An earlier statement of an enclosing block asserts the single-process run (`assert
         opt.local_rank == -1, "DDP mode not implemented for --evolve"`): a rank stops there."""
-        ranks = self.facts.ranks
-        for body, index in context.path:
-            for statement in body[:index]:
-                if not isinstance(statement, cst.SimpleStatementLine):
-                    continue
-                for small in statement.body:
-                    if isinstance(small, cst.Assert) and ranks.distributed_polarity(small.test, context.scope) is False:
-                        return True
-        return False
+        return any(self._first_single_process_assert(body, context) < index for body, index in context.path)
+
+    def _first_single_process_assert(self, body, context: "Context") -> float:
+        """Index of the first such `assert` in a block, inf if none (found once per block)."""
+        key = (id(body), id(context.scope))
+        known = self._asserts.get(key)
+        if known is None:
+            known = self._asserts[key] = (body, math.inf)
+            ranks = self.facts.ranks
+            for index, statement in enumerate(body):
+                small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+                if any(isinstance(s, cst.Assert) and ranks.distributed_polarity(s.test, context.scope) is False for s in small):
+                    known = self._asserts[key] = (body, index)
+                    break
+        return known[1]
 
     @cached_property
     def _single_process_arms(self) -> frozenset:
@@ -97,17 +107,15 @@ class WhereModel:
         of the file (an entry point): an arm that calls `init_process_group` itself beside an arm
         chosen by some option (`if args.fast: ... else: dist.init_process_group()`) may still be
         what every process of a torchrun job runs."""
+        starting = {(id(node), arm) for site in self.facts.calls if self._starts_ranks(site) for node, arm in site.context.branches}
         arms: set[tuple[int, bool]] = set()
         for branch in self.facts.branches:
             if not isinstance(branch.node, cst.If) or not isinstance(branch.node.orelse, cst.Else):
                 continue
-            body, orelse = self._starts_ranks_in(branch, True), self._starts_ranks_in(branch, False)
+            body, orelse = (id(branch.node), True) in starting, (id(branch.node), False) in starting
             if body != orelse:
                 arms.add((id(branch.node), orelse))
         return frozenset(arms)
-
-    def _starts_ranks_in(self, branch: "BranchSite", in_body: bool) -> bool:
-        return any(self._starts_ranks(site) for site in self.facts.calls_in_arm(branch, in_body))
 
     def _starts_ranks(self, site: "CallSite") -> bool:
         """A call that starts the ranks: a spawn, or a function of the file that starts them. A
