@@ -424,3 +424,43 @@ if __name__ == "__main__":
     main()
 """
     assert lint(source, ["DDP002"]) == _expected(source)
+
+
+PICK_DEVICE = """
+import argparse
+import torch
+import torch.distributed as dist
+
+
+def pick(gpu=None):
+    if gpu is not None:
+        chosen = torch.device(f"cuda:{{gpu}}")
+    else:
+        chosen = torch.device("cuda"){mark}
+    return chosen
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    opts = parser.parse_args()
+    distributed = opts.local_rank != -1
+    if distributed:
+        dist.init_process_group("nccl")
+    where = pick({argument})
+    model = Model().to(where)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_bare_cuda_for_a_none_only_the_single_process_path_passes(lint):
+    source = PICK_DEVICE.format(mark="", argument="opts.local_rank if distributed else None")
+    assert lint(source, ["DDP005"]) == []
+
+
+def test_bare_cuda_for_a_none_every_rank_passes_is_flagged(lint):
+    source = PICK_DEVICE.format(mark="  # <- DDP005", argument="None")
+    assert lint(source, ["DDP005"]) == _expected(source)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from ddplint.analysis.records import SPAWNERS
-from ddplint.analysis.syntax import walk
+from ddplint.analysis.syntax import is_none, walk
 from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, TEST_CLASS_SUFFIXES
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ class WhereModel:
             return Where.SINGLE_PROCESS
         if self._after_single_process_assert(context):
             return Where.SINGLE_PROCESS
+        if any(self._arm_needs_single_process_none(branch, in_body, context) for branch, in_body in context.branches):
+            return Where.SINGLE_PROCESS
         if context.scope is self.facts.module_scope and self._in_main_block(context) and self._launchers_in_main:
             return Where.LAUNCHER
         return Where.RANKS
@@ -98,6 +100,18 @@ class WhereModel:
                     known = self._asserts[key] = (body, index)
                     break
         return known[1]
+
+    def _arm_needs_single_process_none(self, branch: cst.CSTNode, in_body: bool, context: "Context") -> bool:
+        """The arm runs only when a value is None (`else:` of `if local_rank is not None:`), and
+        None reaches it only from the single-process path (`pick(args.local_rank if distributed
+        else None)`): a rank never takes that arm."""
+        if not isinstance(branch, cst.If):
+            return False
+        tested = _none_test(branch.test)
+        if tested is None or tested[1] != in_body:
+            return False
+        nones = [s for s in self.facts.flow.sources(tested[0], context.scope) if is_none(s.node)]
+        return bool(nones) and all(self.value_on_single_process_path(s.node) for s in nones)
 
     @cached_property
     def _single_process_arms(self) -> frozenset:
@@ -241,3 +255,15 @@ class WhereModel:
 
     def value_on_single_process_path(self, node: Optional[cst.CSTNode]) -> bool:
         return node is not None and id(node) in self.single_process_nodes
+
+
+def _none_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """`x is None` -> (x, True), `x is not None` -> (x, False): the value tested, and which arm
+    (True: the body) runs when it is None."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and is_none(test.comparisons[0].comparator):
+        operator = test.comparisons[0].operator
+        if isinstance(operator, cst.Is):
+            return test.left, True
+        if isinstance(operator, cst.IsNot):
+            return test.left, False
+    return None

@@ -122,7 +122,8 @@ RULE = Rule(
           classes nothing builds.
         - The GPU-0 arm of a conditional expression on the run's mode (`"cuda:0" if local_rank ==
           -1 else f"cuda:{local_rank}"`): a launcher always sets the rank, so that arm is the run
-          without one.
+          without one; and the `else:` of `if gpu is not None:` in a helper whose every None
+          comes from such an arm (`pick_device(args.local_rank if distributed else None)`).
         - A device picked from a table by a computed key (`{0: "cuda:0", 1: "cuda:1"}[rank]`,
           `devices[local_rank]`): one of several devices, each rank its own.
         - A 0 that the distributed path replaces before the placement (`args.gpu = 0`, then
@@ -148,9 +149,9 @@ RULE = Rule(
           itself, and is taken for a one-GPU-per-process declaration instead.
         - A class built on one rank in this file but also built elsewhere (another module, a
           `getattr` / factory call) is still taken as living on that rank only.
-        - A device chosen by a helper from an argument that is None only on the single-process
-          path (`pick_device(args.local_rank if distributed else None)` returning `"cuda"` for
-          None) is not followed through the argument: the bare `"cuda"` is still reported.
+        - A helper that returns its single-process device after an early `return` for the rank
+          (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
+          `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts
