@@ -380,6 +380,8 @@ import torch.multiprocessing as mp
 def worker(rank, n):
     dist.init_process_group("nccl", rank=rank, world_size=n)
     step()
+    if rank == 0:
+        log()
 
 def baseline():
     step()
@@ -396,7 +398,8 @@ def main(n):
     where = facts.where
     by_name = {site.name: site for site in facts.calls}
     inside = {f.name: f for f in facts.functions}
-    assert where.of(by_name["init_process_group"].context) is Where.RANKS
+    assert where.of(by_name["init_process_group"].context) is Where.EVERY_RANK
+    assert where.of(by_name["log"].context) is Where.SOME_RANKS
     assert where.of(by_name["report"].context) is Where.LAUNCHER
     step_in_baseline = next(s for s in facts.calls if s.name == "step" and s.context.scope is inside["baseline"].scope)
     assert where.of(step_in_baseline.context) is Where.LAUNCHER

@@ -12,7 +12,7 @@ model places each call site and each function in one of:
   main()`), the non-distributed arm of a test on the run's mode (`if args.distributed:`,
   `local_rank == -1`: the launcher always sets the rank, so its default marks the run without it);
 - not at all when the script runs: a class nothing in the script builds, a test class;
-- a rank (every rank, or some ranks: `RankModel` tells which).
+- every rank, or some ranks (under a rank guard: `RankModel` tells which one).
 
 A function is placed by its callers: one called only from the launching process runs there, and a
 class built only there has its `__init__` run there. `mp.spawn(worker, ...)` itself is a call
@@ -39,10 +39,14 @@ _MAX_CALLER_DEPTH = 4  # functions placed through at most this many levels of ca
 
 
 class Where(enum.Enum):
-    RANKS = "in the ranks"
+    EVERY_RANK = "on every rank"
+    SOME_RANKS = "on some ranks"  # under a rank guard (RankModel says which)
     LAUNCHER = "in the launching process"
     SINGLE_PROCESS = "on the single-process path"
     NEVER = "never, when the script runs"
+
+
+_IN_A_RANK = (Where.EVERY_RANK, Where.SOME_RANKS)
 
 
 class WhereModel:
@@ -56,17 +60,20 @@ class WhereModel:
     # -- the questions rules ask ---------------------------------------------------------------
     def in_a_rank(self, context: "Context") -> bool:
         """Code there runs in a rank of a distributed run (as far as the file tells)."""
-        return self.of(context) is Where.RANKS
+        return self.of(context) in _IN_A_RANK
 
     def call_in_a_rank(self, site: "CallSite") -> bool:
         return self.in_a_rank(site.context) and id(site.node) not in self.single_process_nodes
 
     def of(self, context: "Context", depth: int = 0) -> Where:
         here = self._of_place(context)
-        if here is not Where.RANKS:
+        if here is not Where.EVERY_RANK:
             return here
         function = self.facts.function_of(context.scope)
-        return self._of_function(function, depth) if function is not None else Where.RANKS
+        placed = self._of_function(function, depth) if function is not None else Where.EVERY_RANK
+        if placed is Where.EVERY_RANK and self.facts.ranks.runs_on_one_rank_only(context):
+            return Where.SOME_RANKS
+        return placed
 
     # -- a place in its own function -----------------------------------------------------------
     def _of_place(self, context: "Context") -> Where:
@@ -80,7 +87,7 @@ class WhereModel:
             return Where.SINGLE_PROCESS
         if context.scope is self.facts.module_scope and self._in_main_block(context) and self._launchers_in_main:
             return Where.LAUNCHER
-        return Where.RANKS
+        return Where.EVERY_RANK
 
     def _after_single_process_assert(self, context: "Context") -> bool:
         """An earlier statement of an enclosing block asserts the single-process run (`assert
@@ -178,7 +185,7 @@ class WhereModel:
     def _of_function(self, function: "FunctionInfo", depth: int) -> Where:
         known = self._functions.get(id(function))
         if known is None:
-            self._functions[id(function)] = Where.RANKS  # recursion: assume the ranks
+            self._functions[id(function)] = Where.EVERY_RANK  # recursion: assume the ranks
             known = self._functions[id(function)] = self._place_function(function, depth)
         return known
 
@@ -188,18 +195,19 @@ class WhereModel:
         if function in self._launching_functions and not self._spawned(function):
             return Where.LAUNCHER
         if depth >= _MAX_CALLER_DEPTH:
-            return Where.RANKS
+            return Where.EVERY_RANK
         callers = self.facts.call_sites_of(function)
         if not callers:
-            return Where.RANKS  # called from elsewhere, or a method reached through an object
+            return Where.EVERY_RANK  # called from elsewhere, or a method reached through an object
         places = {self._of_caller(site, depth) for site, _ in callers}
-        if Where.RANKS in places:
-            return Where.RANKS
-        return Where.LAUNCHER if Where.LAUNCHER in places else places.pop()
+        for place in (Where.EVERY_RANK, Where.SOME_RANKS, Where.LAUNCHER):  # the widest first
+            if place in places:
+                return place
+        return places.pop()
 
     def _of_caller(self, site: "CallSite", depth: int) -> Where:
         if self._is_spawn(site):
-            return Where.RANKS  # `mp.spawn(worker, ...)`: the worker runs in every rank
+            return Where.EVERY_RANK  # `mp.spawn(worker, ...)`: the worker runs in every rank
         return self.of(site.context, depth + 1)
 
     def _spawned(self, function: "FunctionInfo") -> bool:
