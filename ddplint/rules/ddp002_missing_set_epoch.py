@@ -31,6 +31,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
                     continue
+                if data.runs_once(loop):
+                    continue  # `for epoch in range(1)`: one epoch, no order to repeat
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
@@ -207,8 +209,12 @@ RULE = Rule(
           of a function nobody in this file calls, an attribute set elsewhere) counts as reaching
           the sampler: the rule prefers silence to guessing.
         - Scripts that are not distributed.
+        - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
+          `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,
     blind_spots="""
+        - An epoch count that is 1 only by an option's default (`--epochs` with `default=1`) is
+          taken as several: the user may pass more.
         - The argument is not checked: `set_epoch(0)` inside the loop counts.
         - A sampler put in a `**kwargs` dict by a function of another module
           (`DataLoader(ds, **get_loader_kwargs(...))`) is not seen; one put there in the same
