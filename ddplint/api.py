@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from contextlib import contextmanager, nullcontext
@@ -26,6 +27,7 @@ from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
 from ddplint.notebook import NotebookError, fix_notebook, lint_notebook
 from ddplint.rules import load_rules, select_codes
+from ddplint.source import read_file, reason_of
 
 if TYPE_CHECKING:
     from ddplint.rules.base import Rule
@@ -51,16 +53,23 @@ def discover(
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
     and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
-    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded)."""
+    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded).
+    A directory that cannot be listed comes with its problem, in its place in that order."""
     for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            yield from ((p, None) for p in sorted(_walk_source_files(path, is_excluded), key=_path_order))
-        elif path.exists() or path.is_symlink():
-            if not (force_exclude and is_excluded is not None and is_excluded(given)):
-                yield given, None
-        else:
-            yield given, "no such file or directory"
+        try:
+            is_directory = stat.S_ISDIR(os.stat(given).st_mode)
+        except FileNotFoundError:
+            if not os.path.lexists(given):
+                yield given, "no such file or directory"
+                continue
+            is_directory = False  # a broken link: reading it says so
+        except OSError as exc:  # a folder on the way that may not be searched, a link loop
+            yield given, f"cannot read: {reason_of(exc)}"
+            continue
+        if is_directory:
+            yield from sorted(_walk_source_files(given, is_excluded), key=lambda found: _path_order(found[0]))
+        elif not (force_exclude and is_excluded is not None and is_excluded(given)):
+            yield given, None  # named: read whatever it is, so that a pipe or a device is reported
 
 
 # A project with more modules than this is indexed only up to this many (in walk order): imports
@@ -79,26 +88,58 @@ def project_modules(checked: Sequence[str]) -> list[str]:
     modules = [path for path in checked if path.endswith(".py")]
     roots = sorted({root for root in map(project_root, modules) if root is not None})
     for root in roots:
-        walked = (path for path in _walk_source_files(Path(root)) if path.endswith(".py"))
+        walked = (path for path, problem in _walk_source_files(root) if problem is None and path.endswith(".py"))
         modules.extend(islice(walked, PROJECT_MODULES_LIMIT))
     return modules
 
 
-def _walk_source_files(root: Path, is_excluded: Optional[Callable[[str], bool]] = None) -> Iterator[str]:
+def _walk_source_files(
+    root: str, is_excluded: Optional[Callable[[str], bool]] = None
+) -> Iterator[tuple[str, Optional[str]]]:
+    """(path, problem) for the `.py` / `.ipynb` files under `root`, and for each directory that
+    cannot be listed. A loop over a stack, not recursion: a tree 1,000 folders deep is walked too.
+    Links to directories are not followed. Files that are not regular files (named pipes, devices,
+    sockets, links to them) are passed over: reading one could block or never end. A link that
+    leads nowhere is kept, so that it is reported as unreadable."""
     # Strings, not pathlib: building a Path per file and directory was most of a warm run's walk.
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        base = str(Path(directory))  # pathlib's spelling ("./src/" -> "src"), once per directory
-        subdirs[:] = [
-            d
-            for d in subdirs
-            if not _is_virtualenv(_join(base, d))
-            and (d not in EXCLUDED_DIRS if is_excluded is None else not is_excluded(_join(base, d)))
-        ]
-        for name in files:
-            if name.endswith(SOURCE_SUFFIXES):
-                path = _join(base, name)
+    pending = [str(Path(root))]  # pathlib's spelling ("./src/" -> "src")
+    while pending:
+        base = pending.pop()
+        try:
+            with os.scandir(base) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            yield base, f"cannot read directory: {reason_of(exc)}"
+            continue
+        for entry in entries:
+            path = _join(base, entry.name)
+            if _is_directory(entry):
+                if not entry.is_symlink() and not _is_virtualenv(path) and not _excluded_directory(entry.name, path, is_excluded):
+                    pending.append(path)
+            elif entry.name.endswith(SOURCE_SUFFIXES) and _may_be_read(entry, path):
                 if is_excluded is None or not is_excluded(path):
-                    yield path
+                    yield path, None
+
+
+def _is_directory(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _excluded_directory(name: str, path: str, is_excluded: Optional[Callable[[str], bool]]) -> bool:
+    return name in EXCLUDED_DIRS if is_excluded is None else is_excluded(path)
+
+
+def _may_be_read(entry: os.DirEntry, path: str) -> bool:
+    """A regular file (links followed), or a link that leads nowhere (reported as unreadable)."""
+    try:
+        if entry.is_file():
+            return True
+        return entry.is_symlink() and not os.path.exists(path)
+    except OSError:
+        return True  # cannot tell: reading it will say why
 
 
 def _join(directory: str, name: str) -> str:
@@ -151,11 +192,9 @@ def lint_document(
 
 def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
     try:
-        return Path(path).read_bytes(), None
-    except IsADirectoryError:
-        return b"", error_diagnostic(path, "cannot read: is a directory")
-    except OSError as exc:  # unreadable, deleted during the run, a symlink loop or a broken link
-        return b"", error_diagnostic(path, f"cannot read: {exc.strerror or type(exc).__name__}")
+        return read_file(path), None
+    except OSError as exc:  # unreadable, deleted during the run, a link loop or a broken link, not a regular file
+        return b"", error_diagnostic(path, f"cannot read: {reason_of(exc)}")
 
 
 def lint_paths(

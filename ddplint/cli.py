@@ -18,9 +18,10 @@ from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff, write_fixed_file
+from ddplint.isolation import leave_workspace_out
 from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
 from ddplint.rules import UnknownSelector, select_codes
-from ddplint.source import SourceEncodingError, decode_source, encode_source, line_at
+from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "lsp")
@@ -124,6 +125,8 @@ def _delegate(command: str, argv: list[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    if argv is None:  # run as a program (the `ddplint` script): see ddplint.isolation
+        leave_workspace_out()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in DELEGATED:
         return _delegate(args_list[0], args_list[1:])
@@ -270,9 +273,11 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.append(error_diagnostic(path, problem))
             remaining.extend(lint_document(source, path, rules, None, project))  # internal errors: recorded by the fix run
     if args.diff:
+        # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
+        sys.stderr.write(FORMATTERS["text"](remaining, FormatOptions()))
         if not args.quiet:
             print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
-        return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed else EXIT_CLEAN)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed or remaining else EXIT_CLEAN)
     _report(args, sorted(remaining, key=lambda d: d.sort_key), errors, fixed)
     return _exit_code(args, remaining, errors)
 
@@ -280,9 +285,9 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
 def _read_source(path: str) -> tuple[bytes, str, str] | str:
     """(the file's bytes, its text exactly as Python decodes it, the codec), or why it cannot be read."""
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path)
     except OSError as exc:
-        return f"cannot read: {exc.strerror or type(exc).__name__}"
+        return f"cannot read: {reason_of(exc)}"
     try:
         return (data, *decode_source(data, path))
     except SourceEncodingError as exc:
@@ -304,7 +309,9 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     goes to stdout."""
     filename = args.stdin_filename or "-"
     rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
-    data = sys.stdin.buffer.read()
+    data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
+    if len(data) > MAX_READ_BYTES:
+        return _report_stdin_too_large(args, filename)
     # Named as a file of a project: judged with that project's modules, as the file itself would be.
     project = project_index([args.stdin_filename]) if args.stdin_filename else None
     try:
@@ -337,6 +344,12 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
     _report(args, diagnostics, errors, options=FormatOptions(line_of=line_of))
     return _exit_code(args, diagnostics, errors)
+
+
+def _report_stdin_too_large(args: argparse.Namespace, filename: str) -> int:
+    problem = error_diagnostic(filename, f"cannot read: stdin is over the {MAX_READ_BYTES // 2**20} MB limit for any file")
+    _report(args, [problem], [], stream=sys.stderr if args.fix else None)
+    return _exit_code(args, [problem], [])
 
 
 def _write_stdout(data: bytes, encoding: str) -> None:

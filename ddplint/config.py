@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ddplint.rules import REGISTRY, UnknownSelector, load_rules, select_codes
+from ddplint.source import read_file, reason_of
 
 if TYPE_CHECKING:
     from ddplint.rules.base import Rule
@@ -154,7 +155,7 @@ class Resolver:
         self._configs: dict[str, Optional[Path]] = {}
 
     def settings_for(self, path: Path | str) -> Settings:
-        directory = os.path.abspath(path if Path(path).is_dir() else Path(path).parent)
+        directory = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
         settings = self._by_directory.get(directory)
         if settings is None:
             if self.config_file is not None:
@@ -169,12 +170,22 @@ class Resolver:
 
     def _nearest_config(self, directory: str) -> Optional[Path]:
         """`find_config(directory)`, remembered for the run: a walk asks for every directory, and
-        one without a configuration file of its own has its parent's answer."""
-        if directory not in self._configs:
-            parent = os.path.dirname(directory)
-            own = config_in(Path(directory))
-            self._configs[directory] = own if own is not None or parent == directory else self._nearest_config(parent)
-        return self._configs[directory]
+        one without a configuration file of its own has its parent's answer. A loop upwards, not
+        recursion: a folder 1,000 levels deep has an answer too."""
+        unanswered: list[str] = []
+        current = directory
+        while current not in self._configs:
+            unanswered.append(current)
+            own = config_in(Path(current))
+            parent = os.path.dirname(current)
+            if own is not None or parent == current:
+                self._configs[current] = own
+                break
+            current = parent
+        answer = self._configs[current]
+        for below in unanswered:
+            self._configs[below] = answer
+        return answer
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         return load_rules(self.codes_for(path))
@@ -244,7 +255,7 @@ def find_config(start: Path) -> Optional[Path]:
     """The nearest ddplint.toml, or pyproject.toml with a [tool.ddplint] table, from `start` (a
     file or a directory) upwards."""
     current = Path(os.path.abspath(start))
-    if not current.is_dir():
+    if not os.path.isdir(current):  # os.path: False, not PermissionError, for a folder that may not be searched
         current = current.parent
     for directory in (current, *current.parents):
         found = config_in(directory)
@@ -254,22 +265,30 @@ def find_config(start: Path) -> Optional[Path]:
 
 
 def config_in(directory: Path) -> Optional[Path]:
-    """The directory's own configuration file, if it has one."""
+    """The directory's own configuration file, if it has one. Only regular files count (links
+    followed): a named pipe called pyproject.toml is passed over, as is a folder that may not
+    be searched (nothing in it can be checked either)."""
     for name in CONFIG_FILES:
         candidate = directory / name
-        if candidate.is_file() and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
+        if os.path.isfile(candidate) and (name == "ddplint.toml" or _has_ddplint_table(candidate)):
             return candidate
     return None
 
 
 def _has_ddplint_table(pyproject: Path) -> bool:
-    try:
-        data = pyproject.read_bytes()
-    except OSError:
-        return False
+    """Raises ConfigError for a pyproject.toml that cannot be read: it may hold settings."""
+    data = _read_config_bytes(pyproject)
     if b"ddplint" not in data:
         return False  # cheap: most pyproject.toml files never mention us, so never parse them
-    return "ddplint" in _read_toml(pyproject).get("tool", {})
+    return "ddplint" in _tool_table(_parse_toml(data, pyproject), pyproject)
+
+
+def _tool_table(document: dict, pyproject: Path) -> dict:
+    """pyproject.toml's `[tool]` table (empty when there is none)."""
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{pyproject}: 'tool': expected a table, got {_describe(tool)}")
+    return tool
 
 
 # Parsed settings per configuration file, with the (mtime, size) they were read at: an editor
@@ -281,7 +300,7 @@ def load_settings(start: Path) -> Settings:
     """The settings for a file or directory: its nearest configuration, else the defaults."""
     path = find_config(start)
     if path is None:
-        return Settings(root=Path(os.path.abspath(start if Path(start).is_dir() else Path(start).parent)))
+        return Settings(root=Path(os.path.abspath(start if os.path.isdir(start) else Path(start).parent)))
     return settings_from_file(path)
 
 
@@ -294,23 +313,33 @@ def settings_from_file(path: Path) -> Settings:
     cached = _CACHE.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    document = _read_toml(path)
+    document = _parse_toml(_read_config_bytes(path), path)
     # pyproject.toml keeps its settings under [tool.ddplint]; any other file (ddplint.toml, or
     # whatever --config names) holds them at the top level, like ruff.toml.
-    table = document.get("tool", {}).get("ddplint", {}) if path.name == "pyproject.toml" else document
+    table = _tool_table(document, path).get("ddplint", {}) if path.name == "pyproject.toml" else document
     settings = _parse(table, path)
     _CACHE[path] = (stamp, settings)
     return settings
 
 
-def _read_toml(path: Path) -> dict:
+def _read_config_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file only, size-bounded (`source.read_file`), so that
+    `--config` naming a pipe or a device is an error rather than a hang."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return read_file(path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {reason_of(exc)}") from None
+
+
+def _parse_toml(data: bytes, path: Path) -> dict:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def _parse(table: Any, path: Path) -> Settings:

@@ -8,7 +8,9 @@ above it: fixes are located here (`ddplint.edits`) but applied by `ddplint.fix`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
+import sys
+import threading
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -21,7 +23,7 @@ from ddplint.diagnostics import error_diagnostic as _error  # short local names:
 from ddplint.diagnostics import one_line as _one_line
 from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
-from ddplint.recovery import SYNTAX_ERROR_PREFIX, recover
+from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
 from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
@@ -75,6 +77,10 @@ def lint_source(
             return []
         size = f"{len(data) / 1e6:.1f} MB"
         return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
+    if b"\0" in data:
+        blanked = blank_null_bytes_in_comments(data)
+        if blanked is not None:
+            return _with_null_bytes_blanked(*blanked, filename, active, rules, errors, project, parser)
     problem, names = parser.screen(data, filename) if parser is not None else compile_screen(data, filename)
     if problem is not None and not _linked(active, project, filename, data):
         return []
@@ -91,37 +97,136 @@ def lint_source(
         active = _with_project_rules(active, rules, data, names, filename, project)
     if not active:
         return []
+    return _analysed_at_any_depth(data, filename, active, errors, project, parser)
+
+
+# Deep but valid code takes more Python frames to analyse than the default recursion limit (1,000)
+# allows: libcst's parser output, visitors and code generation recurse a few frames per level, and
+# a level is cheap to write (each of 500 adjacent string literals nests one level in libcst's tree;
+# CPython >= 3.11 compiles expressions ~3,000 levels deep, which took ~10,000 frames here). Such a
+# file is analysed again on a thread of its own with room for this many frames: measured, a frame
+# of this work takes under 1 kB of C stack, so the stack below leaves a wide margin.
+DEEP_RECURSION_LIMIT = 20_000
+DEEP_STACK_BYTES = 256 * 2**20
+_DEEP_STACK = threading.Lock()  # the stack size is set for the next thread started, process-wide
+
+
+def _analysed_at_any_depth(
+    data: bytes,
+    filename: str,
+    active: Sequence[Rule],
+    errors: Optional[list[InternalError]],
+    project: Optional[ProjectIndex],
+    parser: Optional[Parser],
+) -> list[Diagnostic]:
+    def analyse() -> tuple[list[Diagnostic], list[InternalError]]:
+        return _analysed(data, filename, active, project, parser)
+
+    try:
+        diagnostics, failures = analyse()
+    except RecursionError:
+        try:
+            diagnostics, failures = on_deep_stack(analyse)
+        except RecursionError:
+            return [_error(filename, "cannot analyse: code nested too deeply")]
+    if errors is not None:
+        errors.extend(failures)
+    return diagnostics
+
+
+T = TypeVar("T")
+
+
+def on_deep_stack(work: Callable[[], T]) -> T:
+    """`work()`, run on a thread with a stack for DEEP_RECURSION_LIMIT frames and that limit in
+    force while it runs; its exception, if any, raised here. RecursionError where no such thread
+    can be started."""
+    outcome: list[tuple[bool, object]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed to the caller, whatever it is
+            outcome.append((False, exc))
+
+    limit = sys.getrecursionlimit()
+    try:
+        with _DEEP_STACK:
+            size = threading.stack_size(DEEP_STACK_BYTES)
+            try:
+                thread = threading.Thread(target=run, name="ddplint-deep-analysis", daemon=True)
+                sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+                thread.start()
+            finally:
+                threading.stack_size(size)
+    except (ValueError, RuntimeError) as exc:  # no such stack here (platform, memory limits)
+        sys.setrecursionlimit(limit)
+        raise RecursionError(f"no thread with a deep stack: {exc}") from None
+    try:
+        thread.join()
+    finally:
+        sys.setrecursionlimit(limit)
+    succeeded, value = outcome[0] if outcome else (False, RecursionError("the analysis thread ended early"))
+    if not succeeded:
+        raise value  # type: ignore[misc]
+    return value  # type: ignore[return-value]
+
+
+def _analysed(
+    data: bytes, filename: str, active: Sequence[Rule], project: Optional[ProjectIndex], parser: Optional[Parser]
+) -> tuple[list[Diagnostic], list[InternalError]]:
+    """The findings of the rules `active` in a file that passed the screens, and the rules that
+    crashed on it. RecursionError (deep but valid code) reaches the caller."""
+    failures: list[InternalError] = []
     try:
         module = parser.parse(data) if parser is not None else parse_module(data)
     except cst.ParserSyntaxError as exc:
-        return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)]
+        return [_error(filename, f"syntax error: {_one_line(exc.message)}", exc.raw_line, exc.raw_column + 1)], failures
+    except RecursionError:
+        raise
     except Exception as exc:  # libcst raises a few other types on exotic input
-        return [_error(filename, f"cannot parse: {type(exc).__name__}: {_one_line(str(exc))}")]
+        return [_error(filename, f"cannot parse: {type(exc).__name__}: {_one_line(str(exc))}")], failures
     # Decoding ourselves: `module.code` would regenerate the whole source (a full codegen pass).
     text = data.decode(module.encoding, errors="replace")
     if _FILE_NOQA.search(text):
-        return []
-    try:
-        view = project.view_for(filename) if project is not None else None
-        facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
-    except RecursionError:
-        return [_error(filename, "cannot analyse: code nested too deeply")]
+        return [], failures
+    view = project.view_for(filename) if project is not None else None
+    facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
     findings: list[Finding] = []
     for rule in active:
         try:
             findings.extend(rule.check(facts))
-        except RecursionError:  # deep but valid code (a 600-link attribute chain): say so, once
-            return [_error(filename, "cannot analyse: code nested too deeply")]
+        except RecursionError:
+            raise
         except Exception as exc:  # a bug in one rule must not hide the others' findings
             detail = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {_one_line(str(exc))}"
-            if errors is not None:
-                errors.append(InternalError(filename, rule.code, detail))
+            failures.append(InternalError(filename, rule.code, detail))
     if not findings:
-        return []
-    try:
-        return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of)
-    except RecursionError:
-        return [_error(filename, "cannot locate findings: code nested too deeply")]
+        return [], failures
+    return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of), failures
+
+
+def _with_null_bytes_blanked(
+    data: bytes,
+    first: int,
+    filename: str,
+    active: Sequence[Rule],
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]],
+    project: Optional[ProjectIndex],
+    parser: Optional[Parser],
+) -> list[Diagnostic]:
+    """A file whose comments hold null bytes: analysed with them made spaces, and one DDP000 at
+    the first (where the file's problems are reported at all), as CPython refuses the file."""
+    found = lint_source(data, filename, rules, errors, project, parser)
+    if not _linked(active, project, filename, data):
+        return found
+    before = split_lines(data[:first].decode("utf-8", errors="replace"))
+    note = _error(filename, NULL_BYTE_MESSAGE, len(before), len(before[-1]) + 1)
+    return sorted([note, *found], key=lambda d: d.sort_key)
+
+
+NULL_BYTE_MESSAGE = SYNTAX_ERROR_PREFIX + "null byte in a comment: CPython refuses the file (analysed as if it were a space)"
 
 
 def _with_project_rules(

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnostic
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, error_diagnostic, one_line
+from ddplint.source import read_file
 
 CELL_MARKER = "#%% ddplint cell boundary"
 MAGIC_PREFIX = "#ddplint-ipython: "  # both as spelt when the notebook's code does not contain them
@@ -38,8 +39,28 @@ _AUTOMAGIC_WORDS = frozenset(
 )
 
 
+# Deeper JSON than this is not a notebook: nbformat's own documents nest under ten levels, and
+# outputs and widget state a few dozen at most. Bounded so that whatever walks or writes the
+# document back (json.dumps recurses) stays far from Python's recursion limit.
+MAX_JSON_DEPTH = 200
+
+
 class NotebookError(ValueError):
     """A file that is not a notebook we can read; the message says why, in one line."""
+
+
+def _nesting_exceeds(document: Any, limit: int) -> bool:
+    """Whether lists and objects nest deeper than `limit` (a loop, not recursion)."""
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                pending.append((child, depth + 1))
+    return False
 
 
 @dataclass
@@ -59,8 +80,12 @@ def read_notebook(data: bytes | str) -> Notebook:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         document = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise NotebookError(f"not a notebook: invalid JSON ({exc})") from None
+    except ValueError as exc:  # not UTF-8, not JSON, or a number too long to convert
+        raise NotebookError(f"not a notebook: invalid JSON ({one_line(str(exc))})") from None
+    except RecursionError:
+        raise NotebookError(f"not a notebook: JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if _nesting_exceeds(document, MAX_JSON_DEPTH):
+        raise NotebookError(f"not a notebook: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a notebook: no list of cells")
     metadata = document.get("metadata")
@@ -258,7 +283,7 @@ def _fix_in_cell(fix: Fix, notebook: Notebook, cell: int) -> Optional[Fix]:
 def cell_source(path: Path, cell: int) -> Optional[str]:
     """The text of a code cell (1-based among code cells), for showing source lines."""
     try:
-        notebook = read_notebook(path.read_bytes())
+        notebook = read_notebook(read_file(path))  # OSError: the caller's to handle
     except NotebookError:
         return None
     if not 1 <= cell <= len(notebook.cells):

@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Severity
 from ddplint.rules import ENTRIES_BY_CODE, REGISTRY, load_rules
-from ddplint.source import line_at
+from ddplint.source import line_at, read_file
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -30,7 +30,7 @@ def _read_line(diagnostic: Diagnostic) -> Optional[str]:
 
             text = cell_source(Path(diagnostic.filename), diagnostic.cell)
         else:
-            text = Path(diagnostic.filename).read_text(encoding="utf-8", errors="replace")
+            text = read_file(diagnostic.filename).decode("utf-8", errors="replace")  # never a pipe or a device
     except (OSError, ValueError):
         return None
     return None if text is None else line_at(text, diagnostic.location.row)

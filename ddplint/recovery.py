@@ -87,6 +87,22 @@ def recover(data: bytes, filename: str, first_error: Optional[SyntaxError] = Non
     return None
 
 
+def blank_null_bytes_in_comments(data: bytes) -> Optional[tuple[bytes, int]]:
+    """`data` with each null byte inside a comment made a space (offsets unchanged), and the
+    offset of the first; None where no comment holds one. CPython refuses a file with a null byte
+    anywhere, without saying where; what a comment holds changes nothing else, so the rest of the
+    file can be analysed. Null bytes in code or in strings are left for CPython to report."""
+    blanked = bytearray(data)
+    first: Optional[int] = None
+    for match in _LEXEMES.finditer(data):
+        if match.lastgroup != "comment" or b"\0" not in match.group():
+            continue
+        start = match.start()
+        blanked[start : match.end()] = match.group().replace(b"\0", b" ")
+        first = start + match.group().index(b"\0") if first is None else first
+    return None if first is None else (bytes(blanked), first)
+
+
 def is_syntax_error(diagnostic: Diagnostic) -> bool:
     """A DDP000 for code that does not parse (the editor's own Python support shows those)."""
     return diagnostic.code == "DDP000" and diagnostic.message.startswith(SYNTAX_ERROR_PREFIX)

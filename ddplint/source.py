@@ -1,5 +1,6 @@
 """Facts about source text that every layer agrees on: where lines break, how a file's bytes
-become text and back, and how large a file ddplint analyses at all.
+become text and back, how large a file ddplint analyses at all, and how any file is read
+(`read_file`: regular files only, bounded).
 
 Python's tokenizer (and so libcst, the engine's rows, LSP and `--output-format full`) breaks lines
 at `\\r\\n`, `\\r` and `\\n` only. `str.splitlines()` also breaks at form feeds, `\\x1c`-`\\x1e`,
@@ -10,8 +11,11 @@ every row below it. So no module splits lines itself; they all call these helper
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import tokenize
+from typing import Union
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -20,6 +24,70 @@ LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # generated tables get there, and they hold no training loop. The engine refuses larger files and
 # the project index does not summarise them.
 MAX_ANALYSED_BYTES = 2 * 10**6
+# The most ddplint reads of any one file. Larger files than MAX_ANALYSED_BYTES are still read, to
+# tell whether they matter (a 50 MB generated table with a trigger word is reported, one without
+# is not; a notebook with its outputs often weighs tens of MB around a few kB of code); this bound
+# only keeps a 10 GB file that happens to be named `.py` from being loaded into memory.
+MAX_READ_BYTES = 256 * 2**20
+
+# The kinds of file that are not read: one could block forever (a named pipe with no writer) or
+# never end (`/dev/zero`, a socket).
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISFIFO, "not a regular file (a named pipe)"),
+    (stat.S_ISCHR, "not a regular file (a character device)"),
+    (stat.S_ISBLK, "not a regular file (a block device)"),
+    (stat.S_ISSOCK, "not a regular file (a socket)"),
+)
+# Opening a named pipe blocks until a writer comes, unless it is opened without blocking.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+class UnreadableFile(OSError):
+    """A file `read_file` will not read; `strerror` says why in a few words, as an OSError's does
+    (so every `except OSError` that reports "cannot read: <strerror>" covers it too)."""
+
+    def __init__(self, reason: str):
+        super().__init__(None, reason)
+
+
+def read_file(path: Union[str, "os.PathLike[str]"], limit: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of a regular file (links followed), at most `limit` of them. Anything else is
+    refused before a byte is read, with OSError (UnreadableFile for a file of the wrong kind or
+    size). The kind is judged once before opening (a device is never even opened) and again on
+    the open descriptor, and the open never blocks: a file swapped for a pipe in between is
+    refused, not waited on."""
+    _refuse_unless_regular(os.stat(path).st_mode)
+    descriptor = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        _refuse_unless_regular(info.st_mode)
+        if info.st_size > limit:
+            raise UnreadableFile(_too_large(info.st_size, limit))
+        # As much as fstat says and one byte more: a buffer of the limit's size for every file
+        # would cost more than the read. A file that grew since is read on, up to the limit.
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
+    if len(data) > limit:
+        raise UnreadableFile(_too_large(len(data), limit))
+    return data
+
+
+def _refuse_unless_regular(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    reason = next((why for test, why in _NOT_REGULAR if test(mode)), "not a regular file")
+    raise UnreadableFile(reason)
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"{size / 2**20:.0f} MB is over the {limit / 2**20:.0f} MB limit for any file"
+
+
+def reason_of(error: OSError) -> str:
+    """An OSError in a few words, for "cannot read: ..." lines."""
+    return error.strerror or type(error).__name__
 
 
 def split_lines(text: str) -> list[str]:

@@ -57,6 +57,11 @@ def main():
     state = torch.load(checkpoint, map_location=device)
     loaded_on = state["model"]["weight"].device
     model.load_state_dict(state["model"])
+    # Every rank has read the checkpoint: removed now, not at the end, which a run stopped early
+    # (ddplint verify's step budget, a crash) never reaches.
+    dist.barrier()
+    if rank == 0:
+        os.remove(checkpoint)
     model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
 
     dataset = TensorDataset(torch.randn(512, 16), torch.randn(512, 1))
@@ -73,9 +78,6 @@ def main():
             optimizer.step()
             steps += 1
         log(f"[rank {rank}/{world_size}] epoch {epoch}: steps={steps} loaded_on={loaded_on}")
-    dist.barrier()
-    if rank == 0:
-        os.remove(checkpoint)
     dist.destroy_process_group()
 
 

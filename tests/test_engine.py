@@ -131,14 +131,14 @@ def test_unreadable_file(tmp_path: Path, monkeypatch):
     path.write_text(BUGGY)
     path.chmod(0)
     if os.geteuid() == 0:  # root reads any file: refuse it the way the kernel would for others
-        real = Path.read_bytes
+        real = os.open
 
-        def refuse(self):
-            if self == path:
-                raise PermissionError(13, "Permission denied", str(self))
-            return real(self)
+        def refuse(name, flags, *args, **kwargs):
+            if os.fspath(name) == str(path):
+                raise PermissionError(13, "Permission denied", str(name))
+            return real(name, flags, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "read_bytes", refuse)
+        monkeypatch.setattr(os, "open", refuse)
     (diagnostic,) = lint_file(str(path), select_rules())
     assert diagnostic.code == "DDP000" and diagnostic.message == "cannot read: Permission denied"
 

@@ -1212,7 +1212,7 @@ def test_single_process_condition_through_a_module_level_rank(lint):
         """
     # `RANK == -1`: the single-process path of a script launched with torchrun otherwise
     [fallback] = _messages(source, "DDP003")
-    assert "single-process fallback" in fallback and "to be false" in fallback
+    assert "single-process fallback" in fallback and "`RANK == -1` to be false" in fallback
     [plain] = _messages(source.replace("RANK == -1", "RANK >= 0"), "DDP003")
     assert "fallback" not in plain
     assert lint(source.replace("RANK == -1", "RANK >= 0"), ["DDP003"]) == [(8, "DDP003")]

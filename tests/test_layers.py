@@ -19,7 +19,7 @@ PACKAGE = Path(ddplint.__file__).resolve().parent
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("ddplint", "ddplint.source", "ddplint.diagnostics", "ddplint.positions"),  # facts every layer shares
+    ("ddplint", "ddplint.source", "ddplint.diagnostics", "ddplint.positions", "ddplint.isolation"),  # facts every layer shares
     ("ddplint.analysis",),  # what the code does: facts, flow, the data/rank/device models
     ("ddplint.edits",),  # fixes as rules write them
     ("ddplint.rules",),  # the checks

@@ -149,7 +149,7 @@ def test_github_annotations(project, capsys):
     code, out, _ = run(capsys, "--output-format", "github", "--select", "DDP003", "train.py")
     assert code == 1
     assert out.startswith("::error title=ddplint (DDP003),file=train.py,line=6,col=9,endLine=6,endColumn=31::")
-    assert out.rstrip("\n").endswith("GIL caps throughput; use DistributedDataParallel with one process per GPU (torchrun)")
+    assert out.rstrip("\n").endswith("the others wait; use DistributedDataParallel with one process per GPU (torchrun)")
 
 
 def test_github_escapes_what_would_break_the_command():

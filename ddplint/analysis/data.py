@@ -119,6 +119,9 @@ class DataModel:
     def repeating_loop(self, context, via=()) -> Optional["LoopSite"]:
         return self.epochs.repeating_loop(context, via)
 
+    def runs_once(self, loop: "LoopSite") -> bool:
+        return self.epochs.runs_once(loop)
+
     # -- training vs evaluation ------------------------------------------------------------------
     def is_training_loader(self, loader: LoaderInfo) -> bool:
         return self.training.is_training_loader(loader)

@@ -107,7 +107,7 @@ class DeviceModel:
         single_process = self._single_process_values(expr)
         for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
             node = source.node
-            if node is None or id(node) in single_process:
+            if node is None or id(node) in single_process or self.facts.where.value_on_single_process_path(node):
                 continue
             if source.selected_by is not None:
                 # `{0: "cuda:0", 1: "cuda:1"}[rank]`: each rank picks its own device. Any computed
@@ -142,10 +142,10 @@ class DeviceModel:
         """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:
         assigned to a rank variable (`rank = 0` on the non-distributed path) or passed in by a
         call on the single-process path (`main_worker(0, args)` when not distributed)."""
-        ranks = self.facts.ranks
+        ranks, where = self.facts.ranks, self.facts.where
         if any(_RANK_NAME.search(name.lower()) for name in self.facts.assigned_to.get(id(node), ())):
             return True
-        return any(ranks.runs_single_process(call.context) or ranks.call_runs_on_one_rank_only(call) for call in via)
+        return any(not where.call_in_a_rank(call) or ranks.call_runs_on_one_rank_only(call) for call in via)
 
     @cached_property
     def uses_gpu(self) -> bool:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, Loaders
 from ddplint.analysis.records import CallSite, Context, LoopSite
-from ddplint.analysis.syntax import argument, identifier_words, walk
+from ddplint.analysis.syntax import argument, identifier_words, int_value, positional_args, walk
 
 if TYPE_CHECKING:
     from ddplint.analysis.project import PassRepeater
@@ -123,6 +123,41 @@ class Epochs:
             if found is not None:
                 return found
         return None
+
+    def runs_once(self, loop: LoopSite) -> bool:
+        """`for epoch in range(1)` / `range(0, 1)`, also through a constant (`EPOCHS = 1`): one
+        pass, so nothing repeats (what an epoch loop's seed would change never comes)."""
+        call = loop.node.iter if isinstance(loop.node, cst.For) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value != "range":
+            return False
+        bounds = [self._constant(arg.value, loop) for arg in positional_args(call)]
+        if len(bounds) == 1 and bounds[0] is not None:
+            return bounds[0] <= 1
+        if len(bounds) == 2 and None not in bounds:
+            return bounds[1] - bounds[0] <= 1  # type: ignore[operator]
+        return False
+
+    def _constant(self, expr: cst.BaseExpression, loop: LoopSite) -> Optional[int]:
+        """An integer the script fixes: a literal, or a name every assignment of which is the same
+        literal. A default is not one (`--epochs` with `default=1`, `def main(epochs=1)`): it is
+        the knob the user turns."""
+        literal = int_value(expr)
+        if literal is not None:
+            return literal
+        sources = self.flow.sources(expr, loop.context.scope, loop.context.branches)
+        if any(source.node is None or id(source.node) in self._parameter_defaults for source in sources):
+            return None
+        values = {int_value(source.node) for source in sources}  # type: ignore[arg-type]
+        return values.pop() if len(values) == 1 else None
+
+    @cached_property
+    def _parameter_defaults(self) -> frozenset:
+        return frozenset(
+            id(param.default)
+            for function in self.facts.functions
+            for param in (*function.node.params.params, *function.node.params.kwonly_params)
+            if param.default is not None
+        )
 
     @cached_property
     def _project_pass_repeaters(self) -> list[tuple[CallSite, "PassRepeater"]]:

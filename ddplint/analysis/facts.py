@@ -682,6 +682,14 @@ class ModuleFacts:
 
         return RankModel(self)
 
+    @cached_property
+    def where(self):
+        """Where each place runs: a rank, the launching process, the single-process path, never
+        (analysis/where.py)."""
+        from ddplint.analysis.where import WhereModel
+
+        return WhereModel(self)
+
 
 class _Reaching:
     """See `ModuleFacts.reaching_test`. A function is in `functions_reaching(predicate)` when

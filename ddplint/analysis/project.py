@@ -1,6 +1,6 @@
 """Cross-module flow: what the project's own modules export, for the files that import them.
 
-When ddplint checks several files (a directory, or a list), a training script often gets its
+A training script often gets its
 loader, sampler, dataset class or process-group set-up from a sibling module
 (`from .data import build_loader`, `from utils import init_distributed`). Each module is
 summarised once, from its own source only (`ModuleSummary`): which of its top-level functions
@@ -18,6 +18,11 @@ never reads another summary, so there is no cycle and no order to get right.
 Worker processes checking files of the same run share what they work out about modules through a
 run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
 first worker that needs it and read by the others, instead of each parsing the module again.
+
+The index holds every module of the project a checked file belongs to (`project_root`: the
+nearest folder with pyproject.toml, ddplint.toml, setup.cfg, setup.py or .git; api.project_modules
+walks it), not only the files named: `ddplint .`, `ddplint FILE`, stdin, --fix and the language
+server give a file the same findings.
 
 The static side never imports or runs the project's code; the modules are parsed like any file.
 """
@@ -47,7 +52,7 @@ from ddplint.analysis.torch_api import (
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
 )
-from ddplint.source import MAX_ANALYSED_BYTES
+from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
 # libcst is imported by the functions that summarise a module, not here: a run whose files are
 # all cached still builds the index (the cache asks it which files a file imports).
@@ -516,7 +521,7 @@ class ProjectIndex:
     def _possible_starter_names(self) -> Iterator[str]:
         for path in self.files:
             try:
-                data = Path(path).read_bytes()
+                data = read_file(path)
             except OSError:
                 continue
             code = _compiled(data, path) if any(word in data for word in _STARTER_WORDS) else None
@@ -532,7 +537,7 @@ class ProjectIndex:
         directly. Without `facts`, read off its import statements."""
         if facts is None:
             try:
-                data = Path(path).read_bytes()
+                data = read_file(path)
             except OSError:
                 return []
             return sorted({file for file, _ in self.imported_targets(path, data)})
@@ -611,7 +616,7 @@ class ProjectIndex:
         if known:
             return known[0]
         try:
-            data = Path(path).read_bytes()
+            data = read_file(path)
         except OSError:
             return None
         # The large-tree lock before the module's claim, and nothing else taken while a claim is
@@ -716,7 +721,7 @@ def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> O
     same screens as the engine's, with the words a summary reads as triggers: most modules of a
     large project are never parsed for their summary."""
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path)
     except OSError:
         return None
     if len(data) > MAX_ANALYSED_BYTES or not (_SUMMARY_WORDS.search(data) or _GENERATOR_WORD.search(data)):

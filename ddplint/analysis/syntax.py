@@ -214,6 +214,13 @@ def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
     return (node,)
 
 
+def and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a and b and c` as [a, b, c]: each holds wherever the whole does."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return and_parts(test.left) + and_parts(test.right)
+    return [test]
+
+
 def identifier_words(name: str) -> list[str]:
     """`trainLoader` / `train_loader` / `TrainLoader` -> ['train', 'loader']."""
     return list(_identifier_words(name))

@@ -135,7 +135,22 @@ WRAPPED_MODEL_CLASSES = frozenset(
 # calls these is not a distributed one.
 SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
 # Test harness base classes: a file with tests is run by pytest / unittest, not launched per GPU.
-TEST_CASE_CLASSES = frozenset({"unittest.TestCase", "torch.testing._internal.common_utils.TestCase"})
+# torch's own distributed test bases start their ranks themselves (one process per test rank).
+DISTRIBUTED_TEST_BASES = frozenset(
+    {
+        "torch.testing._internal.common_distributed.MultiProcessTestCase",
+        "torch.testing._internal.common_distributed.DistributedTestBase",
+        "torch.testing._internal.common_distributed.MultiThreadedTestCase",
+        "torch.testing._internal.common_distributed.MultiProcContinuousTest",
+        "torch.testing._internal.common_fsdp.FSDPTest",
+        "torch.testing._internal.distributed._tensor.common_dtensor.DTensorTestBase",
+    }
+)
+TEST_CASE_CLASSES = frozenset(
+    {"unittest.TestCase", "torch.testing._internal.common_utils.TestCase", *DISTRIBUTED_TEST_BASES}
+)
+# Class names that say "a test" (`AllReduceTest`, `SamplerTests`): a test harness runs their methods.
+TEST_CLASS_SUFFIXES = ("Test", "Tests", "TestCase")
 TEST_FRAMEWORKS = ("pytest", "unittest")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})

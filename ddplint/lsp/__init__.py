@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
+
+# Signals that end the server the way an editor's shutdown does: the analysis process is
+# stopped before the server goes (SIGINT: Ctrl-C where the server was started by hand).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,5 +43,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options = Options()
     if args.debounce_ms is not None:
         options.debounce_ms = max(0.0, args.debounce_ms)
-    DdplintServer(options).start_io()
+    server = DdplintServer(options)
+    _stop_on_signals(server.stop_worker)
+    try:
+        server.start_io()
+    finally:
+        server.stop_worker()  # the client left without shutdown, or the loop broke: none left behind
     return 0
+
+
+def _stop_on_signals(clean_up: Callable[[], None]) -> None:
+    """On SIGTERM / SIGHUP / SIGINT: the same clean-up as a normal exit, then end by that signal
+    (so whoever sent it sees it did). Without this, the default action ends the server at once and
+    the analysis process only notices later (see worker.py: it also dies with the server)."""
+
+    def stop(signum: int, _frame) -> None:
+        try:
+            clean_up()
+        finally:
+            logging.shutdown()
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, stop)

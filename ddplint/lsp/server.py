@@ -25,9 +25,11 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from ddplint import __version__
@@ -106,6 +108,30 @@ class _Pending:
     last_change: dict[str, float] = field(default_factory=dict)  # target -> when it last changed (monotonic s)
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, but a change to a document (or notebook) the client never opened is
+    logged and ignored: pygls would apply it to a copy it does not have and answer with a
+    KeyError, which editors show as "Error in server" pop-ups. There is no text to change, and
+    nothing of it to analyse."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if self._is_open(params.text_document.uri, self.workspace.text_documents):
+            yield from super().lsp_text_document__did_change(params)
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams):
+        if self._is_open(params.notebook_document.uri, self.workspace.notebook_documents):
+            yield from super().lsp_notebook_document__did_change(params)
+
+    def _is_open(self, uri: str, documents) -> bool:
+        if unquote(uri) in documents:
+            return True
+        if isinstance(self._server, DdplintServer):
+            self._server.log(types.MessageType.Log, f"ignoring a change to {uri}: it was never opened")
+        return False
+
+
 class DdplintServer(LanguageServer):
     def __init__(self, options: Optional[Options] = None):
         super().__init__(
@@ -113,6 +139,7 @@ class DdplintServer(LanguageServer):
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=NOTEBOOK_SYNC,
+            protocol_cls=_Protocol,
         )
         self.options = options or Options()
         self.documents = DocumentStore()
@@ -205,6 +232,11 @@ class DdplintServer(LanguageServer):
         for timer in self._pending.timers.values():
             timer.cancel()
         self._pending.timers.clear()
+        self.stop_worker()
+
+    def stop_worker(self) -> None:
+        """Stop the analysis process and wait for it to end (shutdown, and every other way out:
+        `ddplint.lsp.main` calls it on the way out and on SIGTERM / SIGHUP / SIGINT)."""
         self._worker.close()
 
     # -- document sync --------------------------------------------------------------------------
@@ -437,6 +469,10 @@ class DdplintServer(LanguageServer):
         except OSError as exc:  # e.g. the file's directory vanished: lint with the defaults
             self.log(types.MessageType.Warning, f"cannot read the configuration for {path}: {exc}")
             return select_rules()
+        except Exception as exc:  # a configuration the reader did not expect (a bug of ours, or
+            # one nested deeper than the parser recurses): say so, and keep serving with the defaults
+            self._config_problem(f"{_config_file_near(path)}: cannot read it: {type(exc).__name__}: {exc}")
+            return select_rules()
 
     def _config_problem(self, message: str) -> None:
         """Tell the user once per distinct problem (not on every keystroke) and go on with the
@@ -541,6 +577,15 @@ def is_python(item: types.TextDocumentItem) -> bool:
 
 def is_config_file(uri: str) -> bool:
     return uri.rsplit("/", 1)[-1] in CONFIG_FILES
+
+
+def _config_file_near(path: str) -> str:
+    """The configuration file nearest to `path` (to name the one that could not be read)."""
+    for folder in Path(path).parents:
+        for name in CONFIG_FILES:
+            if (folder / name).is_file():
+                return str(folder / name)
+    return "the configuration"
 
 
 def filename_of(uri: str) -> str:

@@ -6,38 +6,43 @@ diagnostics for every document. A worker process can be killed and replaced: an 
 dies or runs past `timeout_s` costs that one result (logged), and the next analysis gets a fresh
 worker. It also keeps the engine's CPU time off the server's GIL, so requests stay responsive.
 
-"spawn", not "fork": the server has threads (pygls reads stdin on one) and forking a threaded
-process can deadlock the child.
+A plain subprocess with two pipes, not multiprocessing: multiprocessing's "spawn" starts its
+interpreters in the server's current folder (the project, where editors start the server) with
+that folder first on `sys.path`, so a project file named `pickle.py` or `signal.py` would run in
+them, and a SIGKILL to the server left the worker and multiprocessing's resource tracker behind
+for good. This process runs isolated from the workspace (`ddplint.isolation`), starts outside
+it, and dies with the server however the server ends. Not "fork" either: the server has threads
+(pygls reads stdin on one) and forking a threaded process can deadlock the child.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import multiprocessing
 import os
+import pickle
+import signal
+import subprocess
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional, Sequence
 
+from ddplint.isolation import NEUTRAL_FOLDER, die_with_parent, isolated_command
 from ddplint.lsp.analysis import PARSER, EngineOutcome, run_engine
 from ddplint.rules import RULES_BY_CODE
 
 DEFAULT_TIMEOUT_S = 60.0
 STARTUP_TIMEOUT_S = 300.0  # importing libcst and ddplint, on a machine as busy as it gets
+KILL_WAIT_S = 5.0  # a killed process is reaped within this (it has no say in it)
 
 
 def _detach_stdout() -> None:
-    """Worker start-up: stdout is the LSP channel, inherited from the server; anything printed
-    there would corrupt the protocol, so point it at stderr."""
+    """Worker start-up: stdout carries the replies to the server; anything printed there (a rule's
+    stray print, a library's warning) would corrupt them, so point it at stderr."""
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-
-
-def _ready() -> bool:
-    return True
 
 
 def run_engine_by_codes(text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
@@ -80,16 +85,28 @@ def _tidy_heap() -> None:
 class AnalysisWorker:
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S):
         self.timeout_s = timeout_s
-        self._pool: Optional[ProcessPoolExecutor] = None
+        self._process: Optional[_Process] = None
         self._starting: Optional[Future] = None  # a new process importing the engine
-        # One analysis at a time, queued here rather than in the pool: the timeout must count an
-        # analysis's own run, not the time it waited behind others (a configuration change
-        # re-analyses every open document at once). Created on first use, inside the loop.
+        # Reads and writes on the pipes block: they run on this one thread, in order, never on
+        # the event loop. One analysis at a time, queued here rather than in the process: the
+        # timeout must count an analysis's own run, not the time it waited behind others (a
+        # configuration change re-analyses every open document at once). Created on first use,
+        # inside the loop.
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-analysis-io")
         self._turn: Optional[asyncio.Lock] = None
 
+    @property
+    def pid(self) -> Optional[int]:
+        """The analysis process's id, if one is running."""
+        return self._process.popen.pid if self._process is not None else None
+
     def start(self) -> None:
-        """Start the process and import the engine now, not on the first keystroke."""
-        self._current_pool()
+        """Start the process and import the engine now, not on the first keystroke (a process
+        that cannot start is reported by the first analysis, which tries again)."""
+        try:
+            self._current_process()
+        except _ProcessDied:
+            pass
 
     async def analyse(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
         if self._turn is None:
@@ -100,45 +117,142 @@ class AnalysisWorker:
     async def _analyse_now(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
         started = time.perf_counter()
         try:
-            pool = self._current_pool()
+            process = self._current_process()
             if self._starting is not None:
                 # A new process imports the engine first (seconds on a busy machine): that is
                 # not the analysis's time, so it does not count against the timeout.
                 await asyncio.wait_for(asyncio.wrap_future(self._starting), STARTUP_TIMEOUT_S)
                 self._starting = None
                 started = time.perf_counter()
-            future = asyncio.wrap_future(pool.submit(run_engine_by_codes, text, filename, tuple(codes)))
-            return await asyncio.wait_for(future, self.timeout_s)
+            request = (text, filename, tuple(codes))
+            reply = await asyncio.wait_for(asyncio.wrap_future(self._io.submit(process.exchange, request)), self.timeout_s)
         except asyncio.TimeoutError:
             stuck_at_start = self._starting is not None
             self._replace()
             if stuck_at_start:
                 return _failed(f"the analysis process did not start within {STARTUP_TIMEOUT_S:g} s", started)
             return _failed(f"the analysis took longer than {self.timeout_s:g} s and was stopped", started)
-        except BrokenProcessPool:
+        except _ProcessDied as exc:
             self._replace()
-            return _failed("the analysis process died (a crash in native code?); a new one takes over", started)
+            return _failed(str(exc) or "the analysis process died (a crash in native code?); a new one takes over", started)
+        status, payload = reply
+        if status == _RAISED:  # the worker's own code raised, outside the engine's safety net
+            return _failed(f"the analysis raised:\n{payload}", started)
+        return payload
 
     def close(self) -> None:
+        """Stop the process (waiting for it to end: nothing is left running)."""
         self._replace()
 
-    def _current_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_detach_stdout
-            )
-            self._starting = self._pool.submit(_ready)
-        return self._pool
+    def _current_process(self) -> _Process:
+        if self._process is None:
+            # Started from the thread that runs the server (the event loop's): Linux ties the
+            # process's death signal to the thread that started it, and that one lives as long
+            # as the server.
+            self._process = _Process()
+            self._starting = self._io.submit(self._process.wait_ready)
+        return self._process
 
     def _replace(self) -> None:
         """Kill the worker (it may be stuck) and forget it; the next analysis starts a new one."""
-        pool, self._pool, self._starting = self._pool, None, None
-        if pool is None:
-            return
-        # The executor has no public way to stop a task that is running: kill its process.
-        for process in list(getattr(pool, "_processes", {}).values()):
+        process, self._process, self._starting = self._process, None, None
+        if process is not None:
             process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+            try:
+                self._io.submit(process.close_pipes)  # after any read still waiting on them
+            except RuntimeError:  # the interpreter is on its way out: it closes them itself
+                pass
+
+
+class _ProcessDied(Exception):
+    """The analysis process ended (killed, crashed) or broke the protocol."""
+
+
+_READY, _DONE, _RAISED = "ready", "done", "raised"
+
+
+class _Process:
+    """The analysis process and the two pipes to it: requests (pickled `(text, filename, codes)`)
+    on its stdin, replies (pickled `(status, payload)`) on its stdout. It runs isolated from the
+    workspace (ddplint.isolation) and dies with the server, even when the server is killed."""
+
+    def __init__(self) -> None:
+        command = isolated_command(ENTRY, "serve", str(os.getpid()))
+        try:
+            self.popen = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=NEUTRAL_FOLDER, close_fds=True
+            )
+        except OSError as exc:  # no interpreter at sys.executable, no processes left, ...
+            raise _ProcessDied(f"cannot start the analysis process: {exc}") from exc
+        assert self.popen.stdin is not None and self.popen.stdout is not None  # both asked for
+        self.requests, self.replies = self.popen.stdin, self.popen.stdout
+
+    def wait_ready(self) -> None:
+        if self._receive()[0] != _READY:
+            raise _ProcessDied()
+
+    def exchange(self, request: tuple) -> tuple:
+        try:
+            _send(self.requests, request)
+        except (OSError, ValueError) as exc:  # a broken pipe: it is gone
+            raise _ProcessDied() from exc
+        return self._receive()
+
+    def _receive(self) -> tuple:
+        try:
+            reply = pickle.load(self.replies)
+        except Exception as exc:  # EOF, a cut or garbled reply: the process died mid-way
+            raise _ProcessDied() from exc
+        if not (isinstance(reply, tuple) and len(reply) == 2):
+            raise _ProcessDied()
+        return reply
+
+    def kill(self) -> None:
+        try:
+            self.popen.kill()
+            self.popen.wait(timeout=KILL_WAIT_S)
+        except (OSError, subprocess.TimeoutExpired):  # gone already, or the kernel is slow to reap
+            pass
+
+    def close_pipes(self) -> None:
+        for pipe in (self.requests, self.replies):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def _send(pipe, message) -> None:
+    pipe.write(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))  # whole, or not at all
+    pipe.flush()
+
+
+# -- the analysis process's side -----------------------------------------------------------------
+# The module whose `serve` the analysis process runs (a test swaps in one that breaks a rule first).
+ENTRY = __name__
+
+
+def serve() -> None:
+    """The analysis process (`sys.argv[1]`: the server's pid): answer requests until the server
+    closes the pipe or goes away."""
+    die_with_parent(int(sys.argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal: the server decides
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    _detach_stdout()
+    requests = sys.stdin.buffer
+    _send(replies, (_READY, None))
+    while True:
+        try:
+            text, filename, codes = pickle.load(requests)
+        except EOFError:
+            return  # the server closed the pipe: it is done, or gone
+        try:
+            reply = (_DONE, run_engine_by_codes(text, filename, codes))
+            message = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            message = pickle.dumps((_RAISED, traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
+        replies.write(message)
+        replies.flush()
 
 
 def _failed(reason: str, started: float) -> EngineOutcome:

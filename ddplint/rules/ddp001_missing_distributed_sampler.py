@@ -26,8 +26,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # evaluation-only: redundant work at worst, never wrong results
         if facts.ranks.runs_on_one_rank_only(loader.site.context):
             continue  # only one rank iterates it; the others get their data some other way
-        if facts.ranks.runs_single_process(loader.site.context):
-            continue  # the `else` of `if args.distributed:`: one process, the whole dataset is right
+        if not facts.where.in_a_rank(loader.site.context):
+            continue  # the `else` of `if args.distributed:`, the launcher: one process, the whole dataset is right
         if data.is_test_on_made_up_data(loader):
             continue  # a test: every rank gets the same made-up batches on purpose
         if data.dataset_comes_from_caller(loader):
@@ -196,6 +196,13 @@ RULE = Rule(
         - Loaders built under a rank-0 guard: only that rank iterates them.
         - Loaders built on the single-process path (`else:` of `if args.distributed:`, `if
           local_rank == -1:`, `if world_size == 1:`).
+        - Code that runs in one process rather than in the ranks (analysis/where.py): the launching
+          process before or after `mp.spawn(...)` (the function that spawns the workers, what only
+          it calls, the `__init__` of a class only it builds); the arm beside a spawn or beside a
+          call of the file's distributed entry point (`if n == 1: work(0, args) else:
+          mp.spawn(work, ...)`, `if multi: main_distributed() else: main()`); code after `assert
+          local_rank == -1`; test classes (`*Test`, torch's `MultiProcessTestCase` /
+          `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Loaders over a dataset handed in by a caller outside the file (a parameter no code in
           the file passes, as in a `Trainer` class): the caller may have sharded it.
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
@@ -222,10 +229,9 @@ RULE = Rule(
     """,
     blind_spots="""
         - A loader built in another module (`from .data import build_loader`) is judged where it is
-          built if that module is distributed by itself, else in the file that trains on it, but
-          only when the project's files are checked together (a directory or several files): a
-          file checked alone cannot see what `build_loader` returns. Only top-level functions
-          returning a DataLoader they build are followed, one import deep.
+          built if that module is distributed by itself, else in the file that trains on it (the
+          project's modules are found from its root, however the file is checked). Only top-level
+          functions returning a DataLoader they build are followed, one import deep.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
@@ -235,6 +241,9 @@ RULE = Rule(
           process group ...); otherwise it is assumed to hold a sampler.
         - A DataLoader subclass of another module is recognised one level deep: a class of this
           file deriving from it is not a loader.
+        - A single-process entry point is recognised by the `if` that picks it beside the
+          distributed one (or a spawn); one chosen elsewhere (a command-line table of entry
+          points, another module) is still checked as if every rank ran it.
         - A buffer of per-rank data is recognised only as an object's attribute that the file
           grows (`x.replay_buffer.append(...)`), by the attribute's name: a local buffer, or one
           grown in another file, is flagged when it is shuffled for training; and an attribute

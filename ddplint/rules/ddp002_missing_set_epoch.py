@@ -37,6 +37,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
                     continue
+                if data.runs_once(loop):
+                    continue  # `for epoch in range(1)`: one epoch, no order to repeat
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
@@ -292,8 +294,12 @@ RULE = Rule(
           restarts its passes; for another module's generator, any set_epoch call on the sampler
           in the calling file.
         - Scripts that are not distributed.
+        - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
+          `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,
     blind_spots="""
+        - An epoch count that is 1 only by an option's default (`--epochs` with `default=1`) is
+          taken as several: the user may pass more.
         - A sampler put in a `**kwargs` dict is seen when the dict is built in the file
           (`kwargs["sampler"] = DistributedSampler(ds)`, also inside a helper that returns the
           dict) or returned, built, by a top-level function of another project module; a dict
@@ -304,9 +310,9 @@ RULE = Rule(
         - A `cycle` function of another module (`from utils import cycle`) is not looked into;
           only `itertools.cycle` is known to replay its first pass.
         - Samplers and loaders built in another module, and per-epoch helpers of another module
-          that call `set_epoch`, are followed only when the project's files are checked together;
-          checked alone, a loader handed to an outside `train_one_epoch(...)` that sets the epoch
-          itself is reported.
+          that call `set_epoch`, are followed within the file's project (the folder holding its
+          pyproject.toml / setup.cfg / .git); a file outside any project sees only the files named
+          with it.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,

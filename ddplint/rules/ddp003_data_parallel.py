@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import CallSite, ModuleFacts
-from ddplint.analysis.syntax import argument
+from ddplint.analysis.syntax import and_parts, argument
 from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL
 from ddplint.rules.base import Finding, Rule
 
@@ -51,9 +51,13 @@ def _ddp_path_beside(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSit
         if any((branch, not arm) in ddp.context.branches for ddp in ddp_sites):
             return _condition(facts, branch.test, holds=not arm)
     for branch, arm in site.context.branches:
-        polarity = facts.ranks.distributed_polarity(branch.test, site.context.scope)
-        if polarity is not None and polarity != arm:
-            return _condition(facts, branch.test, holds=polarity)
+        # in the body of `if cuda and rank == -1 and n_gpu > 1:` every part holds: name the one
+        # that picks the single-process run
+        parts = and_parts(branch.test) if arm else [branch.test]
+        for part in parts:
+            polarity = facts.ranks.distributed_polarity(part, site.context.scope)
+            if polarity is not None and polarity != arm:
+                return _condition(facts, part, holds=polarity)
     return None
 
 

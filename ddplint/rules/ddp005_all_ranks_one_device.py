@@ -58,8 +58,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 
 
 def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
-    """On rank 0 alone, or on the single-process path, GPU 0 is the right GPU."""
-    return facts.ranks.call_runs_on_one_rank_only(site) or facts.ranks.runs_single_process(site.context)
+    """On rank 0 alone, on the single-process path or in the launching process (before or after
+    `mp.spawn`), GPU 0 is the right GPU: one process uses it."""
+    return facts.ranks.call_runs_on_one_rank_only(site) or not facts.where.call_in_a_rank(site)
 
 
 def _gpu0_device_ids(site: CallSite) -> str | None:
@@ -110,6 +111,19 @@ RULE = Rule(
           GPU per machine, or a launcher that hides the others), where GPU 0 is right.
         - Placements under a rank-0 guard or on the single-process path, and non-distributed
           scripts.
+        - Placements in code that runs in one process rather than in the ranks (analysis/where.py):
+          the launching process before or after `mp.spawn(...)` (a model built and moved there
+          before the workers move it to their own GPUs, a single-GPU baseline only the launcher
+          calls, the `__init__` of a class only it builds); the arm beside a spawn or beside a
+          call of the file's distributed entry point, so a spawned worker called directly as
+          `work(0, args)` on the single-GPU path does not make its `.to(gpu)` a `.to(0)`; code
+          after `assert local_rank == -1`; test classes (`*Test`, torch's
+          `MultiProcessTestCase` / `DistributedTestBase`, `unittest.TestCase`) and, in a script,
+          classes nothing builds.
+        - The GPU-0 arm of a conditional expression on the run's mode (`"cuda:0" if local_rank ==
+          -1 else f"cuda:{local_rank}"`): a launcher always sets the rank, so that arm is the run
+          without one; and the `else:` of `if gpu is not None:` in a helper whose every None
+          comes from such an arm (`pick_device(args.local_rank if distributed else None)`).
         - A device picked from a table by a computed key (`{0: "cuda:0", 1: "cuda:1"}[rank]`,
           `devices[local_rank]`): one of several devices, each rank its own.
         - A 0 that the distributed path replaces before the placement (`args.gpu = 0`, then
@@ -135,6 +149,9 @@ RULE = Rule(
           itself, and is taken for a one-GPU-per-process declaration instead.
         - A class built on one rank in this file but also built elsewhere (another module, a
           `getattr` / factory call) is still taken as living on that rank only.
+        - A helper that returns its single-process device after an early `return` for the rank
+          (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
+          `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts

@@ -169,7 +169,7 @@ RULE = Rule(
           `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
-          are followed only when the project's files are checked together.
+          are followed one import deep, within the file's project.
         - An early `return` of the other ranks counts only in the same function (`if rank != 0:
           return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
           does not.

@@ -32,8 +32,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if facts.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
-        if facts.ranks.runs_single_process(site.context):
-            continue
+        if not facts.where.call_in_a_rank(site):
+            continue  # the launching process (e.g. after mp.spawn returned), the single-process path
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
         if _other_arm_maps(facts, site):
@@ -200,6 +200,13 @@ RULE = Rule(
         - Scripts that are not distributed.
         - Loads under a rank-0 guard (one rank restores onto its own GPU) and on the single-process
           path (`else:` of `if args.distributed:`).
+        - Loads in code that runs in one process rather than in the ranks (analysis/where.py):
+          the launching process before or after `mp.spawn(...)` (the function that spawns the workers, what only
+          it calls, the `__init__` of a class only it builds); the arm beside a spawn or beside a
+          call of the file's distributed entry point (`if n == 1: work(0, args) else:
+          mp.spawn(work, ...)`, `if multi: main_distributed() else: main()`); code after `assert
+          local_rank == -1`; test classes (`*Test`, torch's `MultiProcessTestCase` /
+          `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Files named as data rather than model state (`torch.load("cache/train_features.pt")`):
           preprocessing caches hold CPU tensors.
         - Calls with `*args` / `**kwargs`, which may carry a map_location.
@@ -220,6 +227,9 @@ RULE = Rule(
           checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
         - In such a save/load pair, a caller (in another module) that hands every rank the
           same file name rank 0 saved is missed: the caller is not followed.
+        - The launching process is the function that calls `mp.spawn` / `start_processes` in
+          this file; a project helper that spawns for it (`launch(main)`) is not followed, so a
+          load after such a launch is still taken for a rank's.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
     """,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from ddplint.analysis.distributed import RANK_GUARD_WORDS
-from ddplint.analysis.facts import BranchSite, ModuleFacts
+from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
 from ddplint.rules.base import Finding, Rule
 
 
@@ -39,7 +39,7 @@ def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[s
     """The next place the other ranks need rank 0: a collective after the branch, or the next
     training step of the loop around it (DDP's gradient all-reduce)."""
     ranks = facts.ranks
-    loop = branch.context.loops[-1] if branch.context.loops else facts.data.repeating_loop(branch.context)
+    loop = branch.context.loops[-1] if branch.context.loops else _loop_of_the_ranks_around_callers(facts, branch)
     statements = list(branch.context.statements_after())
     after = facts.calls_in_statements(statements)
     for site in after:
@@ -51,6 +51,13 @@ def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[s
     if loop is not None and facts.data.loop_trains(loop):
         return "the next training step's gradient all-reduce"
     return None
+
+
+def _loop_of_the_ranks_around_callers(facts: ModuleFacts, branch: BranchSite) -> Optional[LoopSite]:
+    """The loop that calls the function holding the branch again, if the ranks run that loop
+    (hyper-parameter search rounds asserted single-process do not repeat the distributed run)."""
+    loop = facts.data.repeating_loop(branch.context)
+    return loop if loop is not None and facts.where.in_a_rank(loop.context) else None
 
 
 def _training_follows(facts: ModuleFacts, statements: list) -> bool:
@@ -105,12 +112,16 @@ RULE = Rule(
           math, image or logging functions (`np.argsort(scores)`, `wandb.Image(picture)`), or are
           only the receivers of their own methods (`for tracker in trackers: tracker.log(...)`).
         - A final evaluation that runs once (in no loop, nor in a function called from one) with no
-          training after it: the others wait once, at the closing barrier, not every epoch.
+          training after it: the others wait once, at the closing barrier, not every epoch. A
+          loop around the callers counts only if the ranks run it: hyper-parameter search rounds
+          after `assert local_rank == -1` (single process only) do not repeat the distributed run.
         - Logging, printing, checkpoint saving under a rank-0 guard (no evaluation pass).
         - Evaluation that every rank runs (`evaluate(...)` outside the guard).
         - Scripts that are not distributed.
     """,
     blind_spots="""
+        - A loop around the callers over a list that holds one item only by an option's default
+          (`for key in args.keys.split(",")`) counts as repeating the evaluation.
         - An evaluation function of another module is recognised only by its name (`evaluate`,
           `validate`, `run_test` ...).
         - When the evaluation also makes a collective only rank 0 reaches, DDP007 reports the hang

@@ -2,6 +2,7 @@
 
     command   the command line: static check, launch, verdicts, report, exit code
     launcher  torchrun in its own session, step budget and timeout, no orphan processes
+    sweep     isolated starts, death signal, the run's mark, the reaper: nothing of a run outlives it
     probe     runs inside every rank: instruments torch, then runs the script as __main__
     emulation verify --cpu, inside every rank: N logical GPUs on the CPU, device requests recorded
     telemetry the per-rank JSON-lines files (written by the probe, read back by the launcher)
@@ -10,6 +11,6 @@
     report    text and JSON output, Chrome trace
     nvml      GPU utilisation and memory sampling (optional `gpu` extra)
 
-Only `probe`, `emulation` and `telemetry` are imported inside the ranks (and analysis/torch_api.py,
+Only `probe`, `emulation`, `telemetry` and `sweep` are imported inside the ranks (and analysis/torch_api.py,
 loaded as a lone file); they must stay light (no libcst).
 """

@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 from ddplint.api import lint_file
 from ddplint.rules import ERROR_CODE, select_rules
 from ddplint.verify import nvml
-from ddplint.verify.launcher import LaunchConfig, LaunchResult, launch
+from ddplint.verify.launcher import LaunchConfig, LaunchResult, StopRequested, launch, stop_signals_raise
 from ddplint.verify.ranks import summarise
 from ddplint.verify.report import Report, chrome_trace, format_json, format_text
 from ddplint.verify.telemetry import load_run, rank_log, stack_file
@@ -130,15 +130,35 @@ def main(argv: Sequence[str]) -> int:
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_NO_EVIDENCE
-    run_dir, temporary = _run_directory(args)
+    with stop_signals_raise():
+        return _run_and_clean_up(args, static)
+
+
+def _run_and_clean_up(args: argparse.Namespace, static: list) -> int:
+    """SIGINT, SIGTERM and SIGHUP stop the run the same way: every process of it is stopped (the
+    launcher's clean-up) and a temporary run directory removed."""
+    try:
+        run_dir, temporary = _run_directory(args)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_NO_EVIDENCE
     try:
         return _verify(args, static, run_dir)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; every rank was stopped", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        what = f"stopped by {exc.signal_name}" if isinstance(exc, StopRequested) else "interrupted"
+        _say(f"{PROG}: {what}; every process of the run was stopped")
         return EXIT_NO_EVIDENCE
     finally:
         if temporary:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _say(line: str) -> None:
+    """A last line on stderr, which may be gone (SIGHUP: the terminal closed)."""
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
 
 
 def _check_inputs(args: argparse.Namespace) -> None:
@@ -186,9 +206,18 @@ def _check_syntax(script: str) -> None:
 def _run_directory(args: argparse.Namespace) -> tuple[Path, bool]:
     if args.telemetry_dir:
         directory = Path(args.telemetry_dir) / (args.rdzv_id or "ddplint-verify")
-        directory.mkdir(parents=True, exist_ok=True)
+        if Path(args.telemetry_dir).exists() and not Path(args.telemetry_dir).is_dir():
+            raise UsageError(f"--telemetry-dir {args.telemetry_dir}: not a directory")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--telemetry-dir {args.telemetry_dir}: cannot create {directory}: "
+                             f"{exc.strerror or exc}") from None
         return directory, False
-    return Path(tempfile.mkdtemp(prefix="ddplint-verify-")), True
+    try:
+        return Path(tempfile.mkdtemp(prefix="ddplint-verify-")), True
+    except OSError as exc:
+        raise UsageError(f"cannot create a run directory in {tempfile.gettempdir()}: {exc.strerror or exc}") from None
 
 
 def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
@@ -250,23 +279,27 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     refused = next((r for r in ranks if r.end and r.end.get("reason") == "not-emulatable"), None)
     if refused is not None:  # verify --cpu met GPU-only code: one line naming the call, no traceback
         return f"rank {refused.rank}: {refused.end.get('error')}", ""
-    if any(r.steps for r in ranks) or any(v.status == CONFIRMED for v in verdicts):
+    if any(v.status == CONFIRMED for v in verdicts):
         return None, ""
+    # The first to fail is the cause; the others typically fail because it went away.
+    crashed = sorted((r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))),
+                     key=lambda r: r.end.get("t", 0.0))
+    if any(r.steps for r in ranks):
+        if not crashed:
+            return None, ""
+        # Batches were drawn, but a rank that failed makes the run unfit to refute anything (the
+        # others stopped early or ran on without it), even when they exited with 0.
+        return _crash_line(crashed), crashed[0].log_tail
     if not ranks and result.timed_out:
         return (f"no rank started within the timeout ({timeout:g} s): torchrun was still waiting for the "
                 f"rendezvous (on several nodes: is verify running on every node?)"), result.launcher_output
     if not ranks:
         return "no rank started (torchrun failed before running the probe)", result.launcher_output
-    crashed = [r for r in ranks if r.crashed or (r.end and r.end.get("exit_code"))]
     if crashed:
-        # The first to fail is the cause; the others typically fail because it went away.
-        first, *after = sorted(crashed, key=lambda r: r.end.get("t", 0.0))
-        missing = _missing_data(first)
+        missing = _missing_data(crashed[0])
         if missing:
             return missing, ""
-        what = first.end.get("error") or f"exit code {first.end.get('exit_code')}"
-        then = f" (then {_ranks_text(r.rank for r in after)} failed too)" if after else ""
-        return f"rank {first.rank} crashed before its first batch: {what}{then}", first.log_tail
+        return _crash_line(crashed), crashed[0].log_tail
     if result.timed_out:
         where = _where_ranks_were(ranks, result.stopped_at)
         return f"stopped at the timeout ({timeout:g} s) before any batch: {where}", ""
@@ -277,6 +310,15 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     if not any(r.loaders for r in ranks):
         return "the script finished on every rank without building a DataLoader: nothing to measure", ""
     return "the script finished on every rank without drawing a batch from its DataLoader", ""
+
+
+def _crash_line(crashed: list) -> str:
+    """`rank R crashed before its first batch / after N steps: ERROR (then ranks ... failed too)`."""
+    first, *after = crashed
+    what = first.end.get("error") or f"exit code {first.end.get('exit_code')}"
+    when = f"after {first.steps} steps" if first.steps else "before its first batch"
+    then = f" (then {_ranks_text(r.rank for r in after)} failed too)" if after else ""
+    return f"rank {first.rank} crashed {when}: {what}{then}"
 
 
 def _missing_data(rank) -> Optional[str]:

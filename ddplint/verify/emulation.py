@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
+import json
 import os
 import sys
 import time
@@ -569,8 +570,6 @@ def _synchronised_batch_norm(torch, module, input, group):
 # -- torch.save / torch.load: on which logical device the tensors come back -----------------------------
 def _install_serialization(torch, cuda: LogicalCuda, run_dir: str, record: Callable[..., None],
                            call_site: Callable[[], dict]) -> None:
-    import json
-
     saves = os.path.join(run_dir, SAVES_FILE)
     original_save, original_load = torch.save, torch.load
 

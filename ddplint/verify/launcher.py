@@ -1,20 +1,25 @@
 """Launch the script on N ranks with torchrun, each rank through the probe, and always clean up.
 
-torchrun (`python -m torch.distributed.run` of this interpreter) runs in a session of its own;
-it starts every worker in yet another session, so killing torchrun's group is not enough. At
-the end, whatever happened, every process group we know of is killed: torchrun's, each rank's
-(recorded by the probe in its telemetry, which also covers DataLoader workers orphaned by a
-rank that exited) and those of any descendant still alive. The verify process's own group is
-never touched.
+torchrun (`torch.distributed.run` of this interpreter, started isolated: see sweep.py) runs in a
+session of its own; it starts every worker in yet another session, so killing torchrun's group is
+not enough. At the end, whatever happened (a normal end, the timeout, SIGINT / SIGTERM / SIGHUP to
+verify), every process group we know of is killed: torchrun's, each rank's (recorded by the probe
+in its telemetry, which also covers DataLoader workers orphaned by a rank that exited) and those
+of any descendant still alive; then every process carrying the run's mark. The clean-up itself
+cannot be interrupted by those signals. The verify process's own group is never touched. When
+verify is killed outright (SIGKILL), torchrun and the ranks die with their parents and the reaper
+kills the rest (sweep.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +27,14 @@ from typing import Callable, Optional
 
 from ddplint.verify.emulation import ENV_CPU_GPUS
 from ddplint.verify.ranks import read_tail
+from ddplint.verify.sweep import (
+    ENV_PARENT,
+    ENV_RUN_MARK,
+    STOP_SIGNALS,
+    isolated_command,
+    kill_marked,
+    new_run_mark,
+)
 from ddplint.verify.telemetry import (
     ENV_COLLECT_UNTIL,
     ENV_DIR,
@@ -43,6 +56,8 @@ OUTPUT_TAIL_LINES = 20
 COLLECT_MARGIN_S = 5.0
 # At the timeout: how long the ranks get to write their Python stacks before they are stopped.
 STACK_DUMP_S = 1.0
+# The reaper's last sweep (it finds nothing after ours) and its exit.
+REAPER_EXIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,8 @@ class LaunchConfig:
     shared_dir: bool = False
     # verify --cpu: every rank sees `nproc` logical GPUs on the CPU (see emulation.py).
     cpu: bool = False
+    # In the environment of every process of the run, to find them all at the end (sweep.py).
+    run_mark: str = field(default_factory=new_run_mark)
 
     @property
     def multi_node(self) -> bool:
@@ -86,8 +103,9 @@ class LaunchResult:
 
 
 def torchrun_command(config: LaunchConfig) -> list[str]:
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(config.nproc),
-               "--max-restarts", "0"]
+    # --log-dir: torchrun's own folders go into the run directory, not a new one in the temp folder per run.
+    command = isolated_command("torch.distributed.run", "--nproc-per-node", str(config.nproc), "--max-restarts", "0",
+                               "--log-dir", str(config.run_dir / f"torchrun-node{config.node_rank}"))
     if config.multi_node or config.rdzv_endpoint:
         command += ["--nnodes", str(config.nnodes), "--node-rank", str(config.node_rank)]
         for option, value in (("--rdzv-endpoint", config.rdzv_endpoint), ("--rdzv-backend", config.rdzv_backend),
@@ -97,7 +115,8 @@ def torchrun_command(config: LaunchConfig) -> list[str]:
     else:
         # A c10d store on a port the OS picks: two verifies on one machine never collide.
         command += ["--standalone"]
-    return command + ["-m", "ddplint.verify.probe", config.script, *config.script_args]
+    # --no-python: each worker is the command that follows, the probe started isolated like torchrun.
+    return command + ["--no-python", *isolated_command("ddplint.verify.probe", config.script, *config.script_args)]
 
 
 def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
@@ -110,6 +129,8 @@ def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
         ENV_MAX_STEPS: str(config.max_steps),
         ENV_EPOCH_STEPS: str(config.epoch_steps),
         ENV_NODE_RANK: str(config.node_rank),
+        ENV_RUN_MARK: config.run_mark,
+        ENV_PARENT: str(os.getpid()),
         "PYTHONUNBUFFERED": "1",
     })
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, without its warning
@@ -124,27 +145,101 @@ def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
     return env
 
 
+class StopRequested(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP reached verify: the run is stopped and cleaned up like ^C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signal_name = signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def stop_signals_raise():
+    """While inside, SIGINT / SIGTERM / SIGHUP raise StopRequested, so that the `finally` clauses
+    that stop the run and remove its directory run for each of them; the handlers are restored after."""
+    def handler(signum, frame):
+        raise StopRequested(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (verify called from a thread: the caller's business)
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+@contextlib.contextmanager
+def stop_signals_held():
+    """The stop signals wait (blocked, not lost) until the block ends: a clean-up is never cut in the
+    middle. Nothing may be started inside: a child would inherit the blocked signals."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], None]] = None) -> LaunchResult:
     """Run torchrun to completion, to the timeout, or until every local rank has finished."""
     log_path = config.run_dir / f"torchrun-node{config.node_rank}.log"
     started = time.time()
+    process: Optional[subprocess.Popen] = None
+    reaper: Optional[subprocess.Popen] = None
+    killed: list[int] = []
     with open(log_path, "wb") as log:
         # --show-output sends the ranks' output to our stderr: stdout carries the report (JSON).
         output = sys.stderr if config.show_output else log
-        process = subprocess.Popen(
-            torchrun_command(config), env=rank_environment(config, started), stdin=subprocess.DEVNULL,
-            stdout=output, stderr=output, start_new_session=True,
-        )
         try:
+            reaper = start_reaper(config.run_mark)
+            process = subprocess.Popen(
+                torchrun_command(config), env=rank_environment(config, started), stdin=subprocess.DEVNULL,
+                stdout=output, stderr=output, start_new_session=True,
+            )
             timed_out = _supervise(process, config, started, progress)
             if timed_out:
                 dump_rank_stacks(config.run_dir, config.node_rank, since=started)
         finally:
-            killed = stop_process_tree(process, config.run_dir, config.node_rank, since=started)
+            # Also after a stop signal that came before torchrun's handle was ours: the run's mark
+            # still finds whatever started.
+            with stop_signals_held():
+                if process is not None:
+                    killed = stop_process_tree(process, config, since=started)
+                kill_marked(config.run_mark)
+                stop_reaper(reaper)
     return LaunchResult(
         returncode=process.returncode, timed_out=timed_out, started_at=started, stopped_at=time.time(),
         launcher_output=read_tail(log_path, OUTPUT_TAIL_LINES), killed_groups=killed,
     )
+
+
+def start_reaper(run_mark: str) -> Optional[subprocess.Popen]:
+    """The process that kills the run's marked processes if verify dies without cleaning up (sweep.py).
+    `-I`: it imports nothing from the current directory, the script's or PYTHONPATH."""
+    if not Path("/proc").is_dir():
+        return None  # it finds the run's processes through /proc
+    sweep = Path(__file__).resolve().with_name("sweep.py")
+    return subprocess.Popen([sys.executable, "-I", str(sweep), run_mark], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_reaper(reaper: Optional[subprocess.Popen]) -> None:
+    """The run is cleaned up: the reaper's last sweep finds nothing and it exits."""
+    if reaper is None:
+        return
+    try:
+        reaper.stdin.close()  # type: ignore[union-attr]
+    except OSError:
+        pass
+    try:
+        reaper.wait(timeout=REAPER_EXIT_S)
+    except subprocess.TimeoutExpired:
+        reaper.kill()
 
 
 def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
@@ -166,16 +261,17 @@ def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
     return False
 
 
-def stop_process_tree(process: subprocess.Popen, run_dir: Path, node_rank: int, since: float) -> list[int]:
+def stop_process_tree(process: subprocess.Popen, config: LaunchConfig, since: float) -> list[int]:
     """SIGTERM torchrun (it forwards the signal to its workers), then SIGKILL every process group
-    of this launch that is left. Returns the groups that were sent SIGKILL."""
+    of this launch that is left, then every process that carries the run's mark (a descendant that
+    left its session or lost its parent). Returns the groups that were sent SIGKILL."""
     if process.poll() is None:
         _signal_group(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=TERM_GRACE_S)
         except subprocess.TimeoutExpired:
             pass
-    groups = {process.pid} | _rank_groups(run_dir, node_rank, since) | _descendant_groups(process.pid)
+    groups = {process.pid} | _rank_groups(config.run_dir, config.node_rank, since) | _descendant_groups(process.pid)
     groups.discard(os.getpgrp())
     killed = [g for g in sorted(groups) if _signal_group(g, signal.SIGKILL)]
     try:

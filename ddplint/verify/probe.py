@@ -19,12 +19,19 @@ boundaries fall inside the step budget (that is where a missing set_epoch shows)
 
 from __future__ import annotations
 
+# Every standard module the probe uses is imported here, before the script's folder goes first on
+# sys.path: a file there named like one of them is the script's business, never the probe's.
+import faulthandler
 import functools
 import os
+import runpy
+import signal
 import socket
 import sys
 import threading
 import time
+import traceback
+from datetime import timedelta
 from pathlib import Path
 
 _STARTED = time.time()  # before torch is imported: the rank's start, as the script would see it
@@ -368,8 +375,6 @@ def exchange_through_store(own_file) -> None:
     torchrun's rendezvous set up for the workers (MASTER_ADDR:MASTER_PORT). Ranks off node 0 push
     their whole file; local rank 0 of node 0 waits (until the launcher's deadline) for every
     remote rank's file and writes it next to its own, where node 0's verify reads them."""
-    from datetime import timedelta
-
     import torch.distributed as dist
 
     deadline = float(os.environ[ENV_COLLECT_UNTIL])
@@ -628,9 +633,6 @@ def _dump_stacks_on_signal(path) -> None:
     """At the timeout the launcher sends SIGUSR1: every thread's Python stack goes to the rank's
     stack file (faulthandler writes it from its signal handler, even while the rank is blocked
     inside a collective in C++). DDP007's hang evidence is where each rank stood."""
-    import faulthandler
-    import signal
-
     try:
         handle = open(path, "w")
         faulthandler.register(signal.SIGUSR1, file=handle, all_threads=True)
@@ -644,8 +646,6 @@ _KEEP_OPEN: list = []
 
 def _user_traceback(exc: BaseException) -> str:
     """The traceback as the user would see it from `python SCRIPT`: no probe or runpy frames."""
-    import traceback
-
     summary = traceback.TracebackException.from_exception(exc)
     summary.stack = traceback.StackSummary.from_list(
         [frame for frame in summary.stack if not _is_probe_frame(frame.filename)])
@@ -661,8 +661,6 @@ def _missing_path(exc: BaseException):
 
 def _script_frame(exc: BaseException, script: str):
     """The innermost line of the script itself in the exception's traceback."""
-    import traceback
-
     found = None
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.realpath(frame.filename) == script:
@@ -676,10 +674,10 @@ def _is_probe_frame(filename: str) -> bool:
 
 
 def _run_script(probe: Probe, script: str, script_args: list) -> None:
-    import runpy
-
     sys.argv = [script, *script_args]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python SCRIPT` would have it
+    # As `python SCRIPT` would have it. Inserted, not replacing sys.path[0]: the isolated start
+    # (sweep.py) has already taken the current directory out, and ddplint's own imports are done.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:

@@ -1,0 +1,469 @@
+"""Where code runs (issue 20, item 3): a finding about ranks needs its code to run in a rank.
+
+Each shape comes twice: left alone where the code runs in one process only (the launching process
+before or after `mp.spawn`, the single-process path beside the launcher, a class or test nobody
+runs as part of the training), and flagged where the same lines run in every spawned or launched
+rank. Expected findings are marked `# <- DDPNNN` on their line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import pytest
+
+from ddplint.analysis.facts import build_facts
+from ddplint.analysis.where import Where
+
+_MARK = re.compile(r"#\s*<-\s*(DDP\d{3})")
+
+
+def _expected(source: str) -> list[tuple[int, str]]:
+    lines = source.lstrip("\n").splitlines()
+    return sorted((number, code) for number, line in enumerate(lines, 1) for code in _MARK.findall(line))
+
+
+# -- a worker called directly on the single-GPU path, spawned on the others ---------------------
+SPAWN_WORKER = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def work(gpu, opts):
+    dist.init_process_group("nccl", rank=gpu, world_size=opts.gpus)
+    net = Net().to(gpu){net_mark}
+    net = DDP(net, device_ids=[gpu])
+    for images, labels in batches:
+        logits = net(images.to(gpu)){batch_mark}
+
+
+def launch(opts):
+{launch}
+"""
+
+SINGLE_GPU_BRANCH = """\
+    if {test}:
+        work(0, opts)
+    else:
+        mp.spawn(work, nprocs=opts.gpus, args=(opts,))"""
+
+
+@pytest.mark.parametrize("test", ["opts.gpus == 1", "ngpu < 2", "not opts.multi_gpu", "opts.one_card"])
+def test_direct_call_on_the_single_gpu_path_is_not_a_rank(lint, test):
+    """`work(0, opts)` beside `mp.spawn(work, ...)`: the 0 is the one process's GPU; in the spawned
+    ranks `gpu` comes from spawn. Whatever the test says, the arm beside the spawn is one process."""
+    source = SPAWN_WORKER.format(net_mark="", batch_mark="", launch=SINGLE_GPU_BRANCH.format(test=test))
+    assert lint(source, ["DDP005"]) == []
+
+
+def test_direct_call_with_zero_that_every_rank_makes_is_flagged(lint):
+    """The same worker called with 0 from a function every rank runs (no spawn beside it)."""
+    launch = """\
+    dist.init_process_group("nccl")
+    work(0, opts)"""
+    source = SPAWN_WORKER.format(net_mark="  # <- DDP005", batch_mark="  # <- DDP005", launch=launch)
+    assert lint(source, ["DDP005"]) == _expected(source)
+
+
+# -- the launching process ------------------------------------------------------------------
+LAUNCHER = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+class Regressor(torch.nn.Module):
+    def __init__(self, where):
+        super().__init__()
+        self.head = torch.nn.Linear(4, 1).to(where){init_mark}
+
+
+def worker(rank, net, size):
+    dist.init_process_group("nccl", rank=rank, world_size=size)
+    torch.cuda.set_device(rank)
+    net = net.to(rank)
+{worker_extra}
+
+def reference_run(net):
+    net = net.to("cuda:0"){reference_mark}
+    return net(torch.ones(4, device="cuda:0")){reference_mark}
+
+
+def main():
+    size = torch.cuda.device_count()
+    net = Regressor("cuda:0")
+    reference_run(Regressor("cpu"))
+    mp.spawn(worker, args=(net, size), nprocs=size)
+    summary = torch.load("summary.pt")
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_launching_process_before_and_after_spawn_is_one_process(lint):
+    """A model built and moved to cuda:0 before `mp.spawn`, a single-GPU reference run called only
+    from the launcher, and a `torch.load` after the workers are done: one process each time."""
+    source = LAUNCHER.format(init_mark="", worker_extra="", reference_mark="")
+    assert lint(source, ["DDP005", "DDP008"]) == []
+
+
+def test_the_same_lines_inside_the_spawned_worker_are_flagged(lint):
+    """The reference run called from the worker runs in every rank: cuda:0 there is everyone's
+    GPU 0, and a torch.load in the worker loads onto it on every rank."""
+    worker_extra = """\
+    reference_run(net)
+    state = torch.load("summary.pt")  # <- DDP008
+"""
+    source = LAUNCHER.format(init_mark="", worker_extra=worker_extra, reference_mark="  # <- DDP005")
+    assert lint(source, ["DDP005", "DDP008"]) == _expected(source)
+
+
+def test_class_also_built_in_the_worker_is_flagged(lint):
+    worker_extra = """\
+    extra = Regressor("cuda:0")
+"""
+    source = LAUNCHER.format(init_mark="  # <- DDP005", worker_extra=worker_extra, reference_mark="")
+    assert lint(source, ["DDP005"]) == _expected(source)
+
+
+# -- a device chosen by the rank the launcher always sets --------------------------------------
+DEFAULT_RANK = """
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+{read}
+dist.init_process_group("nccl")
+where = torch.device({choice})
+model = Model().to(where)
+"""
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        'parser = argparse.ArgumentParser()\nparser.add_argument("--local_rank", type=int, default=-1)\n'
+        "local_rank = parser.parse_args().local_rank",
+        'local_rank = int(os.environ.get("LOCAL_RANK", -1))',
+    ],
+)
+def test_gpu0_only_when_the_launcher_did_not_set_the_rank(lint, read):
+    source = DEFAULT_RANK.format(read=read, choice='"cuda:0" if local_rank == -1 else f"cuda:{local_rank}"')
+    assert lint(source, ["DDP005"]) == []
+    flipped = DEFAULT_RANK.format(read=read, choice='"cuda:0" if local_rank != -1 else "cpu"')
+    assert lint(flipped, ["DDP005"]) == [(_line_of(flipped, "torch.device("), "DDP005")]
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(n for n, line in enumerate(source.lstrip("\n").splitlines(), 1) if text in line)
+
+
+# -- a single-process entry point beside the distributed one ------------------------------------
+ENTRY_POINTS = """
+import sys
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def plain():
+    loader = DataLoader(make_set(), batch_size=16, shuffle=True){plain_mark}
+    for epoch in range(5):
+        for batch in loader:
+            learn(batch)
+
+
+def multi():
+    dist.init_process_group("nccl")
+    data = make_set()
+    sampler = DistributedSampler(data)
+    loader = DataLoader(data, batch_size=16, sampler=sampler)
+    for epoch in range(5):
+        sampler.set_epoch(epoch)
+        for batch in loader:
+            learn(batch)
+{multi_extra}
+
+if __name__ == "__main__":
+{dispatch}
+"""
+
+
+def test_entry_point_that_only_runs_without_the_launcher(lint):
+    dispatch = """\
+    if "--multi" in sys.argv:
+        multi()
+    else:
+        plain()"""
+    source = ENTRY_POINTS.format(plain_mark="", multi_extra="", dispatch=dispatch)
+    assert lint(source, ["DDP001"]) == []
+
+
+def test_entry_point_the_distributed_path_also_runs_is_flagged(lint):
+    source = ENTRY_POINTS.format(plain_mark="  # <- DDP001", multi_extra="    plain()\n", dispatch="    multi()")
+    assert lint(source, ["DDP001"]) == _expected(source)
+
+
+def test_option_chosen_arm_beside_a_process_group_start_still_runs_in_ranks(lint):
+    """`if args.quick: ... else: dist.init_process_group()` in one function: under torchrun every
+    process may take the quick arm, so its cuda:0 is still everyone's GPU 0."""
+    source = """
+import torch
+import torch.distributed as dist
+
+def main(args):
+    if args.quick:
+        device = torch.device("cuda:0")  # <- DDP005
+    else:
+        dist.init_process_group("nccl")
+        device = torch.device("cuda", args.local_rank)
+    return device
+"""
+    assert lint(source, ["DDP005"]) == _expected(source)
+
+
+# -- a final evaluation nobody waits for -----------------------------------------------------------
+FINAL_TEST = """
+import torch
+import torch.distributed as dist
+
+
+def train(opts):
+    for epoch in range(opts.epochs):
+        for images, targets in train_loader:
+            loss = model(images).sum()
+            loss.backward()
+            optimizer.step()
+    if opts.rank in (-1, 0):
+        model.eval()
+        with torch.no_grad():
+            for images, targets in test_loader:{mark}
+                score(model(images), targets)
+    else:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    opts = parse()
+    if opts.rank != -1:
+        dist.init_process_group("nccl")
+    if not opts.search:
+        train(opts)
+    else:
+{search}
+"""
+
+
+def test_final_evaluation_after_training_is_left_alone(lint):
+    """The search rounds are asserted single-process: in a distributed run train() runs once and
+    the other ranks only tear down after the final test."""
+    search = """\
+        assert opts.rank == -1, "no search under the launcher"
+        for trial in range(50):
+            train(opts)"""
+    source = FINAL_TEST.format(mark="", search=search)
+    assert lint(source, ["DDP010"]) == []
+
+
+def test_final_evaluation_repeated_by_a_loop_the_ranks_run_is_flagged(lint):
+    search = """\
+        for trial in range(50):
+            train(opts)"""
+    source = FINAL_TEST.format(mark="", search=search)
+    guard = _line_of(source, "if opts.rank in (-1, 0):")
+    assert lint(source, ["DDP010"]) == [(guard, "DDP010")]
+
+
+# -- one epoch ---------------------------------------------------------------------------------
+ONE_EPOCH = """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+EPOCHS = {epochs}
+dist.init_process_group("nccl")
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, batch_size=8, sampler=sampler)
+for epoch in {loop}:{mark}
+    for batch in loader:
+        learn(batch)
+"""
+
+
+@pytest.mark.parametrize("loop", ["range(1)", "range(0, 1)", "range(EPOCHS)"])
+def test_a_single_epoch_needs_no_set_epoch(lint, loop):
+    assert lint(ONE_EPOCH.format(epochs=1, loop=loop, mark=""), ["DDP002"]) == []
+
+
+@pytest.mark.parametrize("loop", ["range(2)", "range(1, 3)", "range(EPOCHS)", "range(args.epochs)"])
+def test_several_epochs_still_need_set_epoch(lint, loop):
+    source = ONE_EPOCH.format(epochs=4, loop=loop, mark="  # <- DDP002")
+    assert lint(source, ["DDP002"]) == _expected(source)
+
+
+# -- code nobody runs as part of a training run ---------------------------------------------------
+@pytest.mark.parametrize(
+    "header",
+    [
+        "from torch.testing._internal.common_distributed import MultiProcessTestCase\n\n"
+        "class GradSyncCheck(MultiProcessTestCase):",
+        "from torch.testing._internal.common_distributed import DistributedTestBase\n\n"
+        "class GradSyncCheck(DistributedTestBase):",
+        "class GradSyncTest:",
+        "import unittest\n\nclass GradSyncCheck(unittest.TestCase):",
+    ],
+)
+def test_test_classes_are_left_alone(lint, header):
+    source = f"""
+import torch
+import torch.distributed as dist
+{header}
+    def check_sync(self):
+        dist.init_process_group("nccl", rank=self.rank, world_size=2)
+        net = Net().to("cuda:0")
+        state = torch.load("weights.pt")
+"""
+    assert lint(source, ["DDP005", "DDP008"]) == []
+
+
+UNUSED_CLASS = """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+
+
+class LegacyRunner:
+    def prepare(self):
+        self.net = Net().to("cuda:0"){mark}
+        self.state = torch.load("weights.pt"){load_mark}
+{use}
+"""
+
+
+def test_class_a_script_never_builds_is_left_alone(lint):
+    assert lint(UNUSED_CLASS.format(mark="", load_mark="", use=""), ["DDP005", "DDP008"]) == []
+
+
+def test_class_the_script_builds_is_flagged(lint):
+    source = UNUSED_CLASS.format(mark="  # <- DDP005", load_mark="  # <- DDP008", use="\nLegacyRunner().prepare()")
+    assert lint(source, ["DDP005", "DDP008"]) == _expected(source)
+
+
+def test_class_of_a_library_module_is_still_checked(lint):
+    """A module with no `__main__` block and no process-group start of its own is imported: its
+    classes are built elsewhere."""
+    source = """
+import torch
+import torch.distributed as dist
+
+
+class Runner:
+    def prepare(self):
+        dist.barrier()
+        self.net = Net().to("cuda:0")  # <- DDP005
+"""
+    assert lint(source, ["DDP005"]) == _expected(source)
+
+
+# -- the model itself ----------------------------------------------------------------------------
+def test_where_model_places_launcher_worker_and_single_process_path():
+    source = """
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+def worker(rank, n):
+    dist.init_process_group("nccl", rank=rank, world_size=n)
+    step()
+    if rank == 0:
+        log()
+
+def baseline():
+    step()
+
+def main(n):
+    baseline()
+    if n == 1:
+        worker(0, n)
+    else:
+        mp.spawn(worker, args=(n,), nprocs=n)
+    report()
+"""
+    facts = build_facts(cst.parse_module(source), source)
+    where = facts.where
+    by_name = {site.name: site for site in facts.calls}
+    inside = {f.name: f for f in facts.functions}
+    assert where.of(by_name["init_process_group"].context) is Where.EVERY_RANK
+    assert where.of(by_name["log"].context) is Where.SOME_RANKS
+    assert where.of(by_name["report"].context) is Where.LAUNCHER
+    step_in_baseline = next(s for s in facts.calls if s.name == "step" and s.context.scope is inside["baseline"].scope)
+    assert where.of(step_in_baseline.context) is Where.LAUNCHER
+    direct = next(s for s in facts.calls if s.name == "worker")
+    assert where.of(direct.context) is Where.SINGLE_PROCESS
+
+
+def test_an_epoch_count_that_is_one_by_default_still_needs_set_epoch(lint):
+    """`def main(epochs=1)`: a default is what the user changes, not a fixed single epoch."""
+    source = """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(epochs=1):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set)
+    loader = DataLoader(train_set, batch_size=8, sampler=sampler)
+    for epoch in range(epochs):  # <- DDP002
+        for batch in loader:
+            learn(batch)
+
+
+if __name__ == "__main__":
+    main()
+"""
+    assert lint(source, ["DDP002"]) == _expected(source)
+
+
+PICK_DEVICE = """
+import argparse
+import torch
+import torch.distributed as dist
+
+
+def pick(gpu=None):
+    if gpu is not None:
+        chosen = torch.device(f"cuda:{{gpu}}")
+    else:
+        chosen = torch.device("cuda"){mark}
+    return chosen
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    opts = parser.parse_args()
+    distributed = opts.local_rank != -1
+    if distributed:
+        dist.init_process_group("nccl")
+    where = pick({argument})
+    model = Model().to(where)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_bare_cuda_for_a_none_only_the_single_process_path_passes(lint):
+    source = PICK_DEVICE.format(mark="", argument="opts.local_rank if distributed else None")
+    assert lint(source, ["DDP005"]) == []
+
+
+def test_bare_cuda_for_a_none_every_rank_passes_is_flagged(lint):
+    source = PICK_DEVICE.format(mark="  # <- DDP005", argument="None")
+    assert lint(source, ["DDP005"]) == _expected(source)
