@@ -166,3 +166,18 @@ def test_examples_fix_the_same_alone_and_with_their_folder(tmp_path, monkeypatch
         main(["--no-cache", "--diff", "--unsafe-fixes", name])
         alone = capsys.readouterr().out
         assert alone in together, name
+
+
+def test_a_module_whose_summary_fails_costs_only_its_offers(tmp_path, monkeypatch, capsys):
+    """A bug in summarising one module (simulated) leaves the other files' findings intact."""
+    import ddplint.analysis.project as project_module
+
+    def broken(facts, name):
+        raise ValueError("summary bug")
+
+    project = _make_project(tmp_path, IN_MAIN)
+    (project / "other.py").write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)\n")
+    monkeypatch.setattr(project_module, "summarise", broken)
+    monkeypatch.chdir(project)
+    found = _run_json(["."], capsys, monkeypatch)
+    assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("other.py", "DDP003")]

@@ -643,8 +643,8 @@ def _summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:
         return None
     try:
         return summarise(facts, os.path.basename(path))
-    except RecursionError:
-        return None
+    except Exception:  # RecursionError, or a bug in a summary: that module offers nothing, the
+        return None  # run goes on (one module must not cost every file its findings)
 
 
 _Value = TypeVar("_Value")
