@@ -48,13 +48,23 @@ class NotEmulatable(BaseException):
     does not swallow it."""
 
 
+_local_rank: Optional[int] = None  # a rank the script spawned itself: its index (no LOCAL_RANK)
+
+
+def set_local_rank(rank: int) -> None:
+    """A worker the script started itself has no LOCAL_RANK: its rank on the node is its index.
+    The environment is left as it is (a script may test it to tell torchrun from spawn)."""
+    global _local_rank
+    _local_rank = rank
+
+
 def own_gpu(device_count: int) -> str:
     """The GPU a rank owns in the one-process-per-GPU layout: cuda:LOCAL_RANK when it sees several,
     cuda:0 when it sees one (its own, isolated by CUDA_VISIBLE_DEVICES), the CPU when none."""
     if device_count < 1:
         return "cpu"
     try:
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        local_rank = _local_rank if _local_rank is not None else int(os.environ.get("LOCAL_RANK", "0"))
     except ValueError:
         local_rank = 0
     return f"cuda:{local_rank % device_count}" if device_count > 1 else "cuda:0"

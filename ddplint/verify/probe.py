@@ -36,7 +36,13 @@ from pathlib import Path
 
 _STARTED = time.time()  # before torch is imported: the rank's start, as the script would see it
 
-from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
+from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu, set_local_rank  # noqa: E402 (imports no torch)
+from ddplint.verify.spawn import (  # noqa: E402
+    ENV_SPAWNER,
+    SPAWNER_NAME,
+    install_spawner_hooks,
+    worker_name,
+)
 from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken first on purpose)
     ENV_COLLECT_UNTIL,
     ENV_DIR,
@@ -72,11 +78,15 @@ TRACEBACK_CHARS = 4000
 
 
 class Probe:
-    def __init__(self, writer: TelemetryWriter, script: str, max_steps: int, epoch_steps: int):
+    def __init__(self, writer: TelemetryWriter, script: str, max_steps: int, epoch_steps: int, name: str = ""):
         self.writer = writer
         self.script = os.path.realpath(script)
         self.max_steps = max_steps
         self.epoch_steps = epoch_steps
+        self.pid = os.getpid()
+        # Its files' stem in the run directory: rank-N, or worker-PID for a spawned worker whose
+        # rank is not known yet (spawn.py), or the spawner's.
+        self.name = name
         self.steps = 0
         self.backward_calls = 0  # tells training loaders from evaluation ones
         self._loaders = 0
@@ -98,6 +108,59 @@ class Probe:
             self.budget_used += 1
         else:
             self.evaluation_loaders.add(loader_id)
+
+    # -- workers the script starts itself (spawn.py) -----------------------------------------------
+    def become_worker(self) -> None:
+        """After a fork: the inherited probe becomes this process's, with files of its own."""
+        directory = _run_directory()
+        self.pid = os.getpid()
+        self.name = worker_name(self.pid)
+        self.steps = self.backward_calls = self.budget_used = 0
+        self.last_bw, self.evaluation_loaders = {}, set()
+        _redirect_output(directory / f"{self.name}.log")
+        _dump_stacks_on_signal(directory / f"{self.name}.stack")
+        self.writer = TelemetryWriter(directory / f"{self.name}.jsonl")
+        _write_start(self.writer, None, 1, time.time(), self.script)
+
+    def become_rank(self, rank: int) -> None:
+        """A spawned worker's rank is known (its index, or the rank it passed to
+        init_process_group): its files take the rank's names, which verify reads."""
+        if not self.name.startswith("worker-"):
+            return
+        directory = _run_directory()
+        for old, new in ((f"{self.name}.jsonl", rank_file(directory, rank)),
+                         (f"{self.name}.log", rank_log(directory, rank)),
+                         (f"{self.name}.stack", stack_file(directory, rank))):
+            try:
+                os.replace(directory / old, new)
+            except OSError:
+                pass
+        self.name = f"rank-{rank}"
+        self.writer.path = rank_file(directory, rank)
+        set_local_rank(rank)
+        self.writer.write("rank", rank=rank)
+
+    def run_guarded(self, body) -> None:
+        """Run the script's code (its __main__, or a worker's function) and stop the process as a
+        rank stops: after its last record, with its exit code, never back into the caller."""
+        try:
+            body()
+        except SystemExit as exc:
+            self.stop("finished", _exit_code(exc))
+        except BaseException as exc:  # the script's own failure: recorded, shown in the report
+            self.stop_on(exc)
+        self.stop("finished", 0)
+
+    def stop_on(self, exc: BaseException) -> None:
+        if type(exc).__name__ == "NotEmulatable":  # verify --cpu met GPU-only code: one line, no traceback
+            self.stop("not-emulatable", 2, error=str(exc))
+        text = _user_traceback(exc)
+        missing = _missing_path(exc)
+        if missing is not None:
+            self.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:],
+                      missing_path=missing, site=_script_frame(exc, self.script))
+        sys.stderr.write(text)
+        self.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
 
     def epoch_cut(self, loader_id: int) -> int:
         """Training passes end after epoch_steps batches (to reach epoch boundaries); an
@@ -281,6 +344,7 @@ class Probe:
         @functools.wraps(original_init)
         def init_process_group(*args, **kwargs):
             result = original_init(*args, **kwargs)
+            _safely(lambda: probe.become_rank(dist.get_rank()))  # a multiprocessing worker's rank
             _safely(lambda: probe.writer.write("init", backend=str(dist.get_backend()),
                                                world_size=dist.get_world_size(), rank=dist.get_rank()))
             return result
@@ -607,26 +671,52 @@ def main(argv: list) -> None:
         print("usage: python -m ddplint.verify.probe SCRIPT [ARGS ...]", file=sys.stderr)
         os._exit(2)
     script, script_args = argv[0], argv[1:]
-    directory = Path(os.environ.get(ENV_DIR) or os.getcwd())
-    rank = _int_env("RANK", 0)
-    if not os.environ.get(ENV_PASSTHROUGH):
-        _redirect_output(rank_log(directory, rank))
+    directory = _run_directory()
+    if os.environ.get(ENV_SPAWNER):
+        # The script starts its ranks itself: this process is its main process, not a rank.
+        probe = _open_probe(directory, script, SPAWNER_NAME, rank=None, redirect=False)
+        install_spawner_hooks(probe, script)
+    else:
+        rank = _int_env("RANK", 0)
+        probe = _open_probe(directory, script, f"rank-{rank}", rank=rank,
+                            redirect=not os.environ.get(ENV_PASSTHROUGH))
+    _run_script(probe, script, script_args)
+
+
+def start_worker_probe(script: str) -> "Probe":
+    """A new interpreter the script's main process started (spawn.py): instrumented before the
+    script is imported in it; its rank comes later."""
+    name = worker_name(os.getpid())
+    return _open_probe(_run_directory(), script, name, rank=None, redirect=not os.environ.get(ENV_PASSTHROUGH))
+
+
+def _run_directory() -> Path:
+    return Path(os.environ.get(ENV_DIR) or os.getcwd())
+
+
+def _open_probe(directory: Path, script: str, name: str, rank, redirect: bool) -> "Probe":
+    if redirect:
+        _redirect_output(directory / f"{name}.log")
     # Before the start record: the launcher signals the pids it reads there, and SIGUSR1 without a
     # handler would end the rank.
-    _dump_stacks_on_signal(stack_file(directory, rank))
-    writer = TelemetryWriter(rank_file(directory, rank))
-    writer.write(
-        "start", t=_STARTED, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
-        world_size=_int_env("WORLD_SIZE", 1), node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
-        host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
-        emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
-    )
-    probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5))
+    _dump_stacks_on_signal(directory / f"{name}.stack")
+    writer = TelemetryWriter(directory / f"{name}.jsonl")
+    _write_start(writer, rank, _int_env("WORLD_SIZE", 1) if rank is not None else 1, _STARTED, script)
+    probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5), name=name)
     try:
         probe.install(_int_env(ENV_CPU_GPUS, 0))
     except Exception as exc:  # torch missing or changed beyond recognition: say so, run nothing
         probe.stop("exception", 1, error=f"probe could not instrument torch: {type(exc).__name__}: {exc}")
-    _run_script(probe, script, script_args)
+    return probe
+
+
+def _write_start(writer: TelemetryWriter, rank, world_size: int, started: float, script: str) -> None:
+    writer.write(
+        "start", t=started, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
+        world_size=world_size, node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
+        host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
+        emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
+    )
 
 
 def _dump_stacks_on_signal(path) -> None:
@@ -678,21 +768,7 @@ def _run_script(probe: Probe, script: str, script_args: list) -> None:
     # As `python SCRIPT` would have it. Inserted, not replacing sys.path[0]: the isolated start
     # (sweep.py) has already taken the current directory out, and ddplint's own imports are done.
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as exc:
-        probe.stop("finished", _exit_code(exc))
-    except BaseException as exc:  # the script's own failure: recorded, shown in the report
-        if type(exc).__name__ == "NotEmulatable":  # verify --cpu met GPU-only code: one line, no traceback
-            probe.stop("not-emulatable", 2, error=str(exc))
-        text = _user_traceback(exc)
-        missing = _missing_path(exc)
-        if missing is not None:
-            probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:],
-                       missing_path=missing, site=_script_frame(exc, probe.script))
-        sys.stderr.write(text)
-        probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
-    probe.stop("finished", 0)
+    probe.run_guarded(lambda: runpy.run_path(script, run_name="__main__"))
 
 
 if __name__ == "__main__":

@@ -252,6 +252,33 @@ def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> No
     summary.batches.append(record)
 
 
+@dataclass
+class Spawner:
+    """The script's own main process when it starts its ranks itself (spawn.py)."""
+    spawns: list = field(default_factory=list)  # its "spawn" records: nprocs, start_method, site, cuda_devices
+    ended: bool = False
+    error: Optional[str] = None  # it crashed: the exception
+
+
+def load_spawner(directory: Path, since: float = 0.0) -> Optional[Spawner]:
+    from ddplint.verify.spawn import SPAWNER_NAME
+    from ddplint.verify.telemetry import read_records
+
+    try:
+        records = read_records(Path(directory) / f"{SPAWNER_NAME}.jsonl")
+    except OSError:
+        return None
+    if not records or records[0].get("kind") != "start" or float(records[0].get("t", 0)) < since:
+        return None
+    spawner = Spawner(spawns=[r for r in records if r["kind"] == "spawn"])
+    end = next((r for r in records if r["kind"] == "end"), None)
+    if end is not None:
+        spawner.ended = True
+        if end.get("reason") in ("exception", "not-emulatable"):
+            spawner.error = str(end.get("error") or "unknown error")
+    return spawner
+
+
 # torch 2.13 without numpy warns on import, in every process: not what a user looks for in a tail.
 KNOWN_NOISE = ("UserWarning: Failed to initialize NumPy", "cpu = _conversion_method_template(")
 
