@@ -82,7 +82,7 @@ def _hook_torch_start_processes(probe) -> None:
         import torch.multiprocessing as torch_mp
     except ImportError:
         return
-    module = sys.modules.get("torch.multiprocessing.spawn")
+    module: Any = sys.modules.get("torch.multiprocessing.spawn")
     original = getattr(module, "start_processes", None)
     if original is None:
         return
@@ -123,7 +123,7 @@ def _hook_process_start() -> None:
             self._target = functools.partial(process_worker, target)
         return original(self)
 
-    process.BaseProcess.start = start
+    process.BaseProcess.start = start  # type: ignore[method-assign]
 
 
 # -- in a worker -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """spawn_fixed.py with every rank on GPU 0 (gloo: NCCL refuses two ranks on one device)."""
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -9,7 +10,6 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-
 
 
 def free_port() -> str:
@@ -37,5 +37,6 @@ def worker(rank: int, world_size: int, epochs: int) -> None:
 if __name__ == "__main__":
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ.setdefault("MASTER_PORT", free_port())
-    world_size = torch.cuda.device_count()
+    # One worker per GPU, as the tutorial sizes its world; a number given on the command line instead.
+    world_size = int(sys.argv[1]) if len(sys.argv) > 1 else torch.cuda.device_count()
     mp.spawn(worker, args=(world_size, 50), nprocs=world_size)

@@ -3,6 +3,7 @@ torch.multiprocessing.spawn; each worker sets its device, joins the group (nccl)
 DistributedSampler. Written for GPUs, with no CPU fallback."""
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -22,8 +23,8 @@ def free_port() -> str:
 
 
 def worker(rank: int, world_size: int, epochs: int) -> None:
-    assert DEVICE_KIND == "cuda", "the worker imported this module without GPUs"
     torch.cuda.set_device(rank)
+    assert DEVICE_KIND == "cuda", "the worker imported this module without GPUs"
     dist.init_process_group("nccl", rank=rank, world_size=world_size)
     data = TensorDataset(torch.randn(1024, 16), torch.randn(1024, 1))
     loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data), pin_memory=True)
@@ -41,5 +42,6 @@ def worker(rank: int, world_size: int, epochs: int) -> None:
 if __name__ == "__main__":
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ.setdefault("MASTER_PORT", free_port())
-    world_size = torch.cuda.device_count()
+    # One worker per GPU, as the tutorial sizes its world; a number given on the command line instead.
+    world_size = int(sys.argv[1]) if len(sys.argv) > 1 else torch.cuda.device_count()
     mp.spawn(worker, args=(world_size, 50), nprocs=world_size)
