@@ -552,14 +552,35 @@ def _install_sync_batchnorm(torch) -> None:
     module_class.forward = forward
 
 
-def _synchronised_batch_norm(torch, module, input, group):
-    from torch.distributed.nn.functional import all_reduce
+def _all_reduce_with_gradient(torch, tensor, group):
+    """The sum of `tensor` over the group, differentiable: each rank's output depends on every
+    rank's input, so the gradient reaching a rank's input is the sum of all ranks' output
+    gradients (one more all_reduce in backward). torch's own differentiable collectives
+    (torch.distributed.nn.functional) are deprecated; this needs only dist.all_reduce."""
+    import torch.distributed as dist
 
+    class AllReduceSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, local):
+            total = local.clone()
+            dist.all_reduce(total, group=group)
+            return total
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            total = grad_output.contiguous().clone()
+            dist.all_reduce(total, group=group)
+            return total
+
+    return AllReduceSum.apply(tensor)
+
+
+def _synchronised_batch_norm(torch, module, input, group):
     channels = input.shape[1]
     dims = [0, *range(2, input.dim())]
     count = torch.tensor([input.numel() / channels], dtype=input.dtype)
     local = torch.cat([input.sum(dims), (input * input).sum(dims), count])
-    total = all_reduce(local, group=group)
+    total = _all_reduce_with_gradient(torch, local, group)
     n = total[-1]
     mean = total[:channels] / n
     var = total[channels:2 * channels] / n - mean * mean
