@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 from ddplint.api import lint_file
 from ddplint.rules import ERROR_CODE, select_rules
-from ddplint.verify import nvml
+from ddplint.verify import nvml, provenance
 from ddplint.verify.launcher import LaunchConfig, LaunchResult, StopRequested, launch, stop_signals_raise
 from ddplint.verify.ranks import Spawner, load_spawner, summarise
 from ddplint.verify.report import Report, chrome_trace, format_json, format_text
@@ -272,7 +272,14 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir), cpu=args.cpu,
         spawn=args.spawn,
     )
+    cache_dir = provenance.cache_directory(args.script) if args.cpu else None
+    if cache_dir is not None:
+        provenance.seed_run(run_dir, cache_dir)  # which device saved the files an earlier rehearsal wrote
     result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
+    if cache_dir is not None:
+        why = provenance.remember(run_dir, cache_dir)
+        if why:
+            _say(f"{PROG}: the devices of the files this run saved are not kept: {why}")
     if config.node_rank != 0:
         return _report_from_other_node(config, result)
     ranks, stopped_at = _collect_ranks(config, result)

@@ -635,21 +635,36 @@ def _install_serialization(torch, cuda: LogicalCuda, run_dir: str, record: Calla
     @functools.wraps(original_load)
     def load(f, map_location=None, *args, **kwargs):
         restored: list = []
+        unknown: list = []
         in_run = saved_device(f)
 
         def to_cpu(storage, location):
-            source = in_run or location  # saved in this run: the saving rank's logical device
+            # Saved in this run (or, unchanged, in an earlier one: provenance.py): the saving rank's
+            # logical device. Otherwise the file's own tag, which says nothing when it is `cpu`:
+            # a CPU rehearsal writes `cpu` whatever GPU the rank stood for.
+            source = in_run or location
+            if in_run is None and not str(location).startswith("cuda") and not _decides_alone(map_location):
+                unknown.append(location)
             restored.append(_restored_device(cuda, source, map_location))
             return storage
 
         result = original_load(f, to_cpu, *args, **kwargs)
         devices = sorted({d for d in restored if d})
         record("load", devices=devices, own=own_gpu(cuda.count),
-               map_location=None if map_location is None else type(map_location).__name__, site=call_site())
+               map_location=None if map_location is None else type(map_location).__name__, site=call_site(),
+               origin="unknown" if unknown else "known",
+               file=os.fspath(f) if isinstance(f, (str, os.PathLike)) else None)
         return result
 
     torch.save = save
     torch.load = load
+
+
+def _decides_alone(map_location) -> bool:
+    """A map_location that puts every tensor in one place whatever it was saved from."""
+    import torch
+
+    return isinstance(map_location, (str, torch.device, int)) or callable(map_location)
 
 
 def _restored_device(cuda: LogicalCuda, source: str, map_location) -> Optional[str]:
