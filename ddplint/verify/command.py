@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import shlex
 import shutil
 import sys
@@ -24,13 +25,15 @@ from ddplint.verify import nvml, provenance
 from ddplint.verify.launcher import LaunchConfig, LaunchResult, StopRequested, launch, stop_signals_raise
 from ddplint.verify.ranks import Spawner, load_spawner, summarise
 from ddplint.verify.report import Report, chrome_trace, format_json, format_text
-from ddplint.verify.telemetry import load_run, rank_log, stack_file
+from ddplint.verify.telemetry import TelemetryTail, load_run, rank_log, stack_file
 from ddplint.verify.verdicts import CONFIRMED, RunContext, judge_run
 
 EXIT_CLEAN, EXIT_CONFIRMED, EXIT_NO_EVIDENCE = 0, 1, 2
 PROG = "ddplint verify"
 # Multi-node: how long node 0 waits, after its own ranks are done, for the other nodes' files.
 REMOTE_GRACE_S = 30.0
+# Without a terminal, a progress line this often (seconds).
+PROGRESS_INTERVAL_S = 10.0
 
 
 class UsageError(Exception):
@@ -275,7 +278,7 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
     cache_dir = provenance.cache_directory(args.script) if args.cpu else None
     if cache_dir is not None:
         provenance.seed_run(run_dir, cache_dir)  # which device saved the files an earlier rehearsal wrote
-    result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
+    result, gpus = _run(config, progress=not args.show_output)
     if cache_dir is not None:
         why = provenance.remember(run_dir, cache_dir)
         if why:
@@ -304,7 +307,9 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
 def _run(config: LaunchConfig, progress: bool) -> tuple[LaunchResult, Optional[dict]]:
     """Launch, with NVML sampling (when there is a GPU) and live progress (on a terminal)."""
     sampler = nvml.start_sampler()
-    line = ProgressLine(config.max_steps) if progress else None
+    line: Optional[Progress] = None
+    if progress:
+        line = ProgressLine(config.max_steps) if _is_terminal(sys.stderr) else ProgressLog(config.max_steps)
     try:
         result = launch(config, line)
     finally:
@@ -468,15 +473,39 @@ def _write_trace(path: str, report: Report) -> None:
         print(f"{PROG}: {path}: cannot write the trace: {exc.strerror or exc}", file=sys.stderr)
 
 
-class ProgressLine:
-    """Steps per rank on one rewritten stderr line (terminals only)."""
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Progress:
+    """Training steps per rank while the ranks run, on stderr (stdout carries the report)."""
 
     def __init__(self, max_steps: int):
         self.max_steps = max_steps
+
+    def steps_text(self, tail: TelemetryTail) -> str:
+        # Never past the budget: a rank stops when it asks for step max_steps + 1.
+        return "  ".join(f"rank {r} {min(s, self.max_steps)}/{self.max_steps}" for r, s in sorted(tail.steps.items()))
+
+    def __call__(self, tail: TelemetryTail) -> None:
+        raise NotImplementedError
+
+    def done(self) -> None:
+        pass
+
+
+class ProgressLine(Progress):
+    """Steps per rank on one rewritten stderr line (terminals)."""
+
+    def __init__(self, max_steps: int):
+        super().__init__(max_steps)
         self._last = ""
 
-    def __call__(self, steps: dict) -> None:
-        text = "steps: " + "  ".join(f"rank {r} {s}/{self.max_steps}" for r, s in sorted(steps.items()))
+    def __call__(self, tail: TelemetryTail) -> None:
+        text = "steps: " + self.steps_text(tail)
         if text != self._last:
             sys.stderr.write("\r\033[K" + text)
             sys.stderr.flush()
@@ -486,3 +515,34 @@ class ProgressLine:
         if self._last:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+
+
+class ProgressLog(Progress):
+    """Without a terminal (a CI log): one line every PROGRESS_INTERVAL_S (DDPLINT_VERIFY_PROGRESS_S
+    sets another), with the steps and the time spent waiting for data per rank."""
+
+    def __init__(self, max_steps: int):
+        super().__init__(max_steps)
+        self.started = time.monotonic()
+        self.interval = _positive_env_float("DDPLINT_VERIFY_PROGRESS_S", PROGRESS_INTERVAL_S)
+        self._next = self.started + self.interval
+
+    def __call__(self, tail: TelemetryTail) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + self.interval
+        if not tail.steps:
+            text = "no rank has reported yet (starting: importing torch, rendezvous)"
+        else:
+            waits = ", ".join(f"rank {r} {w:.1f} s" for r, w in sorted(tail.data_wait.items()))
+            text = f"steps: {self.steps_text(tail)}; data wait: {waits or '-'}"
+        _say(f"{PROG}: {now - self.started:.0f} s: {text}")
+
+
+def _positive_env_float(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default

@@ -198,7 +198,7 @@ def stop_signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], None]] = None) -> LaunchResult:
+def launch(config: LaunchConfig, progress: Optional[Callable[[TelemetryTail], None]] = None) -> LaunchResult:
     """Run torchrun to completion, to the timeout, or until every local rank has finished."""
     log_path = config.run_dir / f"torchrun-node{config.node_rank}.log"
     started = time.time()
@@ -264,7 +264,7 @@ def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
             return True
         tail.poll()
         if progress is not None:
-            progress(dict(tail.steps))
+            progress(tail)
         local_ended = [r for r in tail.ended if tail.node_of.get(r) == config.node_rank]
         if len(local_ended) >= config.nproc:
             all_ended_at = all_ended_at or time.time()

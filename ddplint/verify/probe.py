@@ -169,8 +169,10 @@ class Probe:
 
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
+        for loader_id in list(self.last_bw):  # the last batch of each loader, if a backward followed it
+            self.credit_previous_batch(loader_id)
         self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, bw=self.backward_calls,
-                          **details)
+                          trained=self.budget_used, **details)
         if os.environ.get(ENV_COLLECT_UNTIL):
             _safely(lambda: exchange_through_store(self.writer.path))
         for stream in (sys.stdout, sys.stderr):
@@ -286,13 +288,14 @@ class Probe:
                 digests = _safe_digests(torch, batch)  # no indices to compare: compare the contents
                 iterator._ddplint_drawn += len(digests)
                 probe.writer.write("batch", t=began, loader=loader_id, step=probe.steps, wait=waited,
-                                   bw=probe.backward_calls, indices=[], digests=digests,
+                                   bw=probe.backward_calls, train=probe.budget_used, indices=[], digests=digests,
                                    cuda_device=_current_cuda_device(torch) if probe.steps == 1 else None)
             elif probe.steps == 1:  # the first batch also says which CUDA device is current
                 probe.writer.write("batch", t=began, loader=loader_id, step=1, wait=waited, bw=probe.backward_calls,
-                                   indices=drawn or [], cuda_device=_current_cuda_device(torch))
+                                   train=0, indices=drawn or [], cuda_device=_current_cuda_device(torch))
             else:
-                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls, drawn or ())
+                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls,
+                                        probe.budget_used, drawn or ())
             return batch
 
         @functools.wraps(original_next_index)

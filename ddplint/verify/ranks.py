@@ -87,6 +87,14 @@ class RankSummary:
         return len(self.batches)
 
     @property
+    def training_steps(self) -> int:
+        """Training batches, the step budget's count (evaluation batches are not steps of it)."""
+        if self.end is not None and "trained" in self.end:
+            return int(self.end["trained"])
+        counted = [int(b["train"]) for b in self.batches if "train" in b]
+        return max(counted) if counted else self.steps  # records without the count
+
+    @property
     def first_batch_at(self) -> Optional[float]:
         return self.batches[0]["t"] if self.batches else None
 
@@ -99,7 +107,7 @@ class RankSummary:
             return "stopped at the timeout" if timed_out else "died without a last record (killed or aborted)"
         reason = self.end.get("reason")
         if reason == "max-steps":
-            return f"stopped after {self.steps} steps"
+            return f"stopped after {self.training_steps} steps"
         if reason == "finished":
             code = self.end.get("exit_code", 0)
             return "script finished" if code == 0 else f"script exited with code {code}"
