@@ -8,10 +8,15 @@ import shutil
 
 import pytest
 
-from ddplint.cache import read_owned_json, write_owned_json
-from ddplint.verify import provenance
+from ddplint import cache
 from ddplint.verify.emulation import SAVES_FILE
 from tests.test_verify import SCRIPTS, by_code, run_verify
+
+
+def provenance():
+    from ddplint.verify import provenance  # new with the record kept between runs
+
+    return provenance
 
 
 def saved_in_run(run_dir, path, device):
@@ -24,38 +29,38 @@ def seeded(run_dir) -> list:
 
 
 def test_a_saved_file_is_remembered_and_handed_to_the_next_run_while_unchanged(tmp_path):
-    cache, first, second, third = (tmp_path / name for name in ("cache", "run1", "run2", "run3"))
+    cache_dir, first, second, third = (tmp_path / name for name in ("cache", "run1", "run2", "run3"))
     for folder in (first, second, third):
         folder.mkdir()
     checkpoint = tmp_path / "snapshot.pt"
     checkpoint.write_bytes(b"weights of rank 0")
     saved_in_run(first, checkpoint, "cuda:0")
-    assert provenance.remember(first, cache) is None
-    assert provenance.seed_run(second, cache) == 1
+    assert provenance().remember(first, cache_dir) is None
+    assert provenance().seed_run(second, cache_dir) == 1
     assert seeded(second) == [{"path": str(checkpoint), "device": "cuda:0", "earlier": True}]
     checkpoint.write_bytes(b"weights of rank 0, changed by hand")  # same path, another content
-    assert provenance.seed_run(third, cache) == 0
+    assert provenance().seed_run(third, cache_dir) == 0
     assert not (third / SAVES_FILE).exists()
 
 
 def test_a_cache_file_the_folder_does_not_vouch_for_is_ignored(tmp_path):
     ours, elsewhere = tmp_path / "ours", tmp_path / "elsewhere"
-    assert write_owned_json(elsewhere, provenance.SAVES_NAME, {"saves": {"/x": {"device": "cuda:1"}}}) is None
-    assert read_owned_json(elsewhere, provenance.SAVES_NAME)["saves"] == {"/x": {"device": "cuda:1"}}
-    assert write_owned_json(ours, "other.json", {}) is None  # our folder, with a key of its own
+    assert cache.write_owned_json(elsewhere, provenance().SAVES_NAME, {"saves": {"/x": {"device": "cuda:1"}}}) is None
+    assert cache.read_owned_json(elsewhere, provenance().SAVES_NAME)["saves"] == {"/x": {"device": "cuda:1"}}
+    assert cache.write_owned_json(ours, "other.json", {}) is None  # our folder, with a key of its own
     version = next(p for p in elsewhere.iterdir() if p.is_dir())
-    shutil.copy(version / provenance.SAVES_NAME, ours / version.name / provenance.SAVES_NAME)  # copied in
-    assert read_owned_json(ours, provenance.SAVES_NAME) is None
-    assert provenance.known_saves(ours) == {}
+    shutil.copy(version / provenance().SAVES_NAME, ours / version.name / provenance().SAVES_NAME)  # copied in
+    assert cache.read_owned_json(ours, provenance().SAVES_NAME) is None
+    assert provenance().known_saves(ours) == {}
 
 
 def test_a_cache_file_behind_a_link_is_not_read(tmp_path):
     real = tmp_path / "real"
-    assert write_owned_json(real, provenance.SAVES_NAME, {"saves": {}}) is None
+    assert cache.write_owned_json(real, provenance().SAVES_NAME, {"saves": {}}) is None
     version = next(p for p in real.iterdir() if p.is_dir())
-    (version / "linked.json").symlink_to(version / provenance.SAVES_NAME)
-    assert read_owned_json(real, provenance.SAVES_NAME) is not None
-    assert read_owned_json(real, "linked.json") is None
+    (version / "linked.json").symlink_to(version / provenance().SAVES_NAME)
+    assert cache.read_owned_json(real, provenance().SAVES_NAME) is not None
+    assert cache.read_owned_json(real, "linked.json") is None
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.verify.command import UsageError, _calls_spawn, _starts_own_ranks
+from ddplint.verify import command
 from tests.test_verify import SCRIPTS, by_code, confirmed, marker_row, run_verify
 
 SPAWN_FIXED = SCRIPTS / "spawn_fixed.py"
@@ -53,7 +53,7 @@ def spawn_verify(script: Path, *options: str):
     "from torch import multiprocessing as mp\nctx = mp.get_context('spawn')\nctx.Process(target=main).start()\n",
 ])
 def test_scripts_that_spawn_their_workers_are_recognised(source):
-    assert _calls_spawn(source.encode())
+    assert command._calls_spawn(source.encode())
 
 
 @pytest.mark.parametrize("source", [
@@ -63,17 +63,17 @@ def test_scripts_that_spawn_their_workers_are_recognised(source):
     "def spawn(): pass\nspawn()\n",  # no multiprocessing at all
 ])
 def test_torchrun_scripts_are_not_taken_for_spawners(source):
-    assert not _calls_spawn(source.encode())
+    assert not command._calls_spawn(source.encode())
 
 
 def test_launcher_option_overrides_the_detection_and_spawners_run_on_one_node():
     args = argparse.Namespace(script=str(SPAWN_FIXED), launcher="torchrun", nnodes=1)
-    assert _starts_own_ranks(args) is False
+    assert command._starts_own_ranks(args) is False
     args.launcher = "auto"
-    assert _starts_own_ranks(args) is True
+    assert command._starts_own_ranks(args) is True
     args.nnodes = 2
-    with pytest.raises(UsageError, match="one node"):
-        _starts_own_ranks(args)
+    with pytest.raises(command.UsageError, match="one node"):
+        command._starts_own_ranks(args)
 
 
 # -- mp.spawn rehearsed with --cpu -----------------------------------------------------------------------
