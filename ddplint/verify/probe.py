@@ -405,8 +405,42 @@ class Probe:
                 "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
                 param_devices=_param_devices(model.module), site=probe.call_site(),
             ))
+            _safely(lambda: probe._time_gradient_buckets(model, original_register))
+
+        original_register = DistributedDataParallel.register_comm_hook
+
+        @functools.wraps(original_register)
+        def register_comm_hook(model, state, hook):
+            if getattr(model, "_ddplint_hook", None) is None:
+                return original_register(model, state, hook)
+            model._ddplint_hook = (state, hook)  # the script's own hook, timed by ours
 
         DistributedDataParallel.__init__ = ddp_init
+        DistributedDataParallel.register_comm_hook = register_comm_hook
+
+    def _time_gradient_buckets(self, model, register) -> None:
+        """DDP's gradient all-reduce runs in C++ during backward(): a communication hook (verify's
+        runs only) times each bucket from its launch to the completion of its future. It calls
+        the script's own hook when the script registers one (register_comm_hook is redirected to
+        it), torch's default all-reduce otherwise."""
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        probe = self
+        model._ddplint_hook = (model.process_group, default_hooks.allreduce_hook)
+
+        def timed(_, bucket):
+            state, hook = model._ddplint_hook
+            began, clock = time.time(), time.perf_counter()
+            future = hook(state, bucket)
+
+            def done(finished):
+                _safely(lambda: probe.writer.write("bucket", t=began, dur=time.perf_counter() - clock,
+                                                   index=bucket.index(), numel=bucket.buffer().numel()))
+                return finished.value()
+
+            return future.then(done)
+
+        register(model, None, timed)
 
     def _instrument_load(self, torch) -> None:
         """On real devices: where torch.load put the tensors, against the rank's own device (DDP008)."""

@@ -68,6 +68,7 @@ class RankSummary:
     epochs: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # "batch" records
     collectives: list = field(default_factory=list)
+    buckets: list = field(default_factory=list)  # "bucket" records: DDP's gradient all-reduce, per bucket
     data_parallel: list = field(default_factory=list)
     ddp: list = field(default_factory=list)
     set_devices: list = field(default_factory=list)
@@ -224,6 +225,8 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None,
         elif kind == "coll_end" and open_collectives:
             coll = open_collectives.pop()
             coll.duration = float(record.get("dur", 0.0))
+        elif kind == "bucket":
+            summary.buckets.append(record)
         elif kind == "dp":
             summary.data_parallel.append(record)
         elif kind == "ddp":

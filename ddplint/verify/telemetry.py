@@ -21,6 +21,8 @@ of one node share a clock:
                 digests (IterableDataset loaders only: one content digest per item)
     coll_begin  a collective was entered: op, site (file, line), size (shape of its first tensor)
     coll_end    that collective returned: op, dur (s)
+    bucket      DDP's all-reduce of one gradient bucket (timed by a communication hook): t (launch),
+                dur (s until its future completed), index, numel
     dp          nn.DataParallel built: device_ids, output_device, param_devices
     ddp         DistributedDataParallel built: device_ids, param_devices
     device      torch.cuda.set_device: device
