@@ -431,7 +431,13 @@ class Probe:
         def timed(_, bucket):
             state, hook = model._ddplint_hook
             began, clock = time.time(), time.perf_counter()
-            future = hook(state, bucket)
+            # Its all_reduce is DDP's, not the script's: not recorded as a Python collective (not
+            # part of the sequences DDP007 compares, nor of the collective counts).
+            outer, probe._local.inside = getattr(probe._local, "inside", False), True
+            try:
+                future = hook(state, bucket)
+            finally:
+                probe._local.inside = outer
 
             def done(finished):
                 _safely(lambda: probe.writer.write("bucket", t=began, dur=time.perf_counter() - clock,
