@@ -26,7 +26,6 @@ Imported in the spawner and in every worker; imports only the standard library a
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import sys
 from typing import Any, Optional
@@ -41,6 +40,9 @@ SPAWNER_NAME = "spawner"  # spawner.jsonl / the spawner's own records (the spawn
 # the spawner's and turns it into its own (`Probe.become_worker`).
 CURRENT: Optional[Any] = None
 _inside_start_processes = False
+# The spawner's pid: a forked rank inherits the hooks, but the processes it starts itself
+# (DataLoader workers) are not ranks.
+_spawner_pid: Optional[int] = None
 
 
 def worker_name(pid: int) -> str:
@@ -50,8 +52,8 @@ def worker_name(pid: int) -> str:
 
 # -- in the spawner --------------------------------------------------------------------------------
 def install_spawner_hooks(probe, script: str) -> None:
-    global CURRENT
-    CURRENT = probe
+    global CURRENT, _spawner_pid
+    CURRENT, _spawner_pid = probe, os.getpid()
     os.environ[ENV_SCRIPT] = os.path.abspath(script)
     _hook_command_line()
     _hook_torch_start_processes(probe)
@@ -61,12 +63,9 @@ def install_spawner_hooks(probe, script: str) -> None:
 def _hook_command_line() -> None:
     from multiprocessing import spawn, util
 
-    counter = itertools.count()
-
     def get_command_line(**kwds):
-        if getattr(sys, "frozen", False):
+        if getattr(sys, "frozen", False) or os.getpid() != _spawner_pid:
             return original(**kwds)
-        next(counter)
         # The isolated start's first step (sweep.py): `-c` puts the current directory first on
         # sys.path; it goes before ddplint's own imports. multiprocessing then sets the spawner's path.
         program = ("import sys; sys.path[:1] == [''] and sys.path.pop(0); "
@@ -90,6 +89,8 @@ def _hook_torch_start_processes(probe) -> None:
     @functools.wraps(original)
     def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
         global _inside_start_processes
+        if os.getpid() != _spawner_pid:  # a rank's own workers: not ranks of the run
+            return original(fn, args, nprocs, join, daemon, start_method)
         probe.writer.write("spawn", nprocs=nprocs, start_method=start_method, site=probe.call_site(),
                            cuda_devices=_device_count())
         _inside_start_processes = True
@@ -119,7 +120,8 @@ def _hook_process_start() -> None:
     @functools.wraps(original)
     def start(self):
         target = getattr(self, "_target", None)
-        if not _inside_start_processes and target is not None and not isinstance(target, functools.partial):
+        if os.getpid() == _spawner_pid and not _inside_start_processes and target is not None \
+                and getattr(target, "func", None) is not process_worker:
             self._target = functools.partial(process_worker, target)
         return original(self)
 
