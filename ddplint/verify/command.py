@@ -352,7 +352,7 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
         # others stopped early or ran on without it), even when they exited with 0.
         return _crash_line(crashed), crashed[0].log_tail
     if not ranks and spawner is not None:
-        return _no_rank_spawned(spawner), result.launcher_output
+        return _no_rank_spawned(spawner), spawner.worker_output or result.launcher_output
     if not ranks and result.timed_out:
         return (f"no rank started within the timeout ({timeout:g} s): torchrun was still waiting for the "
                 f"rendezvous (on several nodes: is verify running on every node?)"), result.launcher_output
@@ -378,7 +378,8 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
 def _no_rank_spawned(spawner: Spawner) -> str:
     """The script starts its own ranks (--launcher script) but none reported."""
     if spawner.error:
-        return f"the script's main process crashed before starting its ranks: {spawner.error}"
+        started = "after starting workers that never became ranks" if spawner.spawns else "before starting its ranks"
+        return f"the script's main process failed {started}: {spawner.error}"
     if spawner.spawns and not any(s.get("nprocs") for s in spawner.spawns):
         site = spawner.spawns[0].get("site") or {}
         where = f" at {site.get('file')}:{site.get('line')}" if site.get("line") else ""

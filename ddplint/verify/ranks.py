@@ -269,6 +269,7 @@ class Spawner:
     spawns: list = field(default_factory=list)  # its "spawn" records: nprocs, start_method, site, cuda_devices
     ended: bool = False
     error: Optional[str] = None  # it crashed: the exception
+    worker_output: str = ""  # the tail of a worker's output that never became a rank (died at start-up)
 
 
 def load_spawner(directory: Path, since: float = 0.0) -> Optional[Spawner]:
@@ -283,6 +284,8 @@ def load_spawner(directory: Path, since: float = 0.0) -> Optional[Spawner]:
         return None
     spawner = Spawner(spawns=[r for r in records if r["kind"] == "spawn"])
     end = next((r for r in records if r["kind"] == "end"), None)
+    worker_logs = sorted(Path(directory).glob("worker-*.log"), key=lambda path: path.stat().st_mtime)
+    spawner.worker_output = next((tail for tail in map(read_tail, worker_logs) if tail), "")
     if end is not None:
         spawner.ended = True
         if end.get("reason") in ("exception", "not-emulatable"):
