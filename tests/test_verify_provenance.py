@@ -84,3 +84,4 @@ def test_two_rehearsals_of_a_resuming_script_never_refute_ddp008(tmp_path, monke
     _, report, _ = run_verify(script, "--cpu", "--max-steps", "6", "--", str(snapshot))
     third = by_code(report, "DDP008")
     assert third["status"] == "inconclusive" and "unknown" in third["evidence"], third
+    assert {load["origin"] for rank in report["ranks"] for load in rank["loads"]} == {"unknown"}

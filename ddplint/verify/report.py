@@ -64,7 +64,8 @@ def rank_row(rank: RankSummary, report: Report) -> dict:
         "distributed_data_parallel": bool(rank.ddp),
         "blocked_in": None if open_coll is None else open_coll.op,
         "collectives": len(rank.collectives),
-        "loads": [{"line": (load.get("site") or {}).get("line"), "devices": load.get("devices"), "own": load.get("own")}
+        "loads": [{"line": (load.get("site") or {}).get("line"), "devices": load.get("devices"), "own": load.get("own"),
+                   "origin": load.get("origin")}
                   for load in rank.loads],
         "loaders": [_loader_row(record, rank) for record in rank.loaders.values()],
         "error": (rank.end or {}).get("error"),
