@@ -63,6 +63,11 @@ def content_hash(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
+def content_hasher():
+    """content_hash, fed in pieces (a file too large to read at once)."""
+    return blake2b(digest_size=16)
+
+
 def default_cache_dir(start: Optional[Path] = None) -> Path:
     """`.ddplint_cache` in the project root: the nearest folder, walking up from `start`, that holds
     a pyproject.toml, ddplint.toml or .git; the starting folder when there is none."""
@@ -71,6 +76,45 @@ def default_cache_dir(start: Optional[Path] = None) -> Path:
         if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
             return folder / CACHE_DIR_NAME
     return start / CACHE_DIR_NAME
+
+
+def read_owned_json(directory: Path, name: str) -> Optional[dict]:
+    """The JSON object `name` in this version's folder of the cache, if the folder's key vouches for
+    it (its `owner` is the folder's token, as for the results cache): None when there is none, it is
+    damaged or made elsewhere, or a link is in the way. For other parts of ddplint that keep facts
+    between runs (`ddplint verify`'s record of which device saved a checkpoint)."""
+    try:
+        with _Folder.open(directory) as root:
+            owner = _owner(root)
+            with _Folder.open(directory / __version__, root) as version:
+                data = _read_file(version, name)
+    except (OSError, _Refused):
+        return None
+    try:
+        content = json.loads(data) if data and owner else None
+    except ValueError:
+        return None
+    if not isinstance(content, dict) or content.get("owner") != owner:
+        return None
+    return content
+
+
+def write_owned_json(directory: Path, name: str, content: dict) -> Optional[str]:
+    """`content`, stamped with the folder's token, as `name` in this version's folder, written whole
+    or not at all and never through a link; returns why it could not be written, if so."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with _Folder.open(directory) as root:
+            _mark(root)
+            owner = _owner(root) or _new_key(root)
+            with _version_folder(root, directory / __version__) as version:
+                _remove_left_temporaries(version)
+                _write_file(version, name, json.dumps(dict(content, owner=owner), separators=(",", ":")).encode())
+    except _Refused as refusal:
+        return str(refusal)
+    except OSError as exc:
+        return f"cannot write cache in {directory}: {exc.strerror or exc}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -107,9 +108,9 @@ def test_writer_appends_whole_lines_and_reader_skips_a_torn_last_line(tmp_path):
 
 def test_hand_formatted_batch_record_reads_back_like_any_other(tmp_path):
     path = rank_file(tmp_path, 0)
-    TelemetryWriter(path).write_batch(1796090303.0804064, 2, 17, 4.4e-05, 9, [5, 0, 511])
+    TelemetryWriter(path).write_batch(1796090303.0804064, 2, 17, 4.4e-05, 9, 8, [5, 0, 511])
     assert read_records(path) == [{"kind": "batch", "t": 1796090303.0804064, "loader": 2, "step": 17,
-                                   "wait": 4.4e-05, "bw": 9, "indices": [5, 0, 511]}]
+                                   "wait": 4.4e-05, "bw": 9, "train": 8, "indices": [5, 0, 511]}]
 
 
 def test_tail_reads_only_new_complete_records(tmp_path):
@@ -454,15 +455,53 @@ def test_no_evidence_reasons():
     assert problem.startswith("no rank started within the timeout (30 s): torchrun was still waiting")
 
 
+def _tail(steps: dict, data_wait: Optional[dict] = None):
+    import types
+
+    return types.SimpleNamespace(steps=steps, data_wait=data_wait or {})
+
+
 def test_progress_line_rewrites_one_line(monkeypatch):
     import io
 
     stream = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stream)
     progress = command.ProgressLine(max_steps=20)
-    progress({0: 3, 1: 2})
-    progress({0: 3, 1: 2})  # unchanged: nothing written
-    progress({1: 5, 0: 4})
+    progress(_tail({0: 3, 1: 2}))
+    progress(_tail({0: 3, 1: 2}))  # unchanged: nothing written
+    progress(_tail({1: 5, 0: 4}))
     progress.done()
     assert stream.getvalue().count("\r\033[K") == 3
     assert "rank 0 3/20  rank 1 2/20" in stream.getvalue() and "rank 0 4/20  rank 1 5/20" in stream.getvalue()
+
+
+def test_progress_never_counts_past_the_budget(monkeypatch):
+    import io
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    command.ProgressLine(max_steps=20)(_tail({0: 21, 1: 20}))
+    assert "rank 0 20/20  rank 1 20/20" in stream.getvalue() and "21/20" not in stream.getvalue()
+
+
+def test_progress_without_a_terminal_is_a_line_per_interval_with_the_data_wait(monkeypatch):
+    import io
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    clock = [100.0]
+    monkeypatch.setattr(command.time, "monotonic", lambda: clock[0])
+    progress = command.ProgressLog(max_steps=20)
+    progress(_tail({}))  # before the first interval: nothing
+    assert stream.getvalue() == ""
+    clock[0] += command.PROGRESS_INTERVAL_S
+    progress(_tail({}))
+    clock[0] += 1.0
+    progress(_tail({0: 4, 1: 3}, {0: 0.25, 1: 2.0}))  # within the interval: nothing more
+    clock[0] += command.PROGRESS_INTERVAL_S
+    progress(_tail({0: 7, 1: 6}, {0: 0.5, 1: 3.25}))
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "ddplint verify: 10 s: no rank has reported yet (starting: importing torch, rendezvous)",
+        "ddplint verify: 21 s: steps: rank 0 7/20  rank 1 6/20; data wait: rank 0 0.5 s, rank 1 3.2 s",
+    ]

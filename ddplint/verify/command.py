@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -19,17 +21,19 @@ from typing import Optional, Sequence
 
 from ddplint.api import lint_file
 from ddplint.rules import ERROR_CODE, select_rules
-from ddplint.verify import nvml
+from ddplint.verify import nvml, provenance
 from ddplint.verify.launcher import LaunchConfig, LaunchResult, StopRequested, launch, stop_signals_raise
-from ddplint.verify.ranks import summarise
+from ddplint.verify.ranks import Spawner, load_spawner, summarise
 from ddplint.verify.report import Report, chrome_trace, format_json, format_text
-from ddplint.verify.telemetry import load_run, rank_log, stack_file
+from ddplint.verify.telemetry import TelemetryTail, load_run, rank_log, stack_file
 from ddplint.verify.verdicts import CONFIRMED, RunContext, judge_run
 
 EXIT_CLEAN, EXIT_CONFIRMED, EXIT_NO_EVIDENCE = 0, 1, 2
 PROG = "ddplint verify"
 # Multi-node: how long node 0 waits, after its own ranks are done, for the other nodes' files.
 REMOTE_GRACE_S = 30.0
+# Without a terminal, a progress line this often (seconds).
+PROGRESS_INTERVAL_S = 10.0
 
 
 class UsageError(Exception):
@@ -55,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="rehearse a script written for GPUs on CPU ranks: each rank sees one logical GPU per "
                              "rank of the node, device requests run on the CPU and are recorded, nccl becomes gloo "
                              "(see docs/verify.md for what is emulated)")
+    parser.add_argument("--launcher", choices=("auto", "torchrun", "script"), default="auto",
+                        help="how the ranks start: torchrun starts them; `script`: the script starts them itself "
+                             "(torch.multiprocessing.spawn, multiprocessing) and runs once; auto (default): "
+                             "`script` when the script calls spawn / start_processes / Process")
     parser.add_argument("--extend-select", metavar="CODES", type=_codes, default=[],
                         help="also check these rules, comma-separated (e.g. the opt-in DDP012)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -114,6 +122,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         argv, script_args = argv[:split], argv[split + 1:]
     args = build_parser().parse_args(argv)
     args.script_args = script_args
+    args.argv = list(argv) + (["--", *script_args] if script_args else [])
     if args.epoch_steps is None:
         args.epoch_steps = max(2, args.max_steps // 4)
     return args
@@ -127,6 +136,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         _check_inputs(args)
         static = _static_findings(args.script, args.extend_select)
+        args.spawn = _starts_own_ranks(args)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_NO_EVIDENCE
@@ -188,6 +198,43 @@ def _static_findings(script: str, extend_select: Sequence[str] = ()) -> list:
     return findings
 
 
+# Calls that start worker processes from the script itself (torch.multiprocessing.spawn /
+# start_processes, multiprocessing.Process / a context's Process).
+SPAWN_CALLS = frozenset({"spawn", "start_processes", "Process"})
+MULTIPROCESSING_MODULES = ("multiprocessing", "torch.multiprocessing")
+
+
+def _starts_own_ranks(args: argparse.Namespace) -> bool:
+    """--launcher script, or (auto) the script imports multiprocessing and calls one of SPAWN_CALLS."""
+    if args.launcher != "auto":
+        spawn = args.launcher == "script"
+    else:
+        spawn = _calls_spawn(Path(args.script).read_bytes())
+    if spawn and args.nnodes > 1:
+        raise UsageError("a script that starts its own ranks runs on one node (--nnodes 1)")
+    return spawn
+
+
+def _calls_spawn(source: bytes) -> bool:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    imports_multiprocessing = False
+    calls = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports_multiprocessing |= any(a.name in MULTIPROCESSING_MODULES for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imports_multiprocessing |= (node.module or "") in MULTIPROCESSING_MODULES or (
+                node.module == "torch" and any(a.name == "multiprocessing" for a in node.names))
+        elif isinstance(node, ast.Call):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+            calls |= name in SPAWN_CALLS
+    return imports_multiprocessing and calls
+
+
 def _check_syntax(script: str) -> None:
     """The static check skips files without its trigger words, so a script that cannot even be
     compiled is caught here, before N ranks are started to fail on it."""
@@ -226,14 +273,25 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
         max_steps=args.max_steps, epoch_steps=args.epoch_steps, timeout_s=args.timeout, nnodes=args.nnodes,
         node_rank=args.node_rank, rdzv_endpoint=args.rdzv_endpoint, rdzv_backend=args.rdzv_backend,
         rdzv_id=args.rdzv_id, show_output=args.show_output, shared_dir=bool(args.telemetry_dir), cpu=args.cpu,
+        spawn=args.spawn,
     )
-    result, gpus = _run(config, progress=sys.stderr.isatty() and not args.show_output)
+    cache_dir = provenance.cache_directory(args.script) if args.cpu else None
+    if cache_dir is not None:
+        provenance.seed_run(run_dir, cache_dir)  # which device saved the files an earlier rehearsal wrote
+    result, gpus = _run(config, progress=not args.show_output)
+    if cache_dir is not None:
+        why = provenance.remember(run_dir, cache_dir)
+        if why:
+            _say(f"{PROG}: the devices of the files this run saved are not kept: {why}")
     if config.node_rank != 0:
         return _report_from_other_node(config, result)
     ranks, stopped_at = _collect_ranks(config, result)
     context = RunContext(ranks=ranks, script=args.script, stopped_at=stopped_at, nvml=gpus, timed_out=result.timed_out)
     verdicts = judge_run(static, context)
-    problem, detail = _no_evidence(ranks, result, verdicts, args.timeout)
+    spawner = load_spawner(run_dir, since=result.started_at) if config.spawn else None
+    problem, detail = _no_evidence(ranks, result, verdicts, args.timeout, spawner)
+    if problem and not args.cpu and _needs_a_gpu(problem, ranks, spawner):
+        problem, detail = _rehearse_on_cpu(problem, args), ""
     report = Report(script=args.script, world_size=config.nproc * config.nnodes, verdicts=verdicts, ranks=ranks,
                     timed_out=result.timed_out, elapsed_s=result.elapsed_s, stopped_at=stopped_at,
                     problem=problem, problem_detail=detail, gpus=gpus,
@@ -249,7 +307,9 @@ def _verify(args: argparse.Namespace, static: list, run_dir: Path) -> int:
 def _run(config: LaunchConfig, progress: bool) -> tuple[LaunchResult, Optional[dict]]:
     """Launch, with NVML sampling (when there is a GPU) and live progress (on a terminal)."""
     sampler = nvml.start_sampler()
-    line = ProgressLine(config.max_steps) if progress else None
+    line: Optional[Progress] = None
+    if progress:
+        line = ProgressLine(config.max_steps) if _is_terminal(sys.stderr) else ProgressLog(config.max_steps)
     try:
         result = launch(config, line)
     finally:
@@ -274,7 +334,8 @@ def _collect_ranks(config: LaunchConfig, result: LaunchResult) -> tuple[list, fl
     return ranks, stopped_at
 
 
-def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float) -> tuple[Optional[str], str]:
+def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: float,
+                 spawner: Optional[Spawner] = None) -> tuple[Optional[str], str]:
     """Why the run could not produce evidence, and the output that shows it; (None, "") when it did."""
     refused = next((r for r in ranks if r.end and r.end.get("reason") == "not-emulatable"), None)
     if refused is not None:  # verify --cpu met GPU-only code: one line naming the call, no traceback
@@ -290,6 +351,8 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
         # Batches were drawn, but a rank that failed makes the run unfit to refute anything (the
         # others stopped early or ran on without it), even when they exited with 0.
         return _crash_line(crashed), crashed[0].log_tail
+    if not ranks and spawner is not None:
+        return _no_rank_spawned(spawner), spawner.worker_output or result.launcher_output
     if not ranks and result.timed_out:
         return (f"no rank started within the timeout ({timeout:g} s): torchrun was still waiting for the "
                 f"rendezvous (on several nodes: is verify running on every node?)"), result.launcher_output
@@ -310,6 +373,38 @@ def _no_evidence(ranks: list, result: LaunchResult, verdicts: list, timeout: flo
     if not any(r.loaders for r in ranks):
         return "the script finished on every rank without building a DataLoader: nothing to measure", ""
     return "the script finished on every rank without drawing a batch from its DataLoader", ""
+
+
+def _no_rank_spawned(spawner: Spawner) -> str:
+    """The script starts its own ranks (--launcher script) but none reported."""
+    if spawner.error:
+        started = "after starting workers that never became ranks" if spawner.spawns else "before starting its ranks"
+        return f"the script's main process failed {started}: {spawner.error}"
+    if spawner.spawns and not any(s.get("nprocs") for s in spawner.spawns):
+        site = spawner.spawns[0].get("site") or {}
+        where = f" at {site.get('file')}:{site.get('line')}" if site.get("line") else ""
+        return (f"the script started no rank: it asked for nprocs=0 workers{where} "
+                f"(torch.cuda.device_count() is {spawner.spawns[0].get('cuda_devices')} here)")
+    if spawner.ended:
+        return "the script's main process finished without starting a rank (no worker called init_process_group)"
+    return "the script's main process stopped without starting a rank"
+
+
+# What torch says when a script needs CUDA on a machine without a usable GPU.
+NO_GPU_ERRORS = ("Torch not compiled with CUDA enabled", "has no attribute '_cuda_", "No CUDA GPUs are available",
+                 "Found no NVIDIA driver", "no CUDA-capable device", "CUDA driver initialization failed",
+                 "torch.cuda.device_count() is 0")
+
+
+def _needs_a_gpu(problem: str, ranks: list, spawner: Optional[Spawner]) -> bool:
+    texts = [problem] + [str(r.end.get("error", "")) for r in ranks if r.end]
+    return any(marker in text for text in texts for marker in NO_GPU_ERRORS)
+
+
+def _rehearse_on_cpu(problem: str, args: argparse.Namespace) -> str:
+    """One line: what failed, and the command that rehearses the script on CPU ranks."""
+    command = " ".join(shlex.quote(a) for a in [*PROG.split(), "--cpu", *args.argv])
+    return f"{problem.splitlines()[0]}; this machine has no usable GPU: rehearse on CPU ranks with `{command}`"
 
 
 def _crash_line(crashed: list) -> str:
@@ -379,15 +474,39 @@ def _write_trace(path: str, report: Report) -> None:
         print(f"{PROG}: {path}: cannot write the trace: {exc.strerror or exc}", file=sys.stderr)
 
 
-class ProgressLine:
-    """Steps per rank on one rewritten stderr line (terminals only)."""
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Progress:
+    """Training steps per rank while the ranks run, on stderr (stdout carries the report)."""
 
     def __init__(self, max_steps: int):
         self.max_steps = max_steps
+
+    def steps_text(self, tail: TelemetryTail) -> str:
+        # Never past the budget: a rank stops when it asks for step max_steps + 1.
+        return "  ".join(f"rank {r} {min(s, self.max_steps)}/{self.max_steps}" for r, s in sorted(tail.steps.items()))
+
+    def __call__(self, tail: TelemetryTail) -> None:
+        raise NotImplementedError
+
+    def done(self) -> None:
+        pass
+
+
+class ProgressLine(Progress):
+    """Steps per rank on one rewritten stderr line (terminals)."""
+
+    def __init__(self, max_steps: int):
+        super().__init__(max_steps)
         self._last = ""
 
-    def __call__(self, steps: dict) -> None:
-        text = "steps: " + "  ".join(f"rank {r} {s}/{self.max_steps}" for r, s in sorted(steps.items()))
+    def __call__(self, tail: TelemetryTail) -> None:
+        text = "steps: " + self.steps_text(tail)
         if text != self._last:
             sys.stderr.write("\r\033[K" + text)
             sys.stderr.flush()
@@ -397,3 +516,34 @@ class ProgressLine:
         if self._last:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+
+
+class ProgressLog(Progress):
+    """Without a terminal (a CI log): one line every PROGRESS_INTERVAL_S (DDPLINT_VERIFY_PROGRESS_S
+    sets another), with the steps and the time spent waiting for data per rank."""
+
+    def __init__(self, max_steps: int):
+        super().__init__(max_steps)
+        self.started = time.monotonic()
+        self.interval = _positive_env_float("DDPLINT_VERIFY_PROGRESS_S", PROGRESS_INTERVAL_S)
+        self._next = self.started + self.interval
+
+    def __call__(self, tail: TelemetryTail) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + self.interval
+        if not tail.steps:
+            text = "no rank has reported yet (starting: importing torch, rendezvous)"
+        else:
+            waits = ", ".join(f"rank {r} {w:.1f} s" for r, w in sorted(tail.data_wait.items()))
+            text = f"steps: {self.steps_text(tail)}; data wait: {waits or '-'}"
+        _say(f"{PROG}: {now - self.started:.0f} s: {text}")
+
+
+def _positive_env_float(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default

@@ -48,13 +48,23 @@ class NotEmulatable(BaseException):
     does not swallow it."""
 
 
+_local_rank: Optional[int] = None  # a rank the script spawned itself: its index (no LOCAL_RANK)
+
+
+def set_local_rank(rank: int) -> None:
+    """A worker the script started itself has no LOCAL_RANK: its rank on the node is its index.
+    The environment is left as it is (a script may test it to tell torchrun from spawn)."""
+    global _local_rank
+    _local_rank = rank
+
+
 def own_gpu(device_count: int) -> str:
     """The GPU a rank owns in the one-process-per-GPU layout: cuda:LOCAL_RANK when it sees several,
     cuda:0 when it sees one (its own, isolated by CUDA_VISIBLE_DEVICES), the CPU when none."""
     if device_count < 1:
         return "cpu"
     try:
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        local_rank = _local_rank if _local_rank is not None else int(os.environ.get("LOCAL_RANK", "0"))
     except ValueError:
         local_rank = 0
     return f"cuda:{local_rank % device_count}" if device_count > 1 else "cuda:0"
@@ -542,14 +552,35 @@ def _install_sync_batchnorm(torch) -> None:
     module_class.forward = forward
 
 
-def _synchronised_batch_norm(torch, module, input, group):
-    from torch.distributed.nn.functional import all_reduce
+def _all_reduce_with_gradient(torch, tensor, group):
+    """The sum of `tensor` over the group, differentiable: each rank's output depends on every
+    rank's input, so the gradient reaching a rank's input is the sum of all ranks' output
+    gradients (one more all_reduce in backward). torch's own differentiable collectives
+    (torch.distributed.nn.functional) are deprecated; this needs only dist.all_reduce."""
+    import torch.distributed as dist
 
+    class AllReduceSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, local):
+            total = local.clone()
+            dist.all_reduce(total, group=group)
+            return total
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            total = grad_output.contiguous().clone()
+            dist.all_reduce(total, group=group)
+            return total
+
+    return AllReduceSum.apply(tensor)
+
+
+def _synchronised_batch_norm(torch, module, input, group):
     channels = input.shape[1]
     dims = [0, *range(2, input.dim())]
     count = torch.tensor([input.numel() / channels], dtype=input.dtype)
     local = torch.cat([input.sum(dims), (input * input).sum(dims), count])
-    total = all_reduce(local, group=group)
+    total = _all_reduce_with_gradient(torch, local, group)
     n = total[-1]
     mean = total[:channels] / n
     var = total[channels:2 * channels] / n - mean * mean
@@ -604,21 +635,36 @@ def _install_serialization(torch, cuda: LogicalCuda, run_dir: str, record: Calla
     @functools.wraps(original_load)
     def load(f, map_location=None, *args, **kwargs):
         restored: list = []
+        unknown: list = []
         in_run = saved_device(f)
 
         def to_cpu(storage, location):
-            source = in_run or location  # saved in this run: the saving rank's logical device
+            # Saved in this run (or, unchanged, in an earlier one: provenance.py): the saving rank's
+            # logical device. Otherwise the file's own tag, which says nothing when it is `cpu`:
+            # a CPU rehearsal writes `cpu` whatever GPU the rank stood for.
+            source = in_run or location
+            if in_run is None and not str(location).startswith("cuda") and not _decides_alone(map_location):
+                unknown.append(location)
             restored.append(_restored_device(cuda, source, map_location))
             return storage
 
         result = original_load(f, to_cpu, *args, **kwargs)
         devices = sorted({d for d in restored if d})
         record("load", devices=devices, own=own_gpu(cuda.count),
-               map_location=None if map_location is None else type(map_location).__name__, site=call_site())
+               map_location=None if map_location is None else type(map_location).__name__, site=call_site(),
+               origin="unknown" if unknown else "known",
+               file=os.fspath(f) if isinstance(f, (str, os.PathLike)) else None)
         return result
 
     torch.save = save
     torch.load = load
+
+
+def _decides_alone(map_location) -> bool:
+    """A map_location that puts every tensor in one place whatever it was saved from."""
+    import torch
+
+    return isinstance(map_location, (str, torch.device, int)) or callable(map_location)
 
 
 def _restored_device(cuda: LogicalCuda, source: str, map_location) -> Optional[str]:

@@ -27,6 +27,7 @@ from typing import Callable, Optional
 
 from ddplint.verify.emulation import ENV_CPU_GPUS
 from ddplint.verify.ranks import read_tail
+from ddplint.verify.spawn import ENV_SPAWNER
 from ddplint.verify.sweep import (
     ENV_PARENT,
     ENV_RUN_MARK,
@@ -80,6 +81,9 @@ class LaunchConfig:
     shared_dir: bool = False
     # verify --cpu: every rank sees `nproc` logical GPUs on the CPU (see emulation.py).
     cpu: bool = False
+    # The script starts its own ranks (mp.spawn, multiprocessing): it runs once, without torchrun,
+    # and its workers are followed (spawn.py).
+    spawn: bool = False
     # In the environment of every process of the run, to find them all at the end (sweep.py).
     run_mark: str = field(default_factory=new_run_mark)
 
@@ -100,6 +104,13 @@ class LaunchResult:
     @property
     def elapsed_s(self) -> float:
         return self.stopped_at - self.started_at
+
+
+def launch_command(config: LaunchConfig) -> list[str]:
+    if config.spawn:
+        # The script is its own launcher: run once, as `python SCRIPT` would, through the probe.
+        return isolated_command("ddplint.verify.probe", config.script, *config.script_args)
+    return torchrun_command(config)
 
 
 def torchrun_command(config: LaunchConfig) -> list[str]:
@@ -136,6 +147,8 @@ def rank_environment(config: LaunchConfig, started: float) -> dict[str, str]:
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, without its warning
     if config.show_output:
         env[ENV_PASSTHROUGH] = "1"
+    if config.spawn:
+        env[ENV_SPAWNER] = "1"
     if config.cpu:
         env[ENV_CPU_GPUS] = str(config.nproc)
         env["CUDA_VISIBLE_DEVICES"] = ""  # a real GPU must not take part in the rehearsal
@@ -185,7 +198,7 @@ def stop_signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], None]] = None) -> LaunchResult:
+def launch(config: LaunchConfig, progress: Optional[Callable[[TelemetryTail], None]] = None) -> LaunchResult:
     """Run torchrun to completion, to the timeout, or until every local rank has finished."""
     log_path = config.run_dir / f"torchrun-node{config.node_rank}.log"
     started = time.time()
@@ -198,7 +211,7 @@ def launch(config: LaunchConfig, progress: Optional[Callable[[dict[int, int]], N
         try:
             reaper = start_reaper(config.run_mark)
             process = subprocess.Popen(
-                torchrun_command(config), env=rank_environment(config, started), stdin=subprocess.DEVNULL,
+                launch_command(config), env=rank_environment(config, started), stdin=subprocess.DEVNULL,
                 stdout=output, stderr=output, start_new_session=True,
             )
             timed_out = _supervise(process, config, started, progress)
@@ -251,7 +264,7 @@ def _supervise(process, config: LaunchConfig, started: float, progress) -> bool:
             return True
         tail.poll()
         if progress is not None:
-            progress(dict(tail.steps))
+            progress(tail)
         local_ended = [r for r in tail.ended if tail.node_of.get(r) == config.node_rank]
         if len(local_ended) >= config.nproc:
             all_ended_at = all_ended_at or time.time()

@@ -36,7 +36,13 @@ from pathlib import Path
 
 _STARTED = time.time()  # before torch is imported: the rank's start, as the script would see it
 
-from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu  # noqa: E402 (light: imports no torch at module level)
+from ddplint.verify.emulation import ENV_CPU_GPUS, own_gpu, set_local_rank  # noqa: E402 (imports no torch)
+from ddplint.verify.spawn import (  # noqa: E402
+    ENV_SPAWNER,
+    SPAWNER_NAME,
+    install_spawner_hooks,
+    worker_name,
+)
 from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken first on purpose)
     ENV_COLLECT_UNTIL,
     ENV_DIR,
@@ -72,11 +78,15 @@ TRACEBACK_CHARS = 4000
 
 
 class Probe:
-    def __init__(self, writer: TelemetryWriter, script: str, max_steps: int, epoch_steps: int):
+    def __init__(self, writer: TelemetryWriter, script: str, max_steps: int, epoch_steps: int, name: str = ""):
         self.writer = writer
         self.script = os.path.realpath(script)
         self.max_steps = max_steps
         self.epoch_steps = epoch_steps
+        self.pid = os.getpid()
+        # Its files' stem in the run directory: rank-N, or worker-PID for a spawned worker whose
+        # rank is not known yet (spawn.py), or the spawner's.
+        self.name = name
         self.steps = 0
         self.backward_calls = 0  # tells training loaders from evaluation ones
         self._loaders = 0
@@ -99,6 +109,59 @@ class Probe:
         else:
             self.evaluation_loaders.add(loader_id)
 
+    # -- workers the script starts itself (spawn.py) -----------------------------------------------
+    def become_worker(self) -> None:
+        """After a fork: the inherited probe becomes this process's, with files of its own."""
+        directory = _run_directory()
+        self.pid = os.getpid()
+        self.name = worker_name(self.pid)
+        self.steps = self.backward_calls = self.budget_used = 0
+        self.last_bw, self.evaluation_loaders = {}, set()
+        _redirect_output(directory / f"{self.name}.log")
+        _dump_stacks_on_signal(directory / f"{self.name}.stack")
+        self.writer = TelemetryWriter(directory / f"{self.name}.jsonl")
+        _write_start(self.writer, None, 1, time.time(), self.script)
+
+    def become_rank(self, rank: int) -> None:
+        """A spawned worker's rank is known (its index, or the rank it passed to
+        init_process_group): its files take the rank's names, which verify reads."""
+        if not self.name.startswith("worker-"):
+            return
+        directory = _run_directory()
+        for old, new in ((f"{self.name}.jsonl", rank_file(directory, rank)),
+                         (f"{self.name}.log", rank_log(directory, rank)),
+                         (f"{self.name}.stack", stack_file(directory, rank))):
+            try:
+                os.replace(directory / old, new)
+            except OSError:
+                pass
+        self.name = f"rank-{rank}"
+        self.writer.path = rank_file(directory, rank)
+        set_local_rank(rank)
+        self.writer.write("rank", rank=rank)
+
+    def run_guarded(self, body) -> None:
+        """Run the script's code (its __main__, or a worker's function) and stop the process as a
+        rank stops: after its last record, with its exit code, never back into the caller."""
+        try:
+            body()
+        except SystemExit as exc:
+            self.stop("finished", _exit_code(exc))
+        except BaseException as exc:  # the script's own failure: recorded, shown in the report
+            self.stop_on(exc)
+        self.stop("finished", 0)
+
+    def stop_on(self, exc: BaseException) -> None:
+        if type(exc).__name__ == "NotEmulatable":  # verify --cpu met GPU-only code: one line, no traceback
+            self.stop("not-emulatable", 2, error=str(exc))
+        text = _user_traceback(exc)
+        missing = _missing_path(exc)
+        if missing is not None:
+            self.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:],
+                      missing_path=missing, site=_script_frame(exc, self.script))
+        sys.stderr.write(text)
+        self.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
+
     def epoch_cut(self, loader_id: int) -> int:
         """Training passes end after epoch_steps batches (to reach epoch boundaries); an
         evaluation pass runs longer, so that the time others wait for it shows."""
@@ -106,8 +169,10 @@ class Probe:
 
     # -- stopping ---------------------------------------------------------------------------
     def stop(self, reason: str, exit_code: int = 0, **details) -> None:
+        for loader_id in list(self.last_bw):  # the last batch of each loader, if a backward followed it
+            self.credit_previous_batch(loader_id)
         self.writer.write("end", reason=reason, exit_code=exit_code, steps=self.steps, bw=self.backward_calls,
-                          **details)
+                          trained=self.budget_used, **details)
         if os.environ.get(ENV_COLLECT_UNTIL):
             _safely(lambda: exchange_through_store(self.writer.path))
         for stream in (sys.stdout, sys.stderr):
@@ -223,13 +288,14 @@ class Probe:
                 digests = _safe_digests(torch, batch)  # no indices to compare: compare the contents
                 iterator._ddplint_drawn += len(digests)
                 probe.writer.write("batch", t=began, loader=loader_id, step=probe.steps, wait=waited,
-                                   bw=probe.backward_calls, indices=[], digests=digests,
+                                   bw=probe.backward_calls, train=probe.budget_used, indices=[], digests=digests,
                                    cuda_device=_current_cuda_device(torch) if probe.steps == 1 else None)
             elif probe.steps == 1:  # the first batch also says which CUDA device is current
                 probe.writer.write("batch", t=began, loader=loader_id, step=1, wait=waited, bw=probe.backward_calls,
-                                   indices=drawn or [], cuda_device=_current_cuda_device(torch))
+                                   train=0, indices=drawn or [], cuda_device=_current_cuda_device(torch))
             else:
-                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls, drawn or ())
+                probe.writer.write_batch(began, loader_id, probe.steps, waited, probe.backward_calls,
+                                        probe.budget_used, drawn or ())
             return batch
 
         @functools.wraps(original_next_index)
@@ -281,6 +347,7 @@ class Probe:
         @functools.wraps(original_init)
         def init_process_group(*args, **kwargs):
             result = original_init(*args, **kwargs)
+            _safely(lambda: probe.become_rank(dist.get_rank()))  # a multiprocessing worker's rank
             _safely(lambda: probe.writer.write("init", backend=str(dist.get_backend()),
                                                world_size=dist.get_world_size(), rank=dist.get_rank()))
             return result
@@ -338,8 +405,48 @@ class Probe:
                 "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
                 param_devices=_param_devices(model.module), site=probe.call_site(),
             ))
+            _safely(lambda: probe._time_gradient_buckets(model, original_register))
+
+        original_register = DistributedDataParallel.register_comm_hook
+
+        @functools.wraps(original_register)
+        def register_comm_hook(model, state, hook):
+            if getattr(model, "_ddplint_hook", None) is None:
+                return original_register(model, state, hook)
+            model._ddplint_hook = (state, hook)  # the script's own hook, timed by ours
 
         DistributedDataParallel.__init__ = ddp_init
+        DistributedDataParallel.register_comm_hook = register_comm_hook
+
+    def _time_gradient_buckets(self, model, register) -> None:
+        """DDP's gradient all-reduce runs in C++ during backward(): a communication hook (verify's
+        runs only) times each bucket from its launch to the completion of its future. It calls
+        the script's own hook when the script registers one (register_comm_hook is redirected to
+        it), torch's default all-reduce otherwise."""
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        probe = self
+        model._ddplint_hook = (model.process_group, default_hooks.allreduce_hook)
+
+        def timed(_, bucket):
+            state, hook = model._ddplint_hook
+            began, clock = time.time(), time.perf_counter()
+            # Its all_reduce is DDP's, not the script's: not recorded as a Python collective (not
+            # part of the sequences DDP007 compares, nor of the collective counts).
+            outer, probe._local.inside = getattr(probe._local, "inside", False), True
+            try:
+                future = hook(state, bucket)
+            finally:
+                probe._local.inside = outer
+
+            def done(finished):
+                _safely(lambda: probe.writer.write("bucket", t=began, dur=time.perf_counter() - clock,
+                                                   index=bucket.index(), numel=bucket.buffer().numel()))
+                return finished.value()
+
+            return future.then(done)
+
+        register(model, None, timed)
 
     def _instrument_load(self, torch) -> None:
         """On real devices: where torch.load put the tensors, against the rank's own device (DDP008)."""
@@ -607,26 +714,52 @@ def main(argv: list) -> None:
         print("usage: python -m ddplint.verify.probe SCRIPT [ARGS ...]", file=sys.stderr)
         os._exit(2)
     script, script_args = argv[0], argv[1:]
-    directory = Path(os.environ.get(ENV_DIR) or os.getcwd())
-    rank = _int_env("RANK", 0)
-    if not os.environ.get(ENV_PASSTHROUGH):
-        _redirect_output(rank_log(directory, rank))
+    directory = _run_directory()
+    if os.environ.get(ENV_SPAWNER):
+        # The script starts its ranks itself: this process is its main process, not a rank.
+        probe = _open_probe(directory, script, SPAWNER_NAME, rank=None, redirect=False)
+        install_spawner_hooks(probe, script)
+    else:
+        rank = _int_env("RANK", 0)
+        probe = _open_probe(directory, script, f"rank-{rank}", rank=rank,
+                            redirect=not os.environ.get(ENV_PASSTHROUGH))
+    _run_script(probe, script, script_args)
+
+
+def start_worker_probe(script: str) -> "Probe":
+    """A new interpreter the script's main process started (spawn.py): instrumented before the
+    script is imported in it; its rank comes later."""
+    name = worker_name(os.getpid())
+    return _open_probe(_run_directory(), script, name, rank=None, redirect=not os.environ.get(ENV_PASSTHROUGH))
+
+
+def _run_directory() -> Path:
+    return Path(os.environ.get(ENV_DIR) or os.getcwd())
+
+
+def _open_probe(directory: Path, script: str, name: str, rank, redirect: bool) -> "Probe":
+    if redirect:
+        _redirect_output(directory / f"{name}.log")
     # Before the start record: the launcher signals the pids it reads there, and SIGUSR1 without a
     # handler would end the rank.
-    _dump_stacks_on_signal(stack_file(directory, rank))
-    writer = TelemetryWriter(rank_file(directory, rank))
-    writer.write(
-        "start", t=_STARTED, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
-        world_size=_int_env("WORLD_SIZE", 1), node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
-        host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
-        emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
-    )
-    probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5))
+    _dump_stacks_on_signal(directory / f"{name}.stack")
+    writer = TelemetryWriter(directory / f"{name}.jsonl")
+    _write_start(writer, rank, _int_env("WORLD_SIZE", 1) if rank is not None else 1, _STARTED, script)
+    probe = Probe(writer, script, _int_env(ENV_MAX_STEPS, 20), _int_env(ENV_EPOCH_STEPS, 5), name=name)
     try:
         probe.install(_int_env(ENV_CPU_GPUS, 0))
     except Exception as exc:  # torch missing or changed beyond recognition: say so, run nothing
         probe.stop("exception", 1, error=f"probe could not instrument torch: {type(exc).__name__}: {exc}")
-    _run_script(probe, script, script_args)
+    return probe
+
+
+def _write_start(writer: TelemetryWriter, rank, world_size: int, started: float, script: str) -> None:
+    writer.write(
+        "start", t=started, rank=rank, local_rank=_int_env("LOCAL_RANK", 0),
+        world_size=world_size, node_rank=_int_env(ENV_NODE_RANK, _int_env("GROUP_RANK", 0)),
+        host=socket.gethostname(), pid=os.getpid(), pgid=os.getpgid(0), script=script,
+        emulated_gpus=_int_env(ENV_CPU_GPUS, 0) or None,
+    )
 
 
 def _dump_stacks_on_signal(path) -> None:
@@ -678,21 +811,7 @@ def _run_script(probe: Probe, script: str, script_args: list) -> None:
     # As `python SCRIPT` would have it. Inserted, not replacing sys.path[0]: the isolated start
     # (sweep.py) has already taken the current directory out, and ddplint's own imports are done.
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as exc:
-        probe.stop("finished", _exit_code(exc))
-    except BaseException as exc:  # the script's own failure: recorded, shown in the report
-        if type(exc).__name__ == "NotEmulatable":  # verify --cpu met GPU-only code: one line, no traceback
-            probe.stop("not-emulatable", 2, error=str(exc))
-        text = _user_traceback(exc)
-        missing = _missing_path(exc)
-        if missing is not None:
-            probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:],
-                       missing_path=missing, site=_script_frame(exc, probe.script))
-        sys.stderr.write(text)
-        probe.stop("exception", 1, error=f"{type(exc).__name__}: {exc}"[:500], traceback=text[-TRACEBACK_CHARS:])
-    probe.stop("finished", 0)
+    probe.run_guarded(lambda: runpy.run_path(script, run_name="__main__"))
 
 
 if __name__ == "__main__":

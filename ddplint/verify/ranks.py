@@ -68,6 +68,7 @@ class RankSummary:
     epochs: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # "batch" records
     collectives: list = field(default_factory=list)
+    buckets: list = field(default_factory=list)  # "bucket" records: DDP's gradient all-reduce, per bucket
     data_parallel: list = field(default_factory=list)
     ddp: list = field(default_factory=list)
     set_devices: list = field(default_factory=list)
@@ -87,6 +88,14 @@ class RankSummary:
         return len(self.batches)
 
     @property
+    def training_steps(self) -> int:
+        """Training batches, the step budget's count (evaluation batches are not steps of it)."""
+        if self.end is not None and "trained" in self.end:
+            return int(self.end["trained"])
+        counted = [int(b["train"]) for b in self.batches if "train" in b]
+        return max(counted) if counted else self.steps  # records without the count
+
+    @property
     def first_batch_at(self) -> Optional[float]:
         return self.batches[0]["t"] if self.batches else None
 
@@ -99,7 +108,7 @@ class RankSummary:
             return "stopped at the timeout" if timed_out else "died without a last record (killed or aborted)"
         reason = self.end.get("reason")
         if reason == "max-steps":
-            return f"stopped after {self.steps} steps"
+            return f"stopped after {self.training_steps} steps"
         if reason == "finished":
             code = self.end.get("exit_code", 0)
             return "script finished" if code == 0 else f"script exited with code {code}"
@@ -216,6 +225,8 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None,
         elif kind == "coll_end" and open_collectives:
             coll = open_collectives.pop()
             coll.duration = float(record.get("dur", 0.0))
+        elif kind == "bucket":
+            summary.buckets.append(record)
         elif kind == "dp":
             summary.data_parallel.append(record)
         elif kind == "ddp":
@@ -250,6 +261,36 @@ def _add_batch(summary: RankSummary, record: dict, epoch: Optional[Epoch]) -> No
     if record.get("cuda_device") and not summary.emulated_gpus:
         summary.cuda_device = record["cuda_device"]
     summary.batches.append(record)
+
+
+@dataclass
+class Spawner:
+    """The script's own main process when it starts its ranks itself (spawn.py)."""
+    spawns: list = field(default_factory=list)  # its "spawn" records: nprocs, start_method, site, cuda_devices
+    ended: bool = False
+    error: Optional[str] = None  # it crashed: the exception
+    worker_output: str = ""  # the tail of a worker's output that never became a rank (died at start-up)
+
+
+def load_spawner(directory: Path, since: float = 0.0) -> Optional[Spawner]:
+    from ddplint.verify.spawn import SPAWNER_NAME
+    from ddplint.verify.telemetry import read_records
+
+    try:
+        records = read_records(Path(directory) / f"{SPAWNER_NAME}.jsonl")
+    except OSError:
+        return None
+    if not records or records[0].get("kind") != "start" or float(records[0].get("t", 0)) < since:
+        return None
+    spawner = Spawner(spawns=[r for r in records if r["kind"] == "spawn"])
+    end = next((r for r in records if r["kind"] == "end"), None)
+    worker_logs = sorted(Path(directory).glob("worker-*.log"), key=lambda path: path.stat().st_mtime)
+    spawner.worker_output = next((tail for tail in map(read_tail, worker_logs) if tail), "")
+    if end is not None:
+        spawner.ended = True
+        if end.get("reason") in ("exception", "not-emulatable"):
+            spawner.error = str(end.get("error") or "unknown error")
+    return spawner
 
 
 # torch 2.13 without numpy warns on import, in every process: not what a user looks for in a tail.

@@ -48,7 +48,8 @@ def rank_row(rank: RankSummary, report: Report) -> dict:
         "host": rank.host,
         "pid": rank.pid,
         "status": rank.status(report.timed_out),
-        "steps": rank.steps,
+        "steps": rank.training_steps,
+        "batches": rank.steps,
         "backend": rank.backend,
         "time_to_first_batch_s": _round(lead) if rank.first_batch_at is not None else None,
         "collective_wait_before_first_batch_s": _round(waited),
@@ -63,7 +64,8 @@ def rank_row(rank: RankSummary, report: Report) -> dict:
         "distributed_data_parallel": bool(rank.ddp),
         "blocked_in": None if open_coll is None else open_coll.op,
         "collectives": len(rank.collectives),
-        "loads": [{"line": (load.get("site") or {}).get("line"), "devices": load.get("devices"), "own": load.get("own")}
+        "loads": [{"line": (load.get("site") or {}).get("line"), "devices": load.get("devices"), "own": load.get("own"),
+                   "origin": load.get("origin")}
                   for load in rank.loads],
         "loaders": [_loader_row(record, rank) for record in rank.loaders.values()],
         "error": (rank.end or {}).get("error"),
@@ -199,9 +201,25 @@ def chrome_trace(report: Report) -> dict:
             duration = coll.duration if coll.duration is not None else max(report.stopped_at - coll.began, 0.0)
             events.append(_span(f"collective-wait: {coll.op}", us(coll.began), duration * 1e6, rank.rank,
                                 {"op": coll.op, "unfinished": coll.duration is None}))
+        if rank.buckets:  # asynchronous, overlapping backward: a track of their own
+            events.append({"name": "thread_name", "ph": "M", "pid": rank.rank, "tid": BUCKET_TRACK,
+                           "args": {"name": "DDP gradient all-reduce"}})
+        for bucket in rank.buckets:
+            events.append(_span(f"ddp-allreduce: bucket {bucket.get('index')}", us(bucket["t"]),
+                                float(bucket.get("dur", 0.0)) * 1e6, rank.rank,
+                                {"bucket": bucket.get("index"), "elements": bucket.get("numel")}, tid=BUCKET_TRACK))
+        for epoch in rank.epochs:
+            if epoch.began is not None:
+                events.append({"name": f"epoch {epoch.number} (loader {epoch.loader})", "ph": "i", "s": "p",
+                               "ts": us(epoch.began), "pid": rank.rank, "tid": 0, "cat": "epoch",
+                               "args": {"loader": epoch.loader, "pass": epoch.number,
+                                        "sampler_epoch": epoch.sampler_epoch}})
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
-def _span(name: str, ts: float, dur: float, pid: int, args: dict) -> dict:
-    return {"name": name, "ph": "X", "ts": ts, "dur": round(max(dur, 0.0), 1), "pid": pid, "tid": 0,
+BUCKET_TRACK = 1  # the trace's thread id for DDP's bucket all-reduce spans (steps are on 0)
+
+
+def _span(name: str, ts: float, dur: float, pid: int, args: dict, tid: int = 0) -> dict:
+    return {"name": name, "ph": "X", "ts": ts, "dur": round(max(dur, 0.0), 1), "pid": pid, "tid": tid,
             "cat": name.split(":")[0], "args": args}

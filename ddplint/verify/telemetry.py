@@ -14,12 +14,15 @@ of one node share a clock:
                 sampler, sampler_len, shuffle, num_replicas, batch_size, num_workers, seed
     loader_error  DataLoader(...) raised: site, error
     epoch       an iterator over a loader started: loader, n (its count), sampler_epoch
-    batch       a batch was handed out: loader, step (rank-wide count), wait (s spent in __next__),
+    batch       a batch was handed out: loader, step (rank-wide count of batches), train (training
+                batches before this one: the step budget's count), wait (s spent in __next__),
                 indices (dataset indices drawn since the previous batch record), bw (backward
                 passes so far on this rank: those after a batch mean its loader trains),
                 digests (IterableDataset loaders only: one content digest per item)
     coll_begin  a collective was entered: op, site (file, line), size (shape of its first tensor)
     coll_end    that collective returned: op, dur (s)
+    bucket      DDP's all-reduce of one gradient bucket (timed by a communication hook): t (launch),
+                dur (s until its future completed), index, numel
     dp          nn.DataParallel built: device_ids, output_device, param_devices
     ddp         DistributedDataParallel built: device_ids, param_devices
     device      torch.cuda.set_device: device
@@ -28,7 +31,7 @@ of one node share a clock:
     load        torch.load returned: devices (where its tensors are, logical under --cpu), own
                 (the rank's device), map_location (null when none was given), site
     end         the probe is stopping the rank: reason (max-steps | finished | exception |
-                not-emulatable), exit_code, steps, bw, error, traceback (for exceptions),
+                not-emulatable), exit_code, steps, trained (training steps), bw, error, traceback (for exceptions),
                 missing_path and site (a FileNotFoundError: the data is not on this machine)
 """
 
@@ -84,11 +87,12 @@ class TelemetryWriter:
             pass  # a full disk must not take the training script down with it
 
 
-    def write_batch(self, began: float, loader: int, step: int, wait: float, backward_calls: int, indices) -> None:
+    def write_batch(self, began: float, loader: int, step: int, wait: float, backward_calls: int, trained: int,
+                    indices) -> None:
         """The per-batch record, formatted by hand: it is on every training step's path, and this
         is several times cheaper than json.dumps (floats' repr and ints are valid JSON)."""
         line = (f'{{"kind":"batch","t":{began!r},"loader":{loader:d},"step":{step:d},"wait":{wait!r},'
-                f'"bw":{backward_calls:d},"indices":[{",".join(map(str, indices))}]}}\n')
+                f'"bw":{backward_calls:d},"train":{trained:d},"indices":[{",".join(map(str, indices))}]}}\n')
         try:
             os.write(self._fd, line.encode("ascii"))
         except OSError:
@@ -116,7 +120,8 @@ class TelemetryTail:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
         self._offsets: dict[Path, int] = {}
-        self.steps: dict[int, int] = {}
+        self.steps: dict[int, int] = {}  # training steps (the budget's count), not evaluation batches
+        self.data_wait: dict[int, float] = {}  # seconds each rank spent waiting for its batches
         self.ended: set[int] = set()
         self.node_of: dict[int, int] = {}  # rank -> the node_rank its probe recorded
 
@@ -129,9 +134,11 @@ class TelemetryTail:
                 if record["kind"] == "start":
                     self.node_of[rank] = int(record.get("node_rank", 0))
                 elif record["kind"] == "batch":
-                    self.steps[rank] = int(record.get("step", 0))
+                    self.steps[rank] = int(record.get("train", record.get("step", 0)))
+                    self.data_wait[rank] = self.data_wait.get(rank, 0.0) + float(record.get("wait", 0.0))
                 elif record["kind"] == "end":
                     self.ended.add(rank)
+                    self.steps[rank] = int(record.get("trained", self.steps.get(rank, 0)))
                 self.steps.setdefault(rank, 0)
 
     def _new_records(self, path: Path) -> Iterator[dict]:

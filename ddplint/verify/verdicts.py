@@ -520,6 +520,15 @@ def judge_ddp008(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         return Judgement(CONFIRMED, (
             f"torch.load on line {line} restored the tensors onto {', '.join(load['devices'])} on "
             f"{_ranks_text(others)}, whose own GPU is {load.get('own')}{note}"), line)
+    unknown = [(r, entry) for r, entry in loads if entry.get("origin") == "unknown"]
+    if unknown:
+        rank, load = unknown[0]
+        line = (load.get("site") or {}).get("line")
+        return Judgement(INCONCLUSIVE, (
+            f"torch.load on line {line} read {load.get('file') or 'a file'} on {_ranks_text(sorted({r for r, _ in unknown}))}, "
+            f"saved before this run by a process verify did not watch (or changed since): its tensors say cpu, as a CPU "
+            f"rehearsal writes them, so which GPU they came from is unknown; a file saved in a rehearsal is remembered "
+            f"in the project's cache folder for the next one"), line)
     on_gpu = [(r, entry) for r, entry in loads if any(d.startswith("cuda") for d in entry.get("devices") or [])]
     if not on_gpu and not ctx.emulated:
         return Judgement(INCONCLUSIVE, "every torch.load restored CPU tensors: the run had no GPU"
