@@ -467,3 +467,31 @@ def test_bare_cuda_for_a_none_only_the_single_process_path_passes(lint):
 def test_bare_cuda_for_a_none_every_rank_passes_is_flagged(lint):
     source = PICK_DEVICE.format(mark="  # <- DDP005", argument="None")
     assert lint(source, ["DDP005"]) == _expected(source)
+
+
+SET_DEVICE_ZERO = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def worker(rank, world_size):
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    model = DDP(nn.Linear(16, 1).to("cuda:0"), device_ids=[0])
+{launch}
+"""
+
+
+def test_set_device_zero_in_a_spawned_worker_puts_every_rank_on_gpu_0(lint):
+    """mp.spawn's workers all see the machine's GPUs: set_device(0) is no sign of one GPU each."""
+    launch = '\n\nif __name__ == "__main__":\n    mp.spawn(worker, args=(2,), nprocs=2)\n'
+    assert lint(SET_DEVICE_ZERO.format(launch=launch), ["DDP005"]) == [(11, "DDP005"), (11, "DDP005")]
+
+
+def test_set_device_zero_under_an_outside_launcher_means_one_gpu_per_process(lint):
+    """Started per GPU by a launcher that hides the other GPUs (SLURM's one task per GPU)."""
+    launch = '\n\nif __name__ == "__main__":\n    worker(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))\n'
+    assert lint(SET_DEVICE_ZERO.format(launch=launch), ["DDP005"]) == []

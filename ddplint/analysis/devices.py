@@ -211,11 +211,13 @@ class DeviceModel:
     def one_gpu_per_process(self) -> bool:
         """The script says each process sees exactly one GPU, as `cuda:0`: it sets
         `CUDA_VISIBLE_DEVICES` itself, or calls `torch.cuda.set_device(0)` with a literal 0
-        (machines with one GPU each, or a launcher that hides the others)."""
+        (machines with one GPU each, or a launcher that hides the others). Not in a worker the
+        file spawns itself: `mp.spawn`'s workers all see the machine's GPUs, so `set_device(0)`
+        there puts every one of them on GPU 0."""
         if self.sets_visible_devices:
             return True
         return any(
-            site.node.args and int_value(site.node.args[0].value) == 0
+            site.node.args and int_value(site.node.args[0].value) == 0 and not self.facts.where.in_spawned_worker(site)
             for site in self.facts.calls_named("torch.cuda.set_device")
         )
 

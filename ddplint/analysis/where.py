@@ -210,6 +210,20 @@ class WhereModel:
             return Where.EVERY_RANK  # `mp.spawn(worker, ...)`: the worker runs in every rank
         return self.of(site.context, depth + 1)
 
+    def in_spawned_worker(self, site: "CallSite") -> bool:
+        """The call runs in a worker this file starts with `mp.spawn` (the worker itself, or a
+        function only workers call): processes of one machine that see the same GPUs."""
+        function = self.facts.function_of(site.context.scope)
+        if function is None:
+            return False
+        if self._spawned(function):
+            return True
+        callers = self.facts.call_sites_of(function)
+        return bool(callers) and all(
+            (caller := self.facts.function_of(call.context.scope)) is not None and self._spawned(caller)
+            for call, _ in callers
+        )
+
     def _spawned(self, function: "FunctionInfo") -> bool:
         return any(self._is_spawn(site) for site, _ in self.facts.call_sites_of(function))
 

@@ -108,7 +108,9 @@ RULE = Rule(
           and in helper modules that do not start the process group (the entry point sets it).
         - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
           call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
-          GPU per machine, or a launcher that hides the others), where GPU 0 is right.
+          GPU per machine, or a launcher that hides the others), where GPU 0 is right. Not in a
+          worker the file starts with `mp.spawn`: those workers all see the machine's GPUs, so
+          `set_device(0)` there is every rank on GPU 0 and its `cuda:0` placements are reported.
         - Placements under a rank-0 guard or on the single-process path, and non-distributed
           scripts.
         - Placements in code that runs in one process rather than in the ranks (analysis/where.py):
@@ -146,7 +148,8 @@ RULE = Rule(
           submitit) makes `cuda:0` right; the tool cannot see the launcher, so such scripts are
           flagged unless they say so with `torch.cuda.set_device(0)`.
         - `torch.cuda.set_device(0)` on a machine with several GPUs per process group is the bug
-          itself, and is taken for a one-GPU-per-process declaration instead.
+          itself, and is taken for a one-GPU-per-process declaration instead, except in workers
+          the file spawns.
         - A class built on one rank in this file but also built elsewhere (another module, a
           `getattr` / factory call) is still taken as living on that rank only.
         - A helper that returns its single-process device after an early `return` for the rank
