@@ -105,8 +105,10 @@ def test_spawn_script_without_sampler_confirms_ddp001_with_nproc_logical_gpus():
 @pytest.mark.slow
 def test_spawn_script_with_every_rank_on_gpu_0_confirms_ddp005():
     rc, report, _ = spawn_verify(SPAWN_ONE_GPU, "--cpu", "--max-steps", "4")
-    finding = by_code(report, "DDP005")
-    assert finding["status"] == "confirmed" and "asked for cuda:0" in finding["evidence"], finding
+    # Found statically too (set_device(0) in a spawned worker is no one-GPU-per-process sign): every
+    # placement on cuda:0 the file makes is confirmed by what the ranks asked for.
+    findings = [f for f in report["findings"] if f["code"] == "DDP005"]
+    assert findings and all(f["status"] == "confirmed" and "asked for cuda:0" in f["evidence"] for f in findings), findings
     assert rc == 1
     assert [r["devices"] for r in report["ranks"]] == [["cuda:0"], ["cuda:0"]]
 

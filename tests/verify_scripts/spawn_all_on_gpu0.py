@@ -29,7 +29,7 @@ def worker(rank: int, world_size: int, epochs: int) -> None:
         loader.sampler.set_epoch(epoch)
         for x, y in loader:
             optimizer.zero_grad()
-            nn.functional.mse_loss(model(x.to("cuda:0")), y.to("cuda:0")).backward()
+            nn.functional.mse_loss(model(x.to("cuda:0")), y.to("cuda:0")).backward()  # <- DDP005
             optimizer.step()
     dist.destroy_process_group()
 
