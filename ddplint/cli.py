@@ -308,14 +308,18 @@ def _show_settings(args: argparse.Namespace, resolver: Resolver) -> int:
 WATCH_INTERVAL = 0.5
 
 
-def _watch(args: argparse.Namespace, resolver: Resolver, sleep: Callable[[float], None] = time.sleep) -> int:
+def _pause() -> None:
+    time.sleep(WATCH_INTERVAL)
+
+
+def _watch(args: argparse.Namespace, resolver: Resolver) -> int:
     """Check, then check again whenever a file that would be checked appears, goes or changes
     (polling: no dependency, works on every file system). Ctrl-C ends it with exit 0."""
     try:
         _check_once(args, resolver)
         seen = _watched_state(args, resolver)
         while True:
-            sleep(WATCH_INTERVAL)
+            _pause()
             now = _watched_state(args, resolver)
             if now != seen:
                 seen = now
