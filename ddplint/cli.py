@@ -432,14 +432,15 @@ def _rule_url() -> Callable[[str], Optional[str]]:
     """The language server's links to rule pages (ddplint/lsp/rule_docs.py), for json's `url` and
     SARIF's `helpUri`: DDPLINT_DOCS_URL as a template (`{code}`, `{name}`, `{version}`), else
     the pages written as Markdown into the user's cache; no link where they cannot be written."""
-    from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
+    from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, pages_written, write_rule_pages
 
     template = os.environ.get("DDPLINT_DOCS_URL")
     if template:
         return RuleLinks(template).url
     directory = default_pages_dir()
     try:
-        write_rule_pages(directory)
+        if not pages_written(directory):  # written once per version: a cached run loads no rule
+            write_rule_pages(directory)
     except OSError:
         return lambda code: None
     return RuleLinks(pages_dir=directory).url

@@ -392,4 +392,4 @@ def test_cli_table_names_every_check_option():
 def test_install_docs_promise_no_release_that_does_not_exist():
     readme = (ROOT / "README.md").read_text()
     assert "OWNER" not in readme and "rev: v0.1.0" not in readme
-    assert "pip install git+" in readme
+    assert 'pip install "ddplint @ git+<repository URL>@<commit>"' in readme
