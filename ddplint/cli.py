@@ -22,7 +22,7 @@ from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff, write_fixed_file
 from ddplint.output import COLORED_FORMATS, FORMATTERS, LINKED_FORMATS, FormatOptions, format_statistics, rule_name, use_color
-from ddplint.rules import UNUSED_NOQA_CODE, UnknownSelector, load_rules, select_codes
+from ddplint.rules import META_BY_CODE, UNUSED_NOQA_CODE, UnknownSelector, load_rules, select_codes
 from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -629,6 +629,11 @@ def _rule_command(args: argparse.Namespace) -> int:
             print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
         return EXIT_CLEAN
     wanted = args.code.strip()
+    if wanted.upper() in META_BY_CODE or wanted in {entry.name for entry in META_BY_CODE.values()}:
+        import ddplint.noqa  # the meta-code's page is its module's documentation
+
+        print(f"# unused-noqa ({UNUSED_NOQA_CODE})\n\n{ddplint.noqa.__doc__}", end="")
+        return EXIT_CLEAN
     chosen: Optional[Rule] = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
     if chosen is None:
         print(f"ddplint: error: unknown rule {wanted!r} (`ddplint rule` lists them)", file=sys.stderr)

@@ -393,3 +393,19 @@ def test_install_docs_promise_no_release_that_does_not_exist():
     readme = (ROOT / "README.md").read_text()
     assert "OWNER" not in readme and "rev: v0.1.0" not in readme
     assert 'pip install "ddplint @ git+<repository URL>@<commit>"' in readme
+
+
+def test_rule_command_explains_the_meta_code(capsys):
+    assert main(["rule", "DDP090"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("# unused-noqa (DDP090)") and "non-enabled" in page
+    assert main(["rule", "DDP091"]) == 2
+
+
+def test_unused_noqa_from_stdin(repo, capsys, monkeypatch):
+    import io
+
+    data = b"import torch.nn as nn\nx = nn.Linear(2, 2)  # noqa: DDP003\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["--no-cache", "--extend-select", "DDP090", "-", "--stdin-filename", "train.py"]) == 1
+    assert "train.py:2:22: DDP090 [*] unused `noqa` directive (unused: DDP003)" in capsys.readouterr().out
