@@ -70,7 +70,8 @@ class IgnoreRules:
 
 
 def _relative(absolute: str, directory: str, is_directory: bool) -> str:
-    relative = os.path.relpath(absolute, directory).replace(os.sep, "/")
+    """`absolute` (below `directory`, both absolute) relative to it, with `/` separators."""
+    relative = absolute[len(os.path.join(directory, "")):].replace(os.sep, "/")
     return relative + "/" if is_directory else relative  # `name/` patterns match directories only
 
 
