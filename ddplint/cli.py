@@ -401,7 +401,10 @@ def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: lis
     else:
         print("All checks passed!", file=sys.stderr)
     if args.show_fixes:
-        _print_fixes(fixed_by_file if fixed_by_file is not None else _fixable_by_file(diagnostics), args.fix)
+        if fixed_by_file is not None:  # a --fix run: what it applied
+            _print_fixes(fixed_by_file, applied=True)
+        else:
+            _print_fixes(_fixable_by_file(diagnostics), applied=False)
 
 
 def _fixable_by_file(diagnostics: Sequence[Diagnostic]) -> dict[str, Counter]:
@@ -577,14 +580,15 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         if args.diff:
             args.out.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
+        applied = {filename: Counter(result.fixed_codes)}
         try:
             fixed_data, fixed, remaining = encode_source(result.after, encoding, filename), result.fixed, result.remaining
         except SourceEncodingError as exc:
-            fixed_data, fixed = data, 0
+            fixed_data, fixed, applied = data, 0, {}
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
                          *lint_document(data, filename, rules, None, project, check_noqa)]
         _write_stdout(fixed_data, encoding)
-        _report(args, remaining, errors, fixed, stream=sys.stderr)
+        _report(args, remaining, errors, fixed, stream=sys.stderr, fixed_by_file=applied)
         return _exit_code(args, remaining, errors)
     diagnostics = lint_document(data, filename, rules, errors, project, check_noqa)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr

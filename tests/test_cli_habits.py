@@ -409,3 +409,16 @@ def test_unused_noqa_from_stdin(repo, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert main(["--no-cache", "--extend-select", "DDP090", "-", "--stdin-filename", "train.py"]) == 1
     assert "train.py:2:22: DDP090 [*] unused `noqa` directive (unused: DDP003)" in capsys.readouterr().out
+
+
+def test_ignored_modules_still_inform_the_project_model(repo, capsys):
+    """data.py is ignored (not checked), yet train.py, which imports its loader, is judged with it."""
+    from loader_project import LOADER_MODULE, TRAINING_SCRIPT
+
+    write(repo / "data.py", LOADER_MODULE)
+    write(repo / "train.py", TRAINING_SCRIPT)
+    write(repo / ".gitignore", "data.py\n")
+    assert files_shown(capsys, ".") == ["train.py"]
+    assert main(["--no-cache", "."]) == 1
+    out = capsys.readouterr().out
+    assert [line.split(":")[0] for line in out.splitlines()] == ["train.py"] and " DDP001 " in out
