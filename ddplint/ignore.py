@@ -84,7 +84,17 @@ def _read_spec(path: str) -> Optional[GitIgnoreSpec]:
         text = read_file(path).decode("utf-8", errors="replace")
     except OSError:
         return None
-    return GitIgnoreSpec.from_lines(text.splitlines())
+    return GitIgnoreSpec.from_lines([line for line in text.splitlines() if _valid_pattern(line)])
+
+
+def _valid_pattern(line: str) -> bool:
+    """Whether pathspec compiles the line (`!` alone, a trailing backslash, `[z-a]` do not): git
+    passes over a pattern it cannot use, and so does the walk, rather than stop."""
+    try:
+        GitIgnoreSpec.from_lines([line])
+    except Exception:  # pathspec's own error, or re.error from the pattern it builds
+        return False
+    return True
 
 
 def _repository_root(start: str) -> Optional[str]:

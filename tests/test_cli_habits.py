@@ -422,3 +422,10 @@ def test_ignored_modules_still_inform_the_project_model(repo, capsys):
     assert main(["--no-cache", "."]) == 1
     out = capsys.readouterr().out
     assert [line.split(":")[0] for line in out.splitlines()] == ["train.py"] and " DDP001 " in out
+
+
+def test_patterns_git_cannot_use_are_passed_over(repo, capsys):
+    write(repo / "a.py", "x = 1\n")
+    write(repo / "b.py", "x = 1\n")
+    write(repo / ".gitignore", "!\n[z-a]\ntrailing\\\nb.py\n")
+    assert files_shown(capsys, ".") == ["a.py"]
