@@ -317,6 +317,7 @@ def _watch(args: argparse.Namespace, resolver: Resolver) -> int:
     (polling: no dependency, works on every file system). Ctrl-C ends it with exit 0."""
     try:
         _check_once(args, resolver)
+        args.out.flush()  # a pipe (`| tee`) sees each round's findings as the round ends
         seen = _watched_state(args, resolver)
         while True:
             _pause()
