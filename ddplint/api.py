@@ -25,9 +25,10 @@ from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
+from ddplint.ignore import IgnoreRules
 from ddplint.notebook import NotebookError, fix_notebook, lint_notebook
-from ddplint.rules import load_rules, select_codes
-from ddplint.source import read_file, reason_of
+from ddplint.rules import UNUSED_NOQA_CODE, load_rules, select_codes
+from ddplint.source import SourceEncodingError, decode_source, read_file, reason_of
 
 if TYPE_CHECKING:
     from ddplint.rules.base import Rule
@@ -49,12 +50,17 @@ EXCLUDED_DIRS = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 def discover(
-    paths: Sequence[str], is_excluded: Optional[Callable[[str], bool]] = None, force_exclude: bool = False
+    paths: Sequence[str],
+    is_excluded: Optional[Callable[[str], bool]] = None,
+    force_exclude: bool = False,
+    respect_gitignore: bool = False,
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
-    and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped), sorted
-    for a stable order. `is_excluded` comes from the configuration (config.Settings.is_excluded).
-    A directory that cannot be listed comes with its problem, in its place in that order."""
+    and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped, and with
+    `respect_gitignore` those that `.gitignore`, `.ignore` or git's global excludes name:
+    ddplint/ignore.py), sorted for a stable order. `is_excluded` comes from the configuration
+    (config.Settings.is_excluded). A directory that cannot be listed comes with its problem, in
+    its place in that order."""
     for given in paths:
         try:
             is_directory = stat.S_ISDIR(os.stat(given).st_mode)
@@ -67,9 +73,18 @@ def discover(
             yield given, f"cannot read: {reason_of(exc)}"
             continue
         if is_directory:
-            yield from sorted(_walk_source_files(given, is_excluded), key=lambda found: _path_order(found[0]))
+            ignored = _ignore_rules(given) if respect_gitignore else None
+            walked = _walk_source_files(given, is_excluded, ignored)
+            yield from sorted(walked, key=lambda found: _path_order(found[0]))
         elif not (force_exclude and is_excluded is not None and is_excluded(given)):
             yield given, None  # named: read whatever it is, so that a pipe or a device is reported
+
+
+def _ignore_rules(directory: str) -> Optional[IgnoreRules]:
+    """The ignore files' rules for a walk of `directory`; None (nothing ignored) when the
+    directory named is itself ignored: what is named on the command line is checked."""
+    rules = IgnoreRules(directory)
+    return None if rules.is_ignored(directory, is_directory=True) else rules
 
 
 # A project with more modules than this is indexed only up to this many (in walk order): imports
@@ -84,7 +99,8 @@ def project_modules(checked: Sequence[str]) -> list[str]:
     findings whether it is checked alone, with its folder, from stdin or in the editor: what it
     imports from the project is summarised either way. Folders never worth descending into
     (EXCLUDED_DIRS, virtual environments) are skipped; the configuration's excludes are not,
-    since an excluded module still runs when the training script imports it."""
+    since an excluded module still runs when the training script imports it. For the same reason
+    (and one rule for both) files that `.gitignore` names stay in the project model too."""
     modules = [path for path in checked if path.endswith(".py")]
     roots = sorted({root for root in map(project_root, modules) if root is not None})
     for root in roots:
@@ -94,7 +110,7 @@ def project_modules(checked: Sequence[str]) -> list[str]:
 
 
 def _walk_source_files(
-    root: str, is_excluded: Optional[Callable[[str], bool]] = None
+    root: str, is_excluded: Optional[Callable[[str], bool]] = None, ignored: Optional[IgnoreRules] = None
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for the `.py` / `.ipynb` files under `root`, and for each directory that
     cannot be listed. A loop over a stack, not recursion: a tree 1,000 folders deep is walked too.
@@ -115,9 +131,10 @@ def _walk_source_files(
             path = _join(base, entry.name)
             if _is_directory(entry):
                 if not entry.is_symlink() and not _is_virtualenv(path) and not _excluded_directory(entry.name, path, is_excluded):
-                    pending.append(path)
+                    if ignored is None or not ignored.is_ignored(path, is_directory=True):
+                        pending.append(path)
             elif entry.name.endswith(SOURCE_SUFFIXES) and _may_be_read(entry, path):
-                if is_excluded is None or not is_excluded(path):
+                if (is_excluded is None or not is_excluded(path)) and (ignored is None or not ignored.is_ignored(path, False)):
                     yield path, None
 
 
@@ -168,11 +185,12 @@ def lint_file(
     rules: Sequence[Rule],
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    check_noqa: bool = False,
 ) -> list[Diagnostic]:
     data, problem = _read(path)
     if problem is not None:
         return [problem]
-    return lint_document(data, path, rules, errors, project)
+    return lint_document(data, path, rules, errors, project, check_noqa)
 
 
 def lint_document(
@@ -181,13 +199,44 @@ def lint_document(
     rules: Sequence[Rule],
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    check_noqa: bool = False,
 ) -> list[Diagnostic]:
-    """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    """A file's contents, Python or notebook by its name (stdin goes through here too).
+    `check_noqa`: also judge its `# noqa` comments (DDP090, ddplint/noqa.py)."""
+    if filename.endswith(".ipynb"):
+        return lint_notebook(data, filename, lambda program: _lint_python(program, filename, rules, errors, project, check_noqa))
+    return _lint_python(data, filename, rules, errors, project, check_noqa)
+
+
+def _lint_python(
+    source: bytes | str,
+    filename: str,
+    rules: Sequence[Rule],
+    errors: Optional[list[InternalError]],
+    project: Optional[ProjectIndex],
+    check_noqa: bool,
+) -> list[Diagnostic]:
+    """The engine's findings, and with `check_noqa` those about the file's `# noqa` comments."""
     from ddplint.engine import lint_source
 
-    if filename.endswith(".ipynb"):
-        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
-    return lint_source(data, filename, rules, errors, project)
+    found = lint_source(source, filename, rules, errors, project)
+    if not check_noqa:
+        return found
+    from ddplint.noqa import unused_noqa
+
+    text = source if isinstance(source, str) else _decoded(source, filename)
+    if text is None:
+        return found  # undecodable: the engine has reported it
+    enabled = {rule.code for rule in rules}
+    extra = unused_noqa(text, filename, enabled, lambda blanked: lint_source(blanked, filename, rules, None, project))
+    return sorted([*found, *extra], key=lambda d: d.sort_key) if extra else found
+
+
+def _decoded(data: bytes, filename: str) -> Optional[str]:
+    try:
+        return decode_source(data, filename)[0]
+    except SourceEncodingError:
+        return None
 
 
 def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
@@ -207,14 +256,16 @@ def lint_paths(
     *,
     jobs: Optional[int] = None,
     cache: Optional[ResultCache] = None,
+    respect_gitignore: bool = False,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
     streamed as soon as each file and all before it are done. `codes_for` (per-file
     configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
     worker processes (default: by the amount of source, up to one per core); `cache` skips
-    files whose results are known. Rules are loaded only if a file is to be analysed."""
+    files whose results are known; `respect_gitignore`: as for `discover`. Rules are loaded only
+    if a file is to be analysed."""
     default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
-    found = list(discover(paths, is_excluded, force_exclude))
+    found = list(discover(paths, is_excluded, force_exclude, respect_gitignore))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
     project = project_index(readable)
@@ -242,7 +293,9 @@ def lint_paths(
             if outcome.unchanged and cache is not None:
                 cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
                 # None: the entry went stale meanwhile (a project file changed): check the file here
-                diagnostics = cached if cached is not None else lint_file(slot.path, load_rules(slot.codes), errors, project)
+                diagnostics = cached if cached is not None else lint_file(
+                    slot.path, load_rules(slot.codes), errors, project, UNUSED_NOQA_CODE in slot.codes
+                )
             elif cache is not None and outcome.digest and not outcome.errors:
                 cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
             if errors is not None:
@@ -335,7 +388,7 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
     with _holding_tree(len(data)):
-        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
+        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT, UNUSED_NOQA_CODE in job.codes)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
@@ -632,6 +685,7 @@ class DocumentFix:
     after: str
     fixed: int
     remaining: list[Diagnostic]
+    fixed_codes: tuple[str, ...] = ()  # the code of each finding fixed
 
 
 def fix_document(
@@ -641,15 +695,14 @@ def fix_document(
     unsafe: bool = False,
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    check_noqa: bool = False,
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
-    as for lint_document, so --fix and --diff see what the check sees."""
-
-    from ddplint.engine import lint_source
+    and `check_noqa` as for lint_document, so --fix and --diff see what the check sees."""
 
     def lint(text: str) -> list[Diagnostic]:
-        return lint_source(text, filename, rules, errors, project)
+        return _lint_python(text, filename, rules, errors, project, check_noqa)
 
     if filename.endswith(".ipynb"):
         outcomes: list[FixOutcome] = []
@@ -662,12 +715,13 @@ def fix_document(
             after = fix_notebook(source, fix_program)
         except NotebookError as exc:
             # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
-            found = lint_document(source, filename, rules, errors, project) if outcomes else []
+            found = lint_document(source, filename, rules, errors, project, check_noqa) if outcomes else []
             return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
         fixed = outcomes[-1].fixed if outcomes else 0
-        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project))
+        codes = outcomes[-1].fixed_codes if outcomes else ()
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project, check_noqa), codes)
     outcome = fix_until_stable(source, lint, unsafe)
-    return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
+    return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining, outcome.fixed_codes)
 
 
 __all__ = [

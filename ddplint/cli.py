@@ -9,8 +9,11 @@ import argparse
 import dataclasses
 import os
 import sys
+import time
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from ddplint import __version__
 from ddplint.api import discover, fix_document, lint_document, lint_paths, project_index
@@ -19,8 +22,8 @@ from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import unified_diff, write_fixed_file
 from ddplint.isolation import leave_workspace_out
-from ddplint.output import COLORED_FORMATS, FORMATTERS, FormatOptions, format_statistics, use_color
-from ddplint.rules import UnknownSelector, select_codes
+from ddplint.output import COLORED_FORMATS, FORMATTERS, LINKED_FORMATS, FormatOptions, format_statistics, rule_name, use_color
+from ddplint.rules import META_BY_CODE, UNUSED_NOQA_CODE, UnknownSelector, load_rules, select_codes
 from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -58,14 +61,27 @@ def _check_parser(parser: argparse.ArgumentParser) -> None:
     files.add_argument("--config", metavar="FILE", help="use this pyproject.toml / ddplint.toml instead of searching")
     files.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     files.add_argument("--stdin-filename", metavar="NAME", help="the name to report (and configure) stdin under")
+    files.add_argument(
+        "--respect-gitignore", action=argparse.BooleanOptionalAction, default=True,
+        help="skip files that .gitignore, .ignore or git's global excludes name when walking folders (default: on)",
+    )
     fixing = parser.add_argument_group("fixes")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes")
     fixing.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) fixes that change behaviour")
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixing.add_argument(
+        "--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (keeps existing comments)"
+    )
     report = parser.add_argument_group("output")
     report.add_argument(
-        "--output-format", choices=list(FORMATTERS), default="text", help="how to print findings (default: text)"
+        "--output-format", choices=list(FORMATTERS), default="concise",
+        help="how to print findings (default: concise; `text` is its older name)",
     )
+    report.add_argument("-o", "--output-file", metavar="FILE", help="write the findings to FILE instead of stdout")
+    report.add_argument("--show-fixes", action="store_true", help="list the fixes applied (with --fix) or available, per file and rule")
+    report.add_argument("--show-files", action="store_true", help="list the files that would be checked, and stop")
+    report.add_argument("--show-settings", action="store_true", help="print the settings resolved for the first file, and stop")
+    report.add_argument("-w", "--watch", action="store_true", help="check again whenever a checked file changes (Ctrl-C ends)")
     report.add_argument("--statistics", action="store_true", help="print counts per rule instead of findings")
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
@@ -162,21 +178,56 @@ def _check_command(args: argparse.Namespace) -> int:
             Path(args.config) if args.config else None,
             args.isolated,
         )
-        if args.paths == ["-"]:
-            return _check_stdin(args, resolver)
-        errors: list[InternalError] = []
-        if args.fix or args.diff:
-            return _fix_paths(args, resolver, errors)
-        cache = _open_cache(args)
-        diagnostics = list(
-            lint_paths(
-                args.paths, None, errors, resolver.codes_for, resolver.is_excluded, args.force_exclude,
-                jobs=args.jobs, cache=cache,
-            )
-        )
+        problem = _usage_problem(args)
+        if problem is not None:
+            print(f"ddplint: error: {problem}", file=sys.stderr)
+            return EXIT_ERROR
+        with _output_stream(args):
+            return _dispatch(args, resolver)
     except (UnknownSelector, ConfigError) as exc:
         print(f"ddplint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OutputFileError as exc:
+        print(f"ddplint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _usage_problem(args: argparse.Namespace) -> Optional[str]:
+    """Flags that cannot go together (argparse's groups cannot say it across option groups)."""
+    if args.add_noqa and (args.fix or args.diff):
+        return "--add-noqa cannot be combined with --fix or --diff"
+    if args.paths == ["-"] and (args.add_noqa or args.watch or args.show_files):
+        return "--add-noqa, --watch and --show-files work on files, not stdin"
+    if args.watch and (args.fix or args.diff):
+        return "--watch cannot be combined with --fix or --diff"
+    return None
+
+
+def _dispatch(args: argparse.Namespace, resolver: Resolver) -> int:
+    if args.show_settings:
+        return _show_settings(args, resolver)
+    if args.show_files:
+        return _show_files(args, resolver)
+    if args.paths == ["-"]:
+        return _check_stdin(args, resolver)
+    if args.add_noqa:
+        return _add_noqa(args, resolver)
+    if args.watch:
+        return _watch(args, resolver)
+    return _check_once(args, resolver)
+
+
+def _check_once(args: argparse.Namespace, resolver: Resolver) -> int:
+    errors: list[InternalError] = []
+    if args.fix or args.diff:
+        return _fix_paths(args, resolver, errors)
+    cache = _open_cache(args)
+    diagnostics = list(
+        lint_paths(
+            args.paths, None, errors, resolver.codes_for, resolver.is_excluded, args.force_exclude,
+            jobs=args.jobs, cache=cache, respect_gitignore=args.respect_gitignore,
+        )
+    )
     if cache is not None:
         problem = cache.save()
         if problem is not None:
@@ -185,14 +236,157 @@ def _check_command(args: argparse.Namespace) -> int:
     return _exit_code(args, diagnostics, errors)
 
 
+class OutputFileError(Exception):
+    """`-o FILE` cannot be written; the message names the file and why."""
+
+
+@contextmanager
+def _output_stream(args: argparse.Namespace) -> Iterator[None]:
+    """`args.out`: where findings (and diffs, listings) go: `-o FILE`, else stdout."""
+    if not args.output_file:
+        args.out = sys.stdout
+        yield
+        return
+    try:
+        handle = open(args.output_file, "w", encoding="utf-8")
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {args.output_file}: {reason_of(exc)}") from None
+    args.out = handle
+    try:
+        with handle:
+            yield
+    finally:
+        args.out = sys.stdout
+
+
+def _files(args: argparse.Namespace, resolver: Resolver) -> list[tuple[str, Optional[str]]]:
+    return list(discover(args.paths, resolver.is_excluded, args.force_exclude, args.respect_gitignore))
+
+
+def _show_files(args: argparse.Namespace, resolver: Resolver) -> int:
+    """ruff's --show-files: what a check of these paths would read, after excludes and ignore files."""
+    unreadable = False
+    for path, problem in _files(args, resolver):
+        if problem is None:
+            print(path, file=args.out)
+        else:
+            unreadable = True
+            print(f"{path}: {problem}", file=sys.stderr)
+    return EXIT_ERROR if unreadable else EXIT_CLEAN
+
+
+def _show_settings(args: argparse.Namespace, resolver: Resolver) -> int:
+    """ruff's --show-settings: the settings one file is checked with (the first file found, or
+    the stdin name)."""
+    if args.paths == ["-"]:
+        path = args.stdin_filename or str(Path.cwd() / "-")
+    else:
+        path = next((found for found, problem in _files(args, resolver) if problem is None), None)
+        if path is None:
+            print("ddplint: error: no file to check under the paths given", file=sys.stderr)
+            return EXIT_ERROR
+    settings = resolver.settings_for(path)
+    lines = [
+        f"Resolved settings for: {path}",
+        f"Settings path: {settings.path if settings.path is not None else '(none: defaults)'}",
+        f"root = {str(settings.root)!r}",
+        f"rules = {list(resolver.codes_for(path))}",
+        f"select = {list(settings.select) if settings.select is not None else '(default)'}",
+        f"extend-select = {list(settings.extend_select)}",
+        f"ignore = {list(settings.ignore)}",
+        f"per-file-ignores (this file) = {list(settings.per_file_ignored_codes(path))}",
+        f"exclude = {list(settings.exclude)}",
+        f"extend-exclude = {list(settings.extend_exclude)}",
+        f"force-exclude = {str(args.force_exclude).lower()}",
+        f"respect-gitignore = {str(args.respect_gitignore).lower()}",
+        f"unsafe-fixes = {str(args.unsafe_fixes).lower()}",
+        f"output-format = {args.output_format}",
+        f"cache = {'off' if args.no_cache else (args.cache_dir or os.environ.get('DDPLINT_CACHE_DIR') or default_cache_dir())}",
+    ]
+    print("\n".join(lines), file=args.out)
+    return EXIT_CLEAN
+
+
+# How often --watch looks at the files' sizes and modification times (seconds).
+WATCH_INTERVAL = 0.5
+
+
+def _pause() -> None:
+    time.sleep(WATCH_INTERVAL)
+
+
+def _watch(args: argparse.Namespace, resolver: Resolver) -> int:
+    """Check, then check again whenever a file that would be checked appears, goes or changes
+    (polling: no dependency, works on every file system). Ctrl-C ends it with exit 0."""
+    try:
+        _check_once(args, resolver)
+        args.out.flush()  # a pipe (`| tee`) sees each round's findings as the round ends
+        seen = _watched_state(args, resolver)
+        while True:
+            _pause()
+            now = _watched_state(args, resolver)
+            if now != seen:
+                seen = now
+                print("[watch] a file changed: checking again", file=sys.stderr)
+                _check_once(args, resolver)
+                args.out.flush()
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_CLEAN
+
+
+def _watched_state(args: argparse.Namespace, resolver: Resolver) -> list[tuple[str, int, int]]:
+    state = []
+    for path, problem in _files(args, resolver):
+        try:
+            info = os.stat(path) if problem is None else None
+        except OSError:
+            info = None
+        state.append((path, info.st_mtime_ns if info else -1, info.st_size if info else -1))
+    return state
+
+
+def _add_noqa(args: argparse.Namespace, resolver: Resolver) -> int:
+    """ruff's --add-noqa: silence every current finding where it is, so that a team can adopt the
+    linter on an existing repository and fix the findings one by one."""
+    from ddplint.noqa import add_noqa
+
+    added, failed = 0, False
+    found = _files(args, resolver)
+    project = project_index([path for path, problem in found if problem is None])
+    for path, problem in found:
+        read = _read_source(path) if problem is None else f"cannot read: {problem}"
+        if isinstance(read, str):
+            print(f"{path}: {read}", file=sys.stderr)
+            failed = True
+            continue
+        if path.endswith(".ipynb"):
+            continue  # a comment would go into a cell's JSON string: not done (docs/cli.md)
+        data, source, encoding = read
+        diagnostics = lint_document(source, path, resolver.rules_for(path), None, project)
+        text, count = add_noqa(source, diagnostics)
+        if count:
+            problem = _write_fixes(path, data, text, encoding)
+            if problem is not None:
+                print(f"{path}: {problem}", file=sys.stderr)
+                failed = True
+                continue
+            added += count
+    if not args.quiet:
+        print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if failed else EXIT_CLEAN
+
+
 def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: list[InternalError], fixed: int = 0,
-            options: Optional[FormatOptions] = None, stream=None) -> None:
-    stream = stream or sys.stdout
+            options: Optional[FormatOptions] = None, stream=None, fixed_by_file: Optional[dict[str, Counter]] = None) -> None:
+    stream = stream or args.out
     hidden = 0 if args.unsafe_fixes else sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
     if not args.unsafe_fixes:  # unsafe fixes are neither shown nor offered unless asked for
         diagnostics = [d if d.fix is None or d.fix.is_safe else _without_fix(d) for d in diagnostics]
     options = options or FormatOptions()
     options.color = args.output_format in COLORED_FORMATS and use_color(stream)
+    if args.output_format in LINKED_FORMATS and not args.statistics:
+        options.url_of = _rule_url()
     if args.statistics:
         stream.write(format_statistics(diagnostics, as_json=args.output_format == "json"))
     else:
@@ -210,6 +404,53 @@ def _report(args: argparse.Namespace, diagnostics: list[Diagnostic], errors: lis
         _print_fixable(diagnostics, args, hidden)
     else:
         print("All checks passed!", file=sys.stderr)
+    if args.show_fixes:
+        if fixed_by_file is not None:  # a --fix run: what it applied
+            _print_fixes(fixed_by_file, applied=True)
+        else:
+            _print_fixes(_fixable_by_file(diagnostics), applied=False)
+
+
+def _fixable_by_file(diagnostics: Sequence[Diagnostic]) -> dict[str, Counter]:
+    found: dict[str, Counter] = {}
+    for d in diagnostics:
+        if d.fix is not None:
+            found.setdefault(d.filename, Counter())[d.code] += 1
+    return found
+
+
+def _print_fixes(by_file: dict[str, Counter], applied: bool) -> None:
+    """ruff's --show-fixes listing: per file, how many findings of each rule were (or would be) fixed."""
+    total = sum(sum(counts.values()) for counts in by_file.values())
+    if not total:
+        print("No fixes applied." if applied else "No fixes available.", file=sys.stderr)
+        return
+    noun = "finding" if total == 1 else "findings"
+    print(f"Fixed {total} {noun}:" if applied else f"Fixes available for {total} {noun}:", file=sys.stderr)
+    for filename in sorted(by_file):
+        if not by_file[filename]:
+            continue
+        print(f"- {filename}:", file=sys.stderr)
+        for code, count in sorted(by_file[filename].items(), key=lambda item: (-item[1], item[0])):
+            print(f"    {count} × {code} ({rule_name(code)})", file=sys.stderr)
+
+
+def _rule_url() -> Callable[[str], Optional[str]]:
+    """The language server's links to rule pages (ddplint/lsp/rule_docs.py), for json's `url` and
+    SARIF's `helpUri`: DDPLINT_DOCS_URL as a template (`{code}`, `{name}`, `{version}`), else
+    the pages written as Markdown into the user's cache; no link where they cannot be written."""
+    from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, pages_written, write_rule_pages
+
+    template = os.environ.get("DDPLINT_DOCS_URL")
+    if template:
+        return RuleLinks(template).url
+    directory = default_pages_dir()
+    try:
+        if not pages_written(directory):  # written once per version: a cached run loads no rule
+            write_rule_pages(directory)
+    except OSError:
+        return lambda code: None
+    return RuleLinks(pages_dir=directory).url
 
 
 def _without_fix(diagnostic: Diagnostic) -> Diagnostic:
@@ -247,8 +488,9 @@ def _open_cache(args: argparse.Namespace) -> Optional[ResultCache]:
 def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[InternalError]) -> int:
     """--fix writes the fixed files and reports what is left; --diff prints the changes instead."""
     remaining: list[Diagnostic] = []
-    fixed = 0
-    found = list(discover(args.paths, resolver.is_excluded, args.force_exclude))
+    fixed = hidden = 0
+    fixed_by_file: dict[str, Counter] = {}
+    found = _files(args, resolver)
     project = project_index([path for path, problem in found if problem is None])
     for path, problem in found:
         if problem is not None:
@@ -259,27 +501,44 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.append(error_diagnostic(path, read))
             continue
         data, source, encoding = read
-        rules = resolver.rules_for(path)
-        result = fix_document(source, path, rules, args.unsafe_fixes, errors, project)
+        codes = resolver.codes_for(path)
+        result = fix_document(source, path, load_rules(codes), args.unsafe_fixes, errors, project, UNUSED_NOQA_CODE in codes)
         if args.diff:
             fixed += result.fixed
-            sys.stdout.write(unified_diff(result.before, result.after, path))
+            fixed_by_file[path] = Counter(result.fixed_codes)
+            hidden += _unsafe_fixes(result.remaining)
+            args.out.write(unified_diff(result.before, result.after, path))
             continue
         problem = _write_fixes(path, data, result.after, encoding) if result.after != result.before else None
         if problem is None:
             fixed += result.fixed
+            fixed_by_file[path] = Counter(result.fixed_codes)
             remaining.extend(result.remaining)
         else:  # nothing was written: the file still has every finding it came with
             remaining.append(error_diagnostic(path, problem))
-            remaining.extend(lint_document(source, path, rules, None, project))  # internal errors: recorded by the fix run
+            remaining.extend(lint_document(source, path, load_rules(codes), None, project, UNUSED_NOQA_CODE in codes))
     if args.diff:
         # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
-        sys.stderr.write(FORMATTERS["text"](remaining, FormatOptions()))
+        sys.stderr.write(FORMATTERS["concise"](remaining, FormatOptions()))
         if not args.quiet:
-            print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
+            print(_would_fix(fixed, hidden), file=sys.stderr)
+        if args.show_fixes:
+            _print_fixes(fixed_by_file, applied=False)
         return EXIT_ERROR if errors else (EXIT_FINDINGS if fixed or remaining else EXIT_CLEAN)
-    _report(args, sorted(remaining, key=lambda d: d.sort_key), errors, fixed)
+    _report(args, sorted(remaining, key=lambda d: d.sort_key), errors, fixed, fixed_by_file=fixed_by_file)
     return _exit_code(args, remaining, errors)
+
+
+def _unsafe_fixes(diagnostics: Sequence[Diagnostic]) -> int:
+    return sum(1 for d in diagnostics if d.fix is not None and not d.fix.is_safe)
+
+
+def _would_fix(fixed: int, hidden: int) -> str:
+    """--diff's last line; it names the fixes `--unsafe-fixes` would add (ruff's wording)."""
+    line = f"Would fix {fixed} finding{'s' if fixed != 1 else ''}"
+    if hidden:
+        line += f" ({hidden} fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`)"
+    return line + "."
 
 
 def _read_source(path: str) -> tuple[bytes, str, str] | str:
@@ -308,7 +567,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     goes to stdout (in the input's own encoding) and the findings to stderr; with --diff the diff
     goes to stdout."""
     filename = args.stdin_filename or "-"
-    rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
+    codes = resolver.codes_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
+    rules, check_noqa = load_rules(codes), UNUSED_NOQA_CODE in codes
     data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
     if len(data) > MAX_READ_BYTES:
         return _report_stdin_too_large(args, filename)
@@ -320,20 +580,21 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         source, encoding = None, "utf-8"
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project, check_noqa)
         if args.diff:
-            sys.stdout.write(unified_diff(result.before, result.after, filename))
+            args.out.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
+        applied = {filename: Counter(result.fixed_codes)}
         try:
             fixed_data, fixed, remaining = encode_source(result.after, encoding, filename), result.fixed, result.remaining
         except SourceEncodingError as exc:
-            fixed_data, fixed = data, 0
+            fixed_data, fixed, applied = data, 0, {}
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
-                         *lint_document(data, filename, rules, None, project)]
+                         *lint_document(data, filename, rules, None, project, check_noqa)]
         _write_stdout(fixed_data, encoding)
-        _report(args, remaining, errors, fixed, stream=sys.stderr)
+        _report(args, remaining, errors, fixed, stream=sys.stderr, fixed_by_file=applied)
         return _exit_code(args, remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors, project)
+    diagnostics = lint_document(data, filename, rules, errors, project, check_noqa)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
         _write_stdout(data, encoding)
         _report(args, diagnostics, errors, stream=sys.stderr)
@@ -376,6 +637,11 @@ def _rule_command(args: argparse.Namespace) -> int:
             print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
         return EXIT_CLEAN
     wanted = args.code.strip()
+    if wanted.upper() in META_BY_CODE or wanted in {entry.name for entry in META_BY_CODE.values()}:
+        import ddplint.noqa  # the meta-code's page is its module's documentation
+
+        print(f"# unused-noqa ({UNUSED_NOQA_CODE})\n\n{ddplint.noqa.__doc__}", end="")
+        return EXIT_CLEAN
     chosen: Optional[Rule] = RULES_BY_CODE.get(wanted.upper()) or next((r for r in ALL_RULES if r.name == wanted), None)
     if chosen is None:
         print(f"ddplint: error: unknown rule {wanted!r} (`ddplint rule` lists them)", file=sys.stderr)

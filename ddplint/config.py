@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from ddplint.rules import REGISTRY, UnknownSelector, load_rules, select_codes
+from ddplint.rules import SELECTABLE, UnknownSelector, load_rules, select_codes
 from ddplint.source import read_file, reason_of
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def _chosen_codes(
     chosen = set(select_codes(select, ignore))
     if extend_select:
         chosen |= set(select_codes(extend_select, ignore))
-    return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
+    return tuple(entry.code for entry in SELECTABLE if entry.code in chosen)
 
 
 @lru_cache(maxsize=64)

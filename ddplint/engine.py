@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # only named in the Parser protocol
 # A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
 # language server reads the same grammar when it edits these comments.
 NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
+FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)
 
 
 class Parser(Protocol):
@@ -188,7 +188,7 @@ def _analysed(
         return [_error(filename, f"cannot parse: {type(exc).__name__}: {_one_line(str(exc))}")], failures
     # Decoding ourselves: `module.code` would regenerate the whole source (a full codegen pass).
     text = data.decode(module.encoding, errors="replace")
-    if _FILE_NOQA.search(text):
+    if FILE_NOQA.search(text):
         return [], failures
     view = project.view_for(filename) if project is not None else None
     facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
@@ -327,4 +327,4 @@ def parses_safely(data: bytes, filename: str) -> bool:
     return problem is None
 
 
-__all__ = ["NOQA", "InternalError", "lint_source", "parses_safely"]
+__all__ = ["FILE_NOQA", "NOQA", "InternalError", "lint_source", "parses_safely"]

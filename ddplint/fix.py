@@ -93,6 +93,7 @@ class FixOutcome:
     source: str  # the fixed text (unchanged when nothing applied)
     fixed: int  # how many findings were fixed
     remaining: list[Diagnostic]  # what is still reported on the fixed text
+    fixed_codes: tuple[str, ...] = ()  # the code of each finding fixed (`--show-fixes`)
 
 
 def fix_until_stable(
@@ -102,7 +103,7 @@ def fix_until_stable(
     possible (DDP001's new sampler then needs DDP002's set_epoch). A round whose result does not
     parse is thrown away, so a fix can never leave the file broken."""
     diagnostics = lint(source)
-    fixed = 0
+    fixed_codes: list[str] = []
     for _ in range(MAX_ROUNDS):
         fixes = selected_fixes(diagnostics, unsafe)
         if not fixes:
@@ -110,10 +111,11 @@ def fix_until_stable(
         new_source, applied = apply_fixes_counted(source, fixes)
         if new_source == source or not _parses(new_source):
             break
+        code_of = {id(d.fix): d.code for d in diagnostics if d.fix is not None}
         new_diagnostics = lint(new_source)
         source, diagnostics = new_source, new_diagnostics
-        fixed += len(applied)
-    return FixOutcome(source, fixed, diagnostics)
+        fixed_codes.extend(code_of[id(fix)] for fix in applied)
+    return FixOutcome(source, len(fixed_codes), diagnostics, tuple(fixed_codes))
 
 
 def _parses(source: str) -> bool:

@@ -1,7 +1,7 @@
 """Formatters: diagnostics in, text out. Each takes the full list so it can add summaries.
 
-Shapes follow ruff where ruff has one (text, full, json, json-lines, github), and SARIF 2.1.0 as
-GitHub code scanning reads it.
+Shapes follow ruff where ruff has one (concise, full, json, json-lines, github), and SARIF 2.1.0 as
+GitHub code scanning reads it. `text` is the older name of `concise` and stays its alias.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from ddplint import __version__
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Severity
-from ddplint.rules import ENTRIES_BY_CODE, REGISTRY, load_rules
+from ddplint.rules import ENTRIES_BY_CODE, META_BY_CODE, REGISTRY, load_rules
 from ddplint.source import line_at, read_file
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -41,6 +41,9 @@ class FormatOptions:
     color: bool = False
     # The source line for `full`; the CLI swaps in one that knows stdin's text.
     line_of: Callable[[Diagnostic], Optional[str]] = field(default=_read_line)
+    # The rule's documentation page for json's `url` and SARIF's `helpUri` (the CLI passes the
+    # language server's RuleLinks.url); None where a code has no page.
+    url_of: Callable[[str], Optional[str]] = field(default=lambda code: None)
 
 
 # -- colour -------------------------------------------------------------------------------------
@@ -136,12 +139,14 @@ def _edit_json(edit: Edit) -> dict:
     return {"content": edit.content, "location": _position(edit.location), "end_location": _position(edit.end_location)}
 
 
-def diagnostic_json(d: Diagnostic) -> dict:
-    """One diagnostic in the shape ruff's json uses, so existing tooling can read it."""
+def diagnostic_json(d: Diagnostic, url: Optional[str] = None) -> dict:
+    """One diagnostic in the shape ruff's json uses, so existing tooling can read it; `url`: the
+    rule's page (null when it has none)."""
     return {
         "cell": d.cell,
         "code": d.code,
-        "name": _name(d.code),
+        "name": rule_name(d.code),
+        "url": url,
         "message": d.message,
         "filename": d.filename,
         "location": _position(d.location),
@@ -153,11 +158,13 @@ def diagnostic_json(d: Diagnostic) -> dict:
 
 
 def format_json(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
-    return json.dumps([diagnostic_json(d) for d in diagnostics], indent=2) + "\n"
+    url_of = (options or FormatOptions()).url_of
+    return json.dumps([diagnostic_json(d, url_of(d.code)) for d in diagnostics], indent=2) + "\n"
 
 
 def format_json_lines(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
-    return "".join(json.dumps(diagnostic_json(d)) + "\n" for d in diagnostics)
+    url_of = (options or FormatOptions()).url_of
+    return "".join(json.dumps(diagnostic_json(d, url_of(d.code))) + "\n" for d in diagnostics)
 
 
 def format_github(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
@@ -191,6 +198,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
     """SARIF 2.1.0 with every rule described, as GitHub code scanning expects."""
     index = {entry.code: i for i, entry in enumerate(REGISTRY)}
     results = [_sarif_result(d, index) for d in diagnostics]
+    url_of = (options or FormatOptions()).url_of
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -200,7 +208,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
                     "driver": {
                         "name": "ddplint",
                         "version": __version__,
-                        "rules": [_sarif_rule(rule) for rule in load_rules(ENTRIES_BY_CODE)],
+                        "rules": [_sarif_rule(rule, url_of(rule.code)) for rule in load_rules(ENTRIES_BY_CODE)],
                     }
                 },
                 "results": results,
@@ -211,9 +219,9 @@ def format_sarif(diagnostics: Sequence[Diagnostic], options: Optional[FormatOpti
     return json.dumps(log, indent=2) + "\n"
 
 
-def _sarif_rule(rule) -> dict:
+def _sarif_rule(rule, url: Optional[str]) -> dict:
     help_text = _one_paragraph(rule.fix)
-    return {
+    described: dict = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
@@ -222,6 +230,9 @@ def _sarif_rule(rule) -> dict:
         "defaultConfiguration": {"level": str(Severity(rule.severity))},  # SARIF levels include both
         "properties": {"tags": ["performance", "distributed"]},
     }
+    if url is not None:
+        described["helpUri"] = url
+    return described
 
 
 def _sarif_uri(filename: str) -> str:
@@ -284,28 +295,31 @@ def format_statistics(diagnostics: Sequence[Diagnostic], as_json: bool = False) 
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if as_json:
         items = [
-            {"code": code, "name": _name(code), "count": count, "fixable": code in fixable} for code, count in rows
+            {"code": code, "name": rule_name(code), "count": count, "fixable": code in fixable} for code, count in rows
         ]
         return json.dumps(items, indent=2) + "\n"
     if not rows:
         return ""
     width = max(len(str(count)) for _, count in rows)
     return "".join(
-        f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} {_name(code)}\n" for code, count in rows
+        f"{count:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} {rule_name(code)}\n" for code, count in rows
     )
 
 
-def _name(code: str) -> str:
-    entry = ENTRIES_BY_CODE.get(code)
+def rule_name(code: str) -> str:
+    entry = ENTRIES_BY_CODE.get(code) or META_BY_CODE.get(code)
     return entry.name if entry else "error"
 
 
 FORMATTERS: dict[str, Callable[..., str]] = {
-    "text": format_text,
+    "concise": format_text,
+    "text": format_text,  # concise's older name
     "full": format_full,
     "json": format_json,
     "json-lines": format_json_lines,
     "sarif": format_sarif,
     "github": format_github,
 }
-COLORED_FORMATS = frozenset({"text", "full"})
+COLORED_FORMATS = frozenset({"concise", "text", "full"})
+# Formats whose findings name the rule's page (`url`, `helpUri`).
+LINKED_FORMATS = frozenset({"json", "json-lines", "sarif"})

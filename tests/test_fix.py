@@ -375,7 +375,7 @@ def test_diff_prints_and_writes_nothing(project: Path, capsys):
     assert (project / "train.py").read_text() == before
     assert out.startswith("--- a/train.py\n+++ b/train.py\n")
     assert "+    sampler.set_epoch(epoch)\n" in out
-    assert "loader.py" not in out and "Would fix 1 finding." in err
+    assert "loader.py" not in out and "Would fix 1 finding (2 fixes available with `--unsafe-fixes`)." in err
     assert main(["--diff", "loader.py"]) == 0  # nothing safe to do there
 
 

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ddplint.edits",),  # fixes as rules write them
     ("ddplint.rules",),  # the checks
     ("ddplint.screen", "ddplint.recovery", "ddplint.cache", "ddplint.engine"),  # one file's source -> located findings
-    ("ddplint.fix", "ddplint.notebook", "ddplint.api", "ddplint.config", "ddplint.output"),  # files, formats, fixes
+    ("ddplint.fix", "ddplint.notebook", "ddplint.api", "ddplint.config", "ddplint.output", "ddplint.ignore", "ddplint.noqa"),  # files, formats, fixes
     ("ddplint.cli", "ddplint.__main__", "ddplint.lsp", "ddplint.verify"),  # front ends
 )
 

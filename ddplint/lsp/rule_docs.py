@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Optional
 
 from ddplint import __version__
-from ddplint.rules import ALL_RULES, RULES_BY_CODE
+from ddplint.rules import ENTRIES_BY_CODE
+
+# The links need only the registry (code, name): the CLI's json / SARIF output asks for them on
+# runs whose files are all cached, which never load a rule (and libcst with it).
 
 
 def default_pages_dir() -> Path:
@@ -30,6 +33,8 @@ def default_pages_dir() -> Path:
 
 def write_rule_pages(directory: Path) -> None:
     """Write every rule's page; raises OSError when the directory is not writable."""
+    from ddplint.rules import ALL_RULES  # loads every rule: their pages are their documentation
+
     directory.mkdir(parents=True, exist_ok=True)
     for rule in ALL_RULES:
         page = directory / f"{rule.code}.md"
@@ -47,7 +52,7 @@ class RuleLinks:
         self._pages_dir = pages_dir
 
     def url(self, code: str) -> Optional[str]:
-        rule = RULES_BY_CODE.get(code)
+        rule = ENTRIES_BY_CODE.get(code)
         if rule is None:
             return None  # DDP000 (unreadable / unparsable input) has no page
         if self._template:
@@ -55,3 +60,8 @@ class RuleLinks:
         if self._pages_dir is not None:
             return (self._pages_dir / f"{rule.code}.md").resolve().as_uri()
         return None
+
+
+def pages_written(directory: Path) -> bool:
+    """Whether every rule's page is in `directory` already (the version is part of its path)."""
+    return all((directory / f"{code}.md").is_file() for code in ENTRIES_BY_CODE)

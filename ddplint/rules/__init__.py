@@ -55,6 +55,14 @@ REGISTRY: tuple[RuleEntry, ...] = (
     RuleEntry("DDP012", "loader-starves-gpu", default_enabled=False),
 )
 ENTRIES_BY_CODE = {entry.code: entry for entry in REGISTRY}
+
+# Selectable codes that are not rules with a check: findings about ddplint's own noqa
+# comments, made where those comments are read (ddplint/noqa.py). Off by default, like ruff's
+# RUF100; `load_rules` passes them over (callers ask `UNUSED_NOQA_CODE in codes`).
+UNUSED_NOQA_CODE = "DDP090"
+META_ENTRIES: tuple[RuleEntry, ...] = (RuleEntry(UNUSED_NOQA_CODE, "unused-noqa", default_enabled=False),)
+META_BY_CODE = {entry.code: entry for entry in META_ENTRIES}
+SELECTABLE = REGISTRY + META_ENTRIES
 RULE_MODULES = tuple(entry.module for entry in REGISTRY)
 
 _LOADED: dict[str, Rule] = {}
@@ -69,8 +77,9 @@ def _load(code: str) -> Rule:
 
 
 def load_rules(codes: Iterable[str]) -> tuple[Rule, ...]:
-    """The rules with these codes, loaded (their checks imported), in the order given."""
-    return tuple(_load(code) for code in codes)
+    """The rules with these codes, loaded (their checks imported), in the order given; meta codes
+    (META_ENTRIES) have no rule to load and are passed over."""
+    return tuple(_load(code) for code in codes if code not in META_BY_CODE)
 
 
 # What a rule module is written with, re-exported (importing them imports libcst).
@@ -104,7 +113,7 @@ def select_codes(select: Optional[Sequence[str]] = None, ignore: Optional[Sequen
         chosen = {entry.code for entry in REGISTRY if entry.default_enabled}
     for selector in ignore or ():
         chosen -= {entry.code for entry in _matching(selector)}
-    return tuple(entry.code for entry in REGISTRY if entry.code in chosen)
+    return tuple(entry.code for entry in SELECTABLE if entry.code in chosen)
 
 
 def select_rules(select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None) -> tuple[Rule, ...]:
@@ -115,14 +124,14 @@ def select_rules(select: Optional[Sequence[str]] = None, ignore: Optional[Sequen
 def _matching(selector: str) -> list[RuleEntry]:
     wanted = selector.strip().upper()
     if wanted == "ALL":
-        return list(REGISTRY)
-    matches = [entry for entry in REGISTRY if entry.code.startswith(wanted) or entry.name == selector.strip()]
+        return list(SELECTABLE)
+    matches = [entry for entry in SELECTABLE if entry.code.startswith(wanted) or entry.name == selector.strip()]
     if not matches:
         raise UnknownSelector(f"unknown rule selector {selector!r} (try `ddplint rule --all`)")
     return matches
 
 
 __all__ = [
-    "ALL_RULES", "ENTRIES_BY_CODE", "ERROR_CODE", "REGISTRY", "RULES_BY_CODE", "RULE_MODULES", "Finding", "FindingFix",
+    "ALL_RULES", "ENTRIES_BY_CODE", "ERROR_CODE", "META_BY_CODE", "META_ENTRIES", "REGISTRY", "SELECTABLE", "UNUSED_NOQA_CODE", "RULES_BY_CODE", "RULE_MODULES", "Finding", "FindingFix",
     "NodeEdit", "Rule", "RuleEntry", "UnknownSelector", "load_rules", "select_codes", "select_rules",
 ]
