@@ -41,6 +41,7 @@ from ddplint.verify.spawn import (  # noqa: E402
     ENV_SPAWNER,
     SPAWNER_NAME,
     install_spawner_hooks,
+    worker_main,
     worker_name,
 )
 from ddplint.verify.telemetry import (  # noqa: E402 (the start time is taken first on purpose)
@@ -724,6 +725,12 @@ def main(argv: list) -> None:
         probe = _open_probe(directory, script, f"rank-{rank}", rank=rank,
                             redirect=not os.environ.get(ENV_PASSTHROUGH))
     _run_script(probe, script, script_args)
+
+
+def spawned_interpreter_main(kwds: dict) -> None:
+    """What a new interpreter the script's spawner started runs first (spawn.py builds its command
+    line): this module's probe set up, then multiprocessing's own start."""
+    worker_main(kwds, start_worker_probe)
 
 
 def start_worker_probe(script: str) -> "Probe":

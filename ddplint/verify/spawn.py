@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 # Set by the launcher: run the script as its own launcher (no torchrun), the probe in spawner mode.
 ENV_SPAWNER = "DDPLINT_VERIFY_SPAWNER"
@@ -69,7 +69,7 @@ def _hook_command_line() -> None:
         # The isolated start's first step (sweep.py): `-c` puts the current directory first on
         # sys.path; it goes before ddplint's own imports. multiprocessing then sets the spawner's path.
         program = ("import sys; sys.path[:1] == [''] and sys.path.pop(0); "
-                   f"from ddplint.verify.spawn import worker_main; worker_main({kwds!r})")
+                   f"from ddplint.verify.probe import spawned_interpreter_main; spawned_interpreter_main({kwds!r})")
         return [spawn.get_executable(), *util._args_from_interpreter_flags(), "-c", program, "--multiprocessing-fork"]
 
     original = spawn.get_command_line
@@ -129,9 +129,16 @@ def _hook_process_start() -> None:
 
 
 # -- in a worker -----------------------------------------------------------------------------------
-def worker_main(kwds: dict) -> None:
+# probe.start_worker_probe, handed over by the probe module (it imports this module; importing it
+# back would be a cycle): makes a new interpreter's probe before the script is imported there.
+_start_worker_probe: Optional[Callable[[str], Any]] = None
+
+
+def worker_main(kwds: dict, start_worker_probe: Callable[[str], Any]) -> None:
     """A new interpreter started by the spawner: the probe first, then multiprocessing's own start
     (which imports the script as __mp_main__ and runs the worker)."""
+    global _start_worker_probe
+    _start_worker_probe = start_worker_probe
     _set_up_worker()
     from multiprocessing import spawn
 
@@ -144,12 +151,11 @@ def _set_up_worker():
     global CURRENT
     if CURRENT is not None and CURRENT.pid == os.getpid():
         return CURRENT
-    from ddplint.verify import probe as probe_module
-
     if CURRENT is not None:
         CURRENT.become_worker()
     else:
-        CURRENT = probe_module.start_worker_probe(os.environ.get(ENV_SCRIPT, ""))
+        assert _start_worker_probe is not None, "a spawned interpreter starts in probe.spawned_interpreter_main"
+        CURRENT = _start_worker_probe(os.environ.get(ENV_SCRIPT, ""))
     return CURRENT
 
 
