@@ -124,7 +124,9 @@ def load_pairs(files: list[Path]) -> tuple[list[Pair], list[str]]:
 
 
 def git_dir(mirrors: Path, repo: str) -> Path:
-    return mirrors / repo.replace("/", "+") / "repo"
+    """The mirror's git directory: bare as `repo`, or a checkout's `repo/.git`."""
+    root = mirrors / repo.replace("/", "+") / "repo"
+    return root / ".git" if (root / ".git").is_dir() else root
 
 
 def git(gdir: Path, *args: str) -> bytes:
