@@ -141,12 +141,46 @@ def materialise(mirrors: Path, trees: Path, repo: str, commit: str) -> Path:
     done = target / ".fixes-complete"
     if done.exists():
         return target
-    archive = git(git_dir(mirrors, repo), "archive", "--format=tar", commit)
+    gdir = git_dir(mirrors, repo)
     target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
+    try:
+        archive = git(gdir, "archive", "--format=tar", commit)
+    except subprocess.CalledProcessError:
+        # snapshots leave out files of 4 MiB and more (data, weights): write the blobs that exist
+        write_present_blobs(gdir, commit, target)
+    else:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(target, filter="data")
     done.touch()
     return target
+
+
+def write_present_blobs(gdir: Path, commit: str, target: Path) -> None:
+    listing = git(gdir, "ls-tree", "-r", "-z", "--full-tree", commit).split(b"\0")
+    paths: dict[str, list[str]] = defaultdict(list)
+    for entry in filter(None, listing):
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        if kind == "blob" and mode != "120000":  # no symlinks: they could point outside the tree
+            paths[sha].append(name.decode("utf-8", "surrogateescape"))
+    batch = subprocess.run(
+        ["git", "--git-dir", str(gdir), "cat-file", "--batch"],
+        input="".join(f"{sha}\n" for sha in paths).encode(), capture_output=True, check=True,
+    ).stdout
+    position = 0
+    for sha in paths:
+        end = batch.index(b"\n", position)
+        header = batch[position:end].split()
+        position = end + 1
+        if header[-1] == b"missing":
+            continue
+        size = int(header[2])
+        content = batch[position : position + size]
+        position += size + 1
+        for path in paths[sha]:
+            file = target / path
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(content)
 
 
 def changed_hunks(mirrors: Path, pair: Pair) -> tuple[Ranges, Ranges]:
