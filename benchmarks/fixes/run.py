@@ -244,6 +244,15 @@ def run_ddplint(tree: Path, subfolder: str, jobs: int, timeout: int) -> Run:
     return Run(findings, "", seconds)
 
 
+def ddplint_location() -> str:
+    """Where the ddplint that the runs import lives (PYTHONPATH decides), asked from a neutral cwd."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import ddplint; print(ddplint.__file__)"],
+        cwd="/", capture_output=True, text=True,
+    )
+    return str(Path(done.stdout.strip()).parent) if done.returncode == 0 else "(ddplint not importable)"
+
+
 def rows_in(findings: list[dict], rule: str, path: str, ranges: Ranges) -> list[int]:
     return sorted(
         f["location"]["row"]
@@ -372,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no pairs to measure", file=sys.stderr)
         return 2
 
+    print(f"ddplint under test: {ddplint_location()}")
     runs: dict[tuple[str, str, str], Run] = {}
     results = []
     for number, pair in enumerate(pairs, 1):
