@@ -434,14 +434,26 @@ def _run(
     done: dict[int, _Outcome] = {}
     with _shared_directory(project) as shared, _stopped_cleanly(shared) as running, _pool(workers, project, shared) as pool:
         running.append(pool)
-        results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
-        for index, slot in enumerate(slots):
-            if not isinstance(slot, _Job):
-                yield slot, None
-                continue
-            while index not in done:
-                done.update(next(results))
-            yield slot, done.pop(index)
+        finished = False
+        try:
+            results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
+            for index, slot in enumerate(slots):
+                if not isinstance(slot, _Job):
+                    yield slot, None
+                    continue
+                while index not in done:
+                    done.update(next(results))
+                yield slot, done.pop(index)
+            finished = True
+        finally:
+            # Workers leave by themselves when the work is done (close: no signal involved); on an
+            # error or an early stop they are killed outright, which no handler or mask they may
+            # have inherited can delay (Pool.terminate's SIGTERM was seen to hang the join).
+            if finished:
+                pool.close()
+                pool.join()
+            else:
+                _stop_workers([pool])
 
 
 def _size(job: _Job) -> int:
