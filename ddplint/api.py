@@ -446,14 +446,14 @@ def _run(
                 yield slot, done.pop(index)
             finished = True
         finally:
-            # Workers leave by themselves when the work is done (close: no signal involved); on an
-            # error or an early stop they are killed outright, which no handler or mask they may
-            # have inherited can delay (Pool.terminate's SIGTERM was seen to hang the join).
+            # Workers leave by themselves when the work is done (close: no signal involved;
+            # Pool.terminate's SIGTERM after a complete run was seen to hang the join). On an error
+            # or an early stop, the pool's exit terminates them. (Not SIGKILL here: the pool's own
+            # thread would start new workers, and a worker killed holding the task queue's lock
+            # leaves terminate waiting for it.)
             if finished:
                 pool.close()
                 pool.join()
-            else:
-                _stop_workers([pool])
 
 
 def _size(job: _Job) -> int:
