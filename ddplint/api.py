@@ -21,6 +21,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
@@ -168,11 +169,12 @@ def lint_file(
     rules: Sequence[Rule],
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
     data, problem = _read(path)
     if problem is not None:
         return [problem]
-    return lint_document(data, path, rules, errors, project)
+    return lint_document(data, path, rules, errors, project, options)
 
 
 def lint_document(
@@ -181,13 +183,18 @@ def lint_document(
     rules: Sequence[Rule],
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
-    """A file's contents, Python or notebook by its name (stdin goes through here too)."""
+    """A file's contents, Python or notebook by its name (stdin goes through here too).
+    `options`: what the file's configuration declares (config.Settings.options)."""
     from ddplint.engine import lint_source
 
+    def lint(program: bytes | str) -> list[Diagnostic]:
+        return lint_source(program, filename, rules, errors, project, options=options)
+
     if filename.endswith(".ipynb"):
-        return lint_notebook(data, filename, lambda program: lint_source(program, filename, rules, errors, project))
-    return lint_source(data, filename, rules, errors, project)
+        return lint_notebook(data, filename, lint)
+    return lint(data)
 
 
 def _read(path: str) -> tuple[bytes, Optional[Diagnostic]]:
@@ -207,12 +214,15 @@ def lint_paths(
     *,
     jobs: Optional[int] = None,
     cache: Optional[ResultCache] = None,
+    options_for: Optional[Callable[[str], AnalysisOptions]] = None,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
     streamed as soon as each file and all before it are done. `codes_for` (per-file
     configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
     worker processes (default: by the amount of source, up to one per core); `cache` skips
-    files whose results are known. Rules are loaded only if a file is to be analysed."""
+    files whose results are known. Rules are loaded only if a file is to be analysed.
+    `options_for`: the analysis options of a path's configuration (none when not given); they
+    are part of the cache key, as the rules are."""
     default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
     found = list(discover(paths, is_excluded, force_exclude))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
@@ -224,14 +234,15 @@ def lint_paths(
             slots.append([error_diagnostic(path, problem)])
             continue
         codes = tuple(default_codes if codes_for is None else codes_for(path))
-        rules_key = ",".join(codes)
+        options = NO_OPTIONS if options_for is None else options_for(path)
+        rules_key = ",".join(codes) + options.cache_key()
         stamp = FileStamp.of(path)
         known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
         if known is not None:
             slots.append(known)
             continue
         expected = cache.known_hash(path, rules_key, project) if cache is not None else None
-        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
+        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, cache is not None, options))
     with _fewer_collections():
         for slot, outcome in _run(slots, jobs, project):
             if isinstance(slot, list):
@@ -242,7 +253,9 @@ def lint_paths(
             if outcome.unchanged and cache is not None:
                 cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
                 # None: the entry went stale meanwhile (a project file changed): check the file here
-                diagnostics = cached if cached is not None else lint_file(slot.path, load_rules(slot.codes), errors, project)
+                if cached is None:
+                    cached = lint_file(slot.path, load_rules(slot.codes), errors, project, slot.options)
+                diagnostics = cached
             elif cache is not None and outcome.digest and not outcome.errors:
                 cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
             if errors is not None:
@@ -287,6 +300,7 @@ class _Job:
     stamp: Optional[FileStamp]
     expected_hash: Optional[str]  # the cached content hash: equal means "unchanged, skip"
     want_hash: bool
+    options: AnalysisOptions = NO_OPTIONS  # its configuration's declarations (tuples of strings)
 
 
 @dataclass(frozen=True)
@@ -335,7 +349,7 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
     with _holding_tree(len(data)):
-        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT)
+        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT, job.options)
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
@@ -641,6 +655,7 @@ def fix_document(
     unsafe: bool = False,
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
@@ -649,7 +664,7 @@ def fix_document(
     from ddplint.engine import lint_source
 
     def lint(text: str) -> list[Diagnostic]:
-        return lint_source(text, filename, rules, errors, project)
+        return lint_source(text, filename, rules, errors, project, options=options)
 
     if filename.endswith(".ipynb"):
         outcomes: list[FixOutcome] = []
@@ -662,10 +677,10 @@ def fix_document(
             after = fix_notebook(source, fix_program)
         except NotebookError as exc:
             # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
-            found = lint_document(source, filename, rules, errors, project) if outcomes else []
+            found = lint_document(source, filename, rules, errors, project, options) if outcomes else []
             return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
         fixed = outcomes[-1].fixed if outcomes else 0
-        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project))
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project, options))
     outcome = fix_until_stable(source, lint, unsafe)
     return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining)
 

@@ -171,7 +171,7 @@ def _check_command(args: argparse.Namespace) -> int:
         diagnostics = list(
             lint_paths(
                 args.paths, None, errors, resolver.codes_for, resolver.is_excluded, args.force_exclude,
-                jobs=args.jobs, cache=cache,
+                jobs=args.jobs, cache=cache, options_for=resolver.options_for,
             )
         )
     except (UnknownSelector, ConfigError) as exc:
@@ -239,8 +239,9 @@ def _open_cache(args: argparse.Namespace) -> Optional[ResultCache]:
     if args.no_cache:
         return None
     directory = args.cache_dir or (Path(os.environ["DDPLINT_CACHE_DIR"]) if os.environ.get("DDPLINT_CACHE_DIR") else None)
-    # Each entry records the rules it was checked with (they vary per file with per-file-ignores);
-    # the cache adds ddplint's version. Nothing else in the configuration changes results.
+    # Each entry records the rules it was checked with (they vary per file with per-file-ignores)
+    # and its configuration's analysis options (api.lint_paths: the rules key); the cache adds
+    # ddplint's version. Nothing else in the configuration changes results.
     return ResultCache(directory or default_cache_dir(), "per-file-rules")
 
 
@@ -259,8 +260,8 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.append(error_diagnostic(path, read))
             continue
         data, source, encoding = read
-        rules = resolver.rules_for(path)
-        result = fix_document(source, path, rules, args.unsafe_fixes, errors, project)
+        rules, options = resolver.rules_for(path), resolver.options_for(path)
+        result = fix_document(source, path, rules, args.unsafe_fixes, errors, project, options)
         if args.diff:
             fixed += result.fixed
             sys.stdout.write(unified_diff(result.before, result.after, path))
@@ -271,7 +272,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.extend(result.remaining)
         else:  # nothing was written: the file still has every finding it came with
             remaining.append(error_diagnostic(path, problem))
-            remaining.extend(lint_document(source, path, rules, None, project))  # internal errors: recorded by the fix run
+            remaining.extend(lint_document(source, path, rules, None, project, options))  # internal errors: recorded by the fix run
     if args.diff:
         # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
         sys.stderr.write(FORMATTERS["text"](remaining, FormatOptions()))
@@ -308,7 +309,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     goes to stdout (in the input's own encoding) and the findings to stderr; with --diff the diff
     goes to stdout."""
     filename = args.stdin_filename or "-"
-    rules = resolver.rules_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
+    configured_as = filename if args.stdin_filename else str(Path.cwd() / "-")
+    rules, options = resolver.rules_for(configured_as), resolver.options_for(configured_as)
     data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
     if len(data) > MAX_READ_BYTES:
         return _report_stdin_too_large(args, filename)
@@ -320,7 +322,7 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         source, encoding = None, "utf-8"
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project, options)
         if args.diff:
             sys.stdout.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
@@ -329,11 +331,11 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         except SourceEncodingError as exc:
             fixed_data, fixed = data, 0
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
-                         *lint_document(data, filename, rules, None, project)]
+                         *lint_document(data, filename, rules, None, project, options)]
         _write_stdout(fixed_data, encoding)
         _report(args, remaining, errors, fixed, stream=sys.stderr)
         return _exit_code(args, remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors, project)
+    diagnostics = lint_document(data, filename, rules, errors, project, options)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
         _write_stdout(data, encoding)
         _report(args, diagnostics, errors, stream=sys.stderr)
