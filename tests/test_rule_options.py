@@ -4,12 +4,12 @@ loader factories that shard (`sharded-loader-factories`), declared once and hono
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from ddplint.analysis.options import AnalysisOptions
@@ -208,6 +208,15 @@ def test_a_bad_option_is_one_line_naming_the_file_and_the_key(tmp_path: Path, ca
     assert main(["--no-cache", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and problem in err and "Traceback" not in err
+
+
+def test_the_readme_example_loads(tmp_path: Path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", readme, flags=re.S) if "rank-zero-functions" in b]
+    write(tmp_path / "pyproject.toml", block)
+    options = load_settings(tmp_path).options
+    assert options.rank_zero_functions == ("utils.is_coordinator", "am_i_leader")
+    assert options.sharded_loader_factories == ("data.build_sharded_loader",)
 
 
 def test_ddplint_toml_holds_the_options_at_the_top_level(tmp_path: Path, capsys):
