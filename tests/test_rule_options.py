@@ -112,6 +112,16 @@ def test_a_collective_under_a_declared_guard_is_flagged(tmp_path: Path, capsys, 
     assert findings(capsys, str(tmp_path)) == [("train.py", "DDP007")]
 
 
+def test_a_declared_helper_whose_name_mentions_a_rank_is_a_guard_too(tmp_path: Path, capsys):
+    # `comm.is_main_rank()` is no rank value and no known rank-0 name: undeclared, it is not a guard.
+    text = GUARDED_COLLECTIVE.replace("from utils import is_coordinator", "import comm")
+    write(tmp_path / "train.py", text.replace("if is_coordinator():", "if comm.is_main_rank():"))
+    configure(tmp_path)
+    assert findings(capsys, str(tmp_path)) == []
+    configure(tmp_path, 'rank-zero-functions = ["comm.is_main_rank"]\n')
+    assert findings(capsys, str(tmp_path)) == [("train.py", "DDP007")]
+
+
 @pytest.mark.parametrize(
     "body",
     [
