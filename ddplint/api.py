@@ -21,6 +21,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
 
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
@@ -186,11 +187,12 @@ def lint_file(
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
     check_noqa: bool = False,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
     data, problem = _read(path)
     if problem is not None:
         return [problem]
-    return lint_document(data, path, rules, errors, project, check_noqa)
+    return lint_document(data, path, rules, errors, project, check_noqa, options)
 
 
 def lint_document(
@@ -200,12 +202,14 @@ def lint_document(
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
     check_noqa: bool = False,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
     """A file's contents, Python or notebook by its name (stdin goes through here too).
-    `check_noqa`: also judge its `# noqa` comments (DDP090, ddplint/noqa.py)."""
+    `check_noqa`: also judge its `# noqa` comments (DDP090, ddplint/noqa.py); `options`: what the
+    file's configuration declares (config.Settings.options)."""
     if filename.endswith(".ipynb"):
-        return lint_notebook(data, filename, lambda program: _lint_python(program, filename, rules, errors, project, check_noqa))
-    return _lint_python(data, filename, rules, errors, project, check_noqa)
+        return lint_notebook(data, filename, lambda program: _lint_python(program, filename, rules, errors, project, check_noqa, options))
+    return _lint_python(data, filename, rules, errors, project, check_noqa, options)
 
 
 def _lint_python(
@@ -215,11 +219,12 @@ def _lint_python(
     errors: Optional[list[InternalError]],
     project: Optional[ProjectIndex],
     check_noqa: bool,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
     """The engine's findings, and with `check_noqa` those about the file's `# noqa` comments."""
     from ddplint.engine import lint_source
 
-    found = lint_source(source, filename, rules, errors, project)
+    found = lint_source(source, filename, rules, errors, project, options=options)
     if not check_noqa:
         return found
     from ddplint.noqa import unused_noqa
@@ -228,7 +233,7 @@ def _lint_python(
     if text is None:
         return found  # undecodable: the engine has reported it
     enabled = {rule.code for rule in rules}
-    extra = unused_noqa(text, filename, enabled, lambda blanked: lint_source(blanked, filename, rules, None, project))
+    extra = unused_noqa(text, filename, enabled, lambda blanked: lint_source(blanked, filename, rules, None, project, options=options))
     return sorted([*found, *extra], key=lambda d: d.sort_key) if extra else found
 
 
@@ -257,13 +262,15 @@ def lint_paths(
     jobs: Optional[int] = None,
     cache: Optional[ResultCache] = None,
     respect_gitignore: bool = False,
+    options_for: Optional[Callable[[str], AnalysisOptions]] = None,
 ) -> Iterator[Diagnostic]:
     """Diagnostics for every file under `paths`, file by file in a stable (discovery) order,
     streamed as soon as each file and all before it are done. `codes_for` (per-file
     configuration: the codes of the rules for a path) overrides `rules` when given. `jobs`
     worker processes (default: by the amount of source, up to one per core); `cache` skips
     files whose results are known; `respect_gitignore`: as for `discover`. Rules are loaded only
-    if a file is to be analysed."""
+    if a file is to be analysed. `options_for`: the analysis options of a path's configuration
+    (none when not given); they are part of the cache key, as the rules are."""
     default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
     found = list(discover(paths, is_excluded, force_exclude, respect_gitignore))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
@@ -275,14 +282,15 @@ def lint_paths(
             slots.append([error_diagnostic(path, problem)])
             continue
         codes = tuple(default_codes if codes_for is None else codes_for(path))
-        rules_key = ",".join(codes)
+        options = NO_OPTIONS if options_for is None else options_for(path)
+        rules_key = ",".join(codes) + options.cache_key()
         stamp = FileStamp.of(path)
         known = cache.by_stamp(path, stamp, rules_key, project) if cache is not None else None
         if known is not None:
             slots.append(known)
             continue
         expected = cache.known_hash(path, rules_key, project) if cache is not None else None
-        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, want_hash=cache is not None))
+        slots.append(_Job(len(slots), path, codes, rules_key, stamp, expected, cache is not None, options))
     with _fewer_collections():
         for slot, outcome in _run(slots, jobs, project):
             if isinstance(slot, list):
@@ -293,9 +301,11 @@ def lint_paths(
             if outcome.unchanged and cache is not None:
                 cached = cache.by_content(slot.path, outcome.digest, slot.stamp, slot.rules_key, project)
                 # None: the entry went stale meanwhile (a project file changed): check the file here
-                diagnostics = cached if cached is not None else lint_file(
-                    slot.path, load_rules(slot.codes), errors, project, UNUSED_NOQA_CODE in slot.codes
-                )
+                if cached is None:
+                    cached = lint_file(
+                        slot.path, load_rules(slot.codes), errors, project, UNUSED_NOQA_CODE in slot.codes, slot.options
+                    )
+                diagnostics = cached
             elif cache is not None and outcome.digest and not outcome.errors:
                 cache.store(slot.path, outcome.digest, slot.stamp, slot.rules_key, diagnostics, outcome.import_words, project)
             if errors is not None:
@@ -340,6 +350,7 @@ class _Job:
     stamp: Optional[FileStamp]
     expected_hash: Optional[str]  # the cached content hash: equal means "unchanged, skip"
     want_hash: bool
+    options: AnalysisOptions = NO_OPTIONS  # its configuration's declarations (tuples of strings)
 
 
 @dataclass(frozen=True)
@@ -388,7 +399,9 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
         return job.index, _Outcome([], [], digest, unchanged=True)
     errors: list[InternalError] = []
     with _holding_tree(len(data)):
-        diagnostics = lint_document(data, job.path, load_rules(job.codes), errors, _PROJECT, UNUSED_NOQA_CODE in job.codes)
+        diagnostics = lint_document(
+            data, job.path, load_rules(job.codes), errors, _PROJECT, UNUSED_NOQA_CODE in job.codes, job.options
+        )
     import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
@@ -708,13 +721,14 @@ def fix_document(
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
     check_noqa: bool = False,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> DocumentFix:
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
     and `check_noqa` as for lint_document, so --fix and --diff see what the check sees."""
 
     def lint(text: str) -> list[Diagnostic]:
-        return _lint_python(text, filename, rules, errors, project, check_noqa)
+        return _lint_python(text, filename, rules, errors, project, check_noqa, options)
 
     if filename.endswith(".ipynb"):
         outcomes: list[FixOutcome] = []
@@ -727,11 +741,11 @@ def fix_document(
             after = fix_notebook(source, fix_program)
         except NotebookError as exc:
             # Unreadable, or fixable only by reformatting the file: say so, keep the findings.
-            found = lint_document(source, filename, rules, errors, project, check_noqa) if outcomes else []
+            found = lint_document(source, filename, rules, errors, project, check_noqa, options) if outcomes else []
             return DocumentFix(source, source, 0, [error_diagnostic(filename, str(exc)), *found])
         fixed = outcomes[-1].fixed if outcomes else 0
         codes = outcomes[-1].fixed_codes if outcomes else ()
-        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project, check_noqa), codes)
+        return DocumentFix(source, after, fixed, lint_document(after, filename, rules, errors, project, check_noqa, options), codes)
     outcome = fix_until_stable(source, lint, unsafe)
     return DocumentFix(source, outcome.source, outcome.fixed, outcome.remaining, outcome.fixed_codes)
 

@@ -225,7 +225,7 @@ def _check_once(args: argparse.Namespace, resolver: Resolver) -> int:
     diagnostics = list(
         lint_paths(
             args.paths, None, errors, resolver.codes_for, resolver.is_excluded, args.force_exclude,
-            jobs=args.jobs, cache=cache, respect_gitignore=args.respect_gitignore,
+            jobs=args.jobs, cache=cache, respect_gitignore=args.respect_gitignore, options_for=resolver.options_for,
         )
     )
     if cache is not None:
@@ -480,8 +480,9 @@ def _open_cache(args: argparse.Namespace) -> Optional[ResultCache]:
     if args.no_cache:
         return None
     directory = args.cache_dir or (Path(os.environ["DDPLINT_CACHE_DIR"]) if os.environ.get("DDPLINT_CACHE_DIR") else None)
-    # Each entry records the rules it was checked with (they vary per file with per-file-ignores);
-    # the cache adds ddplint's version. Nothing else in the configuration changes results.
+    # Each entry records the rules it was checked with (they vary per file with per-file-ignores)
+    # and its configuration's analysis options (api.lint_paths: the rules key); the cache adds
+    # ddplint's version. Nothing else in the configuration changes results.
     return ResultCache(directory or default_cache_dir(), "per-file-rules")
 
 
@@ -501,8 +502,10 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.append(error_diagnostic(path, read))
             continue
         data, source, encoding = read
-        codes = resolver.codes_for(path)
-        result = fix_document(source, path, load_rules(codes), args.unsafe_fixes, errors, project, UNUSED_NOQA_CODE in codes)
+        codes, options = resolver.codes_for(path), resolver.options_for(path)
+        result = fix_document(
+            source, path, load_rules(codes), args.unsafe_fixes, errors, project, UNUSED_NOQA_CODE in codes, options
+        )
         if args.diff:
             fixed += result.fixed
             fixed_by_file[path] = Counter(result.fixed_codes)
@@ -516,7 +519,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             remaining.extend(result.remaining)
         else:  # nothing was written: the file still has every finding it came with
             remaining.append(error_diagnostic(path, problem))
-            remaining.extend(lint_document(source, path, load_rules(codes), None, project, UNUSED_NOQA_CODE in codes))
+            remaining.extend(lint_document(source, path, load_rules(codes), None, project, UNUSED_NOQA_CODE in codes, options))
     if args.diff:
         # Files that could not be read (all `remaining` holds here) on stderr: stdout is the diff.
         sys.stderr.write(FORMATTERS["concise"](remaining, FormatOptions()))
@@ -567,7 +570,8 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     goes to stdout (in the input's own encoding) and the findings to stderr; with --diff the diff
     goes to stdout."""
     filename = args.stdin_filename or "-"
-    codes = resolver.codes_for(filename if args.stdin_filename else str(Path.cwd() / "-"))
+    configured_as = filename if args.stdin_filename else str(Path.cwd() / "-")
+    codes, options = resolver.codes_for(configured_as), resolver.options_for(configured_as)
     rules, check_noqa = load_rules(codes), UNUSED_NOQA_CODE in codes
     data = sys.stdin.buffer.read(MAX_READ_BYTES + 1)  # `ddplint - < /dev/zero` must end
     if len(data) > MAX_READ_BYTES:
@@ -580,7 +584,7 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         source, encoding = None, "utf-8"
     errors: list[InternalError] = []
     if (args.fix or args.diff) and source is not None:
-        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project, check_noqa)
+        result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project, check_noqa, options)
         if args.diff:
             args.out.write(unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
@@ -590,11 +594,11 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
         except SourceEncodingError as exc:
             fixed_data, fixed, applied = data, 0, {}
             remaining = [error_diagnostic(filename, f"cannot write fixes: {exc}; the input is passed on as it was"),
-                         *lint_document(data, filename, rules, None, project, check_noqa)]
+                         *lint_document(data, filename, rules, None, project, check_noqa, options)]
         _write_stdout(fixed_data, encoding)
         _report(args, remaining, errors, fixed, stream=sys.stderr, fixed_by_file=applied)
         return _exit_code(args, remaining, errors)
-    diagnostics = lint_document(data, filename, rules, errors, project, check_noqa)
+    diagnostics = lint_document(data, filename, rules, errors, project, check_noqa, options)
     if args.fix:  # undecodable: the code goes through untouched, the findings to stderr
         _write_stdout(data, encoding)
         _report(args, diagnostics, errors, stream=sys.stderr)

@@ -11,6 +11,12 @@ The keys are ruff's, so users arriving from ruff need no explanation:
     [tool.ddplint.per-file-ignores]
     "tests/*" = ["DDP001"]
 
+Two keys are ddplint's own (ruff's rules have options too; these are the analysis's): what the
+project's own code means, for every rule that asks (analysis/options.py):
+
+    rank-zero-functions = ["utils.is_master"]             # true on rank 0 only
+    sharded-loader-factories = ["data.build_sharded_loader"]  # return a loader already sharded
+
 Patterns are relative to the directory holding the configuration file. Anything malformed raises
 `ConfigError` with one line naming the file, the key and the problem; the CLI turns that into exit 2.
 """
@@ -25,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.rules import SELECTABLE, UnknownSelector, load_rules, select_codes
 from ddplint.source import read_file, reason_of
 
@@ -46,7 +53,9 @@ DEFAULT_EXCLUDE = (
 CONFIG_FILES = ("ddplint.toml", "pyproject.toml")  # the dedicated file wins in the same directory
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
 _SELECTOR_KEYS = ("select", "extend-select", "ignore")
-KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores"))
+# Dotted function names the analysis is told about (analysis/options.py), key -> its field.
+_OPTION_KEYS = {"rank-zero-functions": "rank_zero_functions", "sharded-loader-factories": "sharded_loader_factories"}
+KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores", *_OPTION_KEYS))
 
 
 class ConfigError(Exception):
@@ -65,6 +74,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    options: AnalysisOptions = NO_OPTIONS  # rank-zero-functions, sharded-loader-factories
 
     # -- rules ---------------------------------------------------------------------------------
     def codes(self) -> tuple[str, ...]:
@@ -189,6 +199,10 @@ class Resolver:
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         return load_rules(self.codes_for(path))
+
+    def options_for(self, path: str) -> AnalysisOptions:
+        """The analysis options of the configuration that applies to `path`."""
+        return self._settings_in(os.path.dirname(os.path.abspath(path))).options
 
     def codes_for(self, path: str) -> tuple[str, ...]:
         return self._settings_in(os.path.dirname(os.path.abspath(path))).codes_for(path)
@@ -366,6 +380,7 @@ def _parse(table: Any, path: Path) -> Settings:
         _check_selectors(code_list, path, key)
         pairs.append((pattern, code_list))
     values["per_file_ignores"] = tuple(pairs)
+    values["options"] = _analysis_options(table, path)
     return Settings(path=path, root=Path(os.path.abspath(path.parent)), **values)
 
 
@@ -373,6 +388,20 @@ def _string_list(value: Any, path: Path, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{path}: {key!r}: expected a list of strings, got {_describe(value)}")
     return tuple(value)
+
+
+def _analysis_options(table: dict, path: Path) -> AnalysisOptions:
+    declared = {field: _dotted_names(table[key], path, key) for key, field in _OPTION_KEYS.items() if key in table}
+    return AnalysisOptions(**declared)
+
+
+def _dotted_names(value: Any, path: Path, key: str) -> tuple[str, ...]:
+    """A list of function names as Python spells them (`is_master`, `utils.is_master`)."""
+    names = _string_list(value, path, key)
+    for name in names:
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise ConfigError(f"{path}: {key!r}: {name!r} is not a function name (expected e.g. 'utils.is_master')")
+    return names
 
 
 def _check_selectors(selectors: Sequence[str], path: Path, key: str) -> None:

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex
 from ddplint.analysis.syntax import parse_module
 from ddplint.diagnostics import Diagnostic, InternalError, Location
@@ -59,12 +60,14 @@ def lint_source(
     errors: Optional[list[InternalError]] = None,
     project: Optional[ProjectIndex] = None,
     parser: Optional[Parser] = None,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> list[Diagnostic]:
     """Check one file's contents. Never raises for anything in the source.
 
     `project`: the files checked together with this one (cross-module flow). The result then
     also depends on the files `project.dependencies(filename)` lists. `parser`: one that gives
-    libcst's tree and positions faster (the language server's, lsp/incremental.py)."""
+    libcst's tree and positions faster (the language server's, lsp/incremental.py). `options`:
+    what the file's configuration declares (rank-zero-functions, sharded-loader-factories)."""
     rules = select_rules() if rules is None else rules
     data = parser_bytes(source) if isinstance(source, str) else source  # columns of this very text
     active = candidates_by_bytes(data, rules)
@@ -80,24 +83,26 @@ def lint_source(
     if b"\0" in data:
         blanked = blank_null_bytes_in_comments(data)
         if blanked is not None:
-            return _with_null_bytes_blanked(*blanked, filename, active, rules, errors, project, parser)
+            return _with_null_bytes_blanked(*blanked, filename, active, rules, errors, project, parser, options)
     problem, names = parser.screen(data, filename) if parser is not None else compile_screen(data, filename)
     if problem is not None and not _linked(active, project, filename, data):
         return []
     recovered = recover(data, filename, _as_error(problem)) if problem is not None and problem.is_syntax_error else None
     if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
         broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
-        return sorted(broken + lint_source(recovered.data, filename, rules, errors, project, parser), key=lambda d: d.sort_key)
+        found = lint_source(recovered.data, filename, rules, errors, project, parser, options)
+        return sorted(broken + found, key=lambda d: d.sort_key)
     if problem is not None:
         return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
     active = candidates_by_names(active, data, names)
     started_elsewhere = project.may_start_process_group if project is not None else None
-    active = able_to_fire(active, data, names, started_elsewhere) if active else []
+    guard_words = options.guard_words()
+    active = able_to_fire(active, data, names, started_elsewhere, guard_words) if active else []
     if project is not None:
-        active = _with_project_rules(active, rules, data, names, filename, project)
+        active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
     if not active:
         return []
-    return _analysed_at_any_depth(data, filename, active, errors, project, parser)
+    return _analysed_at_any_depth(data, filename, active, errors, project, parser, options)
 
 
 # Deep but valid code takes more Python frames to analyse than the default recursion limit (1,000)
@@ -118,9 +123,10 @@ def _analysed_at_any_depth(
     errors: Optional[list[InternalError]],
     project: Optional[ProjectIndex],
     parser: Optional[Parser],
+    options: AnalysisOptions,
 ) -> list[Diagnostic]:
     def analyse() -> tuple[list[Diagnostic], list[InternalError]]:
-        return _analysed(data, filename, active, project, parser)
+        return _analysed(data, filename, active, project, parser, options)
 
     try:
         diagnostics, failures = analyse()
@@ -173,7 +179,12 @@ def on_deep_stack(work: Callable[[], T]) -> T:
 
 
 def _analysed(
-    data: bytes, filename: str, active: Sequence[Rule], project: Optional[ProjectIndex], parser: Optional[Parser]
+    data: bytes,
+    filename: str,
+    active: Sequence[Rule],
+    project: Optional[ProjectIndex],
+    parser: Optional[Parser],
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> tuple[list[Diagnostic], list[InternalError]]:
     """The findings of the rules `active` in a file that passed the screens, and the rules that
     crashed on it. RecursionError (deep but valid code) reaches the caller."""
@@ -191,7 +202,7 @@ def _analysed(
     if FILE_NOQA.search(text):
         return [], failures
     view = project.view_for(filename) if project is not None else None
-    facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None)
+    facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None, options)
     findings: list[Finding] = []
     for rule in active:
         try:
@@ -215,10 +226,11 @@ def _with_null_bytes_blanked(
     errors: Optional[list[InternalError]],
     project: Optional[ProjectIndex],
     parser: Optional[Parser],
+    options: AnalysisOptions,
 ) -> list[Diagnostic]:
     """A file whose comments hold null bytes: analysed with them made spaces, and one DDP000 at
     the first (where the file's problems are reported at all), as CPython refuses the file."""
-    found = lint_source(data, filename, rules, errors, project, parser)
+    found = lint_source(data, filename, rules, errors, project, parser, options)
     if not _linked(active, project, filename, data):
         return found
     before = split_lines(data[:first].decode("utf-8", errors="replace"))
@@ -230,7 +242,13 @@ NULL_BYTE_MESSAGE = SYNTAX_ERROR_PREFIX + "null byte in a comment: CPython refus
 
 
 def _with_project_rules(
-    active: list[Rule], rules: Sequence[Rule], data: bytes, names: frozenset[str], filename: str, project: ProjectIndex
+    active: list[Rule],
+    rules: Sequence[Rule],
+    data: bytes,
+    names: frozenset[str],
+    filename: str,
+    project: ProjectIndex,
+    guard_words: tuple[bytes, ...] = (),
 ) -> list[Rule]:
     """The rules a file's own words select, plus those it may need for what it uses from the
     project's modules (a loader factory whose sampler needs set_epoch, a process-group set-up, a
@@ -243,7 +261,7 @@ def _with_project_rules(
     missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
     if not missing:
         return active
-    able = able_to_fire(missing, data, names, project.may_start_process_group)
+    able = able_to_fire(missing, data, names, project.may_start_process_group, guard_words)
     if not able or not project.offers_any_of(filename, data, names):
         return active
     chosen.update(able)

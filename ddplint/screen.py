@@ -181,6 +181,7 @@ def able_to_fire(
     data: bytes,
     names: frozenset[str],
     started_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None,
+    guard_words: tuple[bytes, ...] = (),
 ) -> list[R]:
     """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
     word of every group, in any case), and the distributed-only rules where the code cannot be
@@ -188,13 +189,15 @@ def able_to_fire(
     `started_elsewhere`: whether a project function it calls by one of these names may start
     the process group). Triggers say what a rule is about (`all_reduce`); these say what else
     it needs to say anything (a rank guard around it, a process group). Decided after the
-    engine's choice of rules, which stays on the triggers alone."""
+    engine's choice of rules, which stays on the triggers alone. `guard_words`: the lower-case
+    names of the configuration's own rank-zero functions, which count as words of every required
+    group (the only one today is the rank-guard words of DDP007 and DDP010)."""
     lowered: Optional[bytes] = None
     found: list[R] = []
     for rule in rules:
         if rule.requires:
             lowered = data.lower() if lowered is None else lowered
-            if not all(any(word in lowered for word in group) for group in rule.requires):
+            if not all(any(word in lowered for word in (*group, *guard_words)) for group in rule.requires):
                 continue
         found.append(rule)
     if any(rule.distributed_only for rule in found) and not may_be_distributed(data, names, started_elsewhere):

@@ -17,7 +17,7 @@ def _blocks(path: Path, language: str) -> list[str]:
 
 
 def test_readme_configuration_example_loads(tmp_path: Path):
-    (toml,) = [block for block in _blocks(ROOT / "README.md", "toml") if "[tool.ddplint]" in block]
+    (toml,) = [block for block in _blocks(ROOT / "README.md", "toml") if "[tool.ddplint]" in block and "select" in block]
     (tmp_path / "pyproject.toml").write_text(toml)
     settings = load_settings(tmp_path)
     assert [rule.code for rule in settings.rules()] == ["DDP001", "DDP002", "DDP005"]

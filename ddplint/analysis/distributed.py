@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Optional
 
 import libcst as cst
 
+from ddplint.analysis.options import declared
 from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.syntax import (
     alternatives,
@@ -646,12 +647,18 @@ class RankModel:
                 guard or self._false_when_distributed(side, scope) for side, guard in ((test.left, left), (test.right, right))
             )
         if isinstance(test, cst.Call):
-            return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES
+            return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test)
         if isinstance(test, (cst.Name, cst.Attribute)):
             if (last_name(test) or "").lower() in RANK_ZERO_NAMES:
                 return True
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
+
+    def is_declared_guard(self, call: cst.Call) -> bool:
+        """A call of a function the configuration declares true on rank 0 only
+        (`rank-zero-functions`: the project's own `am_i_coordinator()`)."""
+        names = self.facts.options.rank_zero_functions
+        return bool(names) and declared((dotted_name(call.func), *self.facts.qualified_names(call.func)), names)
 
     def _false_when_distributed(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """False on every rank of a distributed run (`not dist.is_initialized()`, `local_rank ==

@@ -18,6 +18,7 @@ from typing import AbstractSet, Callable, Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from ddplint.analysis.imports import ImportTable
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.reaching import hidden_in_arms, reaching
 from ddplint.analysis.records import (  # re-exported: the rules import the records from here
     SPAWNERS,
@@ -390,6 +391,9 @@ class ModuleFacts:
         # The project's other modules as this file imports them (analysis/project.py), when
         # several files are checked together; None for a file checked on its own.
         self.project = None
+        # What the file's configuration declares about the project's own helpers
+        # (`[tool.ddplint]`'s rank-zero-functions, sharded-loader-factories).
+        self.options = NO_OPTIONS
         # id(node) -> (node, its qualified names), once the import table is complete
         self._resolved: Optional[dict[int, tuple[cst.CSTNode, frozenset[str]]]] = None
 
@@ -736,13 +740,19 @@ class _Reaching:
 
 
 def build_facts(
-    module: cst.Module, source: str = "", project=None, reuse: Optional["StatementFacts"] = None
+    module: cst.Module,
+    source: str = "",
+    project=None,
+    reuse: Optional["StatementFacts"] = None,
+    options: AnalysisOptions = NO_OPTIONS,
 ) -> ModuleFacts:
     """`project`: a `ProjectView` of the other files checked together (cross-module flow).
     `reuse`: the records of top-level statements met in earlier modules (the language server's
-    modules share the nodes of the statements an edit did not touch, lsp/incremental.py)."""
+    modules share the nodes of the statements an edit did not touch, lsp/incremental.py).
+    `options`: what the file's configuration declares (analysis/options.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
+    facts.options = options
     if reuse is None:
         _Collector(facts).walk(module)
     else:

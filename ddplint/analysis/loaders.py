@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.options import declared, last_part
 from ddplint.analysis.syntax import (
     argument,
     dotted_name,
@@ -40,7 +41,7 @@ from ddplint.analysis.torch_api import (
 )
 
 if TYPE_CHECKING:
-    from ddplint.analysis.records import CallSite
+    from ddplint.analysis.records import CallSite, Scope
 
 # Functions that split a dataset or stream per rank (the file shards by hand or by library).
 SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
@@ -370,7 +371,10 @@ class Loaders:
 
     def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
         """The dataset is already this rank's part (`Subset(ds, range(rank, n, world))`,
-        `ds.shard(num_shards=world, index=rank)`, `split_dataset_by_node(...)`)."""
+        `ds.shard(num_shards=world, index=rank)`, `split_dataset_by_node(...)`), or the loader
+        comes from a factory the configuration declares sharded (`built_by_sharded_factory`)."""
+        if self.built_by_sharded_factory(loader):
+            return True
         if loader.dataset is None:
             return False
         ranks = self.facts.ranks
@@ -384,6 +388,24 @@ class Loaders:
                 # split_dataset_by_node(...), .shard(...), nodesplitter=wds.split_by_node
                 if isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS:
                     return True
+        return False
+
+    def built_by_sharded_factory(self, loader: LoaderInfo) -> bool:
+        """The configuration's `sharded-loader-factories` declare that the loader is already this
+        rank's shard: it is the result of a call of one (`build_sharded_loader(ds)`), or it is
+        built inside one (the factory's own `DataLoader(...)`, by the function's name)."""
+        names = self.facts.options.sharded_loader_factories
+        if not names:
+            return False
+        func = loader.site.node.func
+        if declared((dotted_name(func), *self.facts.qualified_names(func)), names):
+            return True
+        factories = {last_part(name) for name in names}
+        scope: Optional[Scope] = loader.site.context.scope
+        while scope is not None:
+            if scope.kind == "function" and scope.name in factories:
+                return True
+            scope = scope.parent
         return False
 
     def dataset_comes_from_caller(self, loader: LoaderInfo) -> bool:

@@ -12,6 +12,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, project_root
 from ddplint.api import project_index
 from ddplint.diagnostics import Diagnostic
@@ -68,12 +69,13 @@ class _Projects:
 PROJECTS = _Projects()
 
 
-def run_engine(text: str, filename: str, rules: Sequence[Rule]) -> EngineOutcome:
+def run_engine(text: str, filename: str, rules: Sequence[Rule], options: AnalysisOptions = NO_OPTIONS) -> EngineOutcome:
+    """`options`: what the document's configuration declares, as the CLI passes them."""
     started = time.perf_counter()
     errors: list[InternalError] = []
     try:
         project = PROJECTS.for_document(filename)
-        diagnostics = tuple(lint_source(text, filename, rules, errors, project, parser=PARSER))
+        diagnostics = tuple(lint_source(text, filename, rules, errors, project, parser=PARSER, options=options))
         crash = None
     except Exception:  # RecursionError and MemoryError too: whatever a text does, the server lives
         diagnostics, crash = (), traceback.format_exc()

@@ -33,6 +33,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from ddplint import __version__
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.config import CONFIG_FILES, ConfigError, load_settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.lsp import noqa
@@ -404,7 +405,8 @@ class DdplintServer(LanguageServer):
             outcome = EngineOutcome((), (), None, 0.0)
             self.log(types.MessageType.Log, f"{target} is excluded by the configuration: not analysed")
         else:
-            outcome = await self._worker.analyse(text, filename_of(target), [rule.code for rule in rules])
+            codes = [rule.code for rule in rules]
+            outcome = await self._worker.analyse(text, filename_of(target), codes, self.options_for(target))
         if self._stamp(target) != stamp:
             return  # superseded: the change that superseded it has its own analysis scheduled
         if not self.options.show_syntax_errors:
@@ -473,6 +475,17 @@ class DdplintServer(LanguageServer):
             # one nested deeper than the parser recurses): say so, and keep serving with the defaults
             self._config_problem(f"{_config_file_near(path)}: cannot read it: {type(exc).__name__}: {exc}")
             return select_rules()
+
+    def options_for(self, uri: str) -> AnalysisOptions:
+        """The analysis options `[tool.ddplint]` declares for this document (none for a buffer
+        not on disk, or where the configuration cannot be used: `rules_for` reports why)."""
+        path = filename_of(uri)
+        if path == uri:
+            return NO_OPTIONS
+        try:
+            return load_settings(Path(path)).options
+        except Exception:  # reported by rules_for, asked just before
+            return NO_OPTIONS
 
     def _config_problem(self, message: str) -> None:
         """Tell the user once per distinct problem (not on every keystroke) and go on with the

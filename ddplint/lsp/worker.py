@@ -29,6 +29,7 @@ import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional, Sequence
 
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.isolation import NEUTRAL_FOLDER, die_with_parent, isolated_command
 from ddplint.lsp.analysis import PARSER, EngineOutcome, run_engine
 from ddplint.rules import RULES_BY_CODE
@@ -45,10 +46,13 @@ def _detach_stdout() -> None:
     sys.stdout = sys.stderr
 
 
-def run_engine_by_codes(text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
-    """`run_engine` with the rules named by code: codes cross the process boundary, rules are
-    looked up again on the other side."""
-    outcome = run_engine(text, filename, tuple(RULES_BY_CODE[code] for code in codes))
+def run_engine_by_codes(
+    text: str, filename: str, codes: Sequence[str], options: AnalysisOptions = NO_OPTIONS
+) -> EngineOutcome:
+    """`run_engine` with the rules named by code: codes (and the configuration's analysis
+    options, tuples of strings) cross the process boundary, rules are looked up again on the
+    other side."""
+    outcome = run_engine(text, filename, tuple(RULES_BY_CODE[code] for code in codes), options)
     statement_facts = PARSER.statement_facts
     if statement_facts is not None:
         statement_facts.detach()  # the module just analysed is garbage now: let it go
@@ -108,13 +112,15 @@ class AnalysisWorker:
         except _ProcessDied:
             pass
 
-    async def analyse(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
+    async def analyse(
+        self, text: str, filename: str, codes: Sequence[str], options: AnalysisOptions = NO_OPTIONS
+    ) -> EngineOutcome:
         if self._turn is None:
             self._turn = asyncio.Lock()
         async with self._turn:
-            return await self._analyse_now(text, filename, codes)
+            return await self._analyse_now(text, filename, codes, options)
 
-    async def _analyse_now(self, text: str, filename: str, codes: Sequence[str]) -> EngineOutcome:
+    async def _analyse_now(self, text: str, filename: str, codes: Sequence[str], options: AnalysisOptions) -> EngineOutcome:
         started = time.perf_counter()
         try:
             process = self._current_process()
@@ -124,7 +130,7 @@ class AnalysisWorker:
                 await asyncio.wait_for(asyncio.wrap_future(self._starting), STARTUP_TIMEOUT_S)
                 self._starting = None
                 started = time.perf_counter()
-            request = (text, filename, tuple(codes))
+            request = (text, filename, tuple(codes), options)
             reply = await asyncio.wait_for(asyncio.wrap_future(self._io.submit(process.exchange, request)), self.timeout_s)
         except asyncio.TimeoutError:
             stuck_at_start = self._starting is not None
@@ -172,7 +178,7 @@ _READY, _DONE, _RAISED = "ready", "done", "raised"
 
 
 class _Process:
-    """The analysis process and the two pipes to it: requests (pickled `(text, filename, codes)`)
+    """The analysis process and the two pipes to it: requests (pickled `(text, filename, codes, options)`)
     on its stdin, replies (pickled `(status, payload)`) on its stdout. It runs isolated from the
     workspace (ddplint.isolation) and dies with the server, even when the server is killed."""
 
@@ -243,11 +249,11 @@ def serve() -> None:
     _send(replies, (_READY, None))
     while True:
         try:
-            text, filename, codes = pickle.load(requests)
+            text, filename, codes, options = pickle.load(requests)
         except EOFError:
             return  # the server closed the pipe: it is done, or gone
         try:
-            reply = (_DONE, run_engine_by_codes(text, filename, codes))
+            reply = (_DONE, run_engine_by_codes(text, filename, codes, options))
             message = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
         except Exception:
             message = pickle.dumps((_RAISED, traceback.format_exc()), pickle.HIGHEST_PROTOCOL)

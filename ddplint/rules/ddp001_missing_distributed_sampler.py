@@ -189,6 +189,9 @@ RULE = Rule(
         - IterableDatasets (their sharding is DDP009's business) and datasets already split per rank
           (`Subset(ds, range(rank, n, world_size))`, `ds.shard(num_shards=..., index=rank)`,
           `split_dataset_by_node(...)`).
+        - Loaders from a function the configuration's `sharded-loader-factories` names (the
+          project says it returns this rank's shard: `build_sharded_loader(...)`), and the
+          DataLoaders built inside such a function (README, Configuration).
         - Evaluation-only loaders: not shuffled, not named for training, and never iterated where
           the model is stepped (`backward()` / `optimizer.step()`) or handed to a training function.
           Evaluating the full set on every rank wastes time but does not change results, and a

@@ -246,6 +246,9 @@ RULE = Rule(
           flows into (assignments, `append`, `copy_`), followed by name.
         - The cost is not estimated: a dataset-building call on a small dataset is reported like
           one on a large dataset.
+        - A project's own rank-0 helper is recognised by its name when it is a usual one
+          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
+          only once declared in `rank-zero-functions` (README, Configuration).
     """,
     # The other ranks can only wait in one of these collectives.
     triggers=tuple(name.encode() for name in sorted(BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES)),

@@ -183,6 +183,9 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
+        - A project's own rank-0 helper is recognised by its name when it is a usual one
+          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
+          only once declared in `rank-zero-functions` (README, Configuration).
     """,
     triggers=tuple(
         name.encode()

@@ -134,6 +134,9 @@ RULE = Rule(
         - The libraries whose calls cannot run a model form a short table (numpy, math, scipy,
           PIL, wandb, matplotlib, json, logging, os, pandas, torchvision.utils, builtins); items of
           an unknown origin handed only to other libraries' functions still count as a pass.
+        - A project's own rank-0 helper is recognised by its name when it is a usual one
+          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
+          only once declared in `rank-zero-functions` (README, Configuration).
     """,
     # the words of an evaluation call (training._EVALUATION_CALL_WORDS): "val" only as a word of
     # the name (`val_epoch`, `run_val`), not inside `value` / `interval`
