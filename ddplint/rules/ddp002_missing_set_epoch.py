@@ -44,10 +44,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     continue
                 reported.add(id(loop.node))
                 reach = _sampler_reach(facts, sampler, loader, loop)
+                hint = reach or "sampler"  # the hint's receiver: the name the code has, else the generic one
+                epoch = _epoch_variable(loop) or _pass_counter(loop) or "epoch"
                 fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
                     short = f"{flat_code(facts, fixed.node, 'set_epoch()')} gives the sampler the same epoch every time: same order each epoch"
-                    yield RULE.finding(loop.node, short, _pass_epoch_fix(fixed, loop), why=_fixed_epoch_message(facts, fixed, reach))
+                    yield RULE.finding(loop.node, short, _pass_epoch_fix(fixed, loop), why=_fixed_epoch_message(facts, fixed, hint))
                     continue
                 ineffective = data.ineffective_epoch_setting(sampler)
                 if ineffective is not None:
@@ -55,7 +57,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"this loop iterates a loader whose shuffling DistributedSampler never gets "
                         f"the epoch: `{_code(facts, ineffective.node)}` sets it on the DataLoader, "
                         f"which has no epoch of its own and never passes it on, so every epoch "
-                        f"replays the same order on every rank; call {reach}.set_epoch(epoch) "
+                        f"replays the same order on every rank; call {hint}.set_epoch(epoch) "
                         f"at the start of each epoch"
                     )
                     short = f"{flat_code(facts, ineffective.node, 'the set_epoch() call')} sets the epoch on the DataLoader, not its sampler"
@@ -72,16 +74,16 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
-                        f"replays the same order on every rank; call {reach}.set_epoch(epoch) at the "
+                        f"replays the same order on every rank; call {hint}.set_epoch({epoch}) at the "
                         f"start of each epoch"
                     )
-                    short = f"{_shown(reach)} never gets set_epoch(epoch): every epoch replays the same order"
+                    short = f"{_shown(reach)} never gets set_epoch({epoch}): every epoch replays the same order"
                 else:  # `it = iter(loader)` again when the last pass is exhausted
                     message = (
                         "this loop starts new passes over a loader (a fresh iterator) whose shuffling "
                         "DistributedSampler never gets set_epoch(): the sampler seeds its shuffle with "
                         "the epoch, so every pass replays the same order on every rank; count the "
-                        f"passes and call {reach}.set_epoch(pass_number) before each new iterator"
+                        f"passes and call {hint}.set_epoch(pass_number) before each new iterator"
                     )
                     short = f"new iterators over {held_as(facts, loader.site.node, 'this loader')} replay the same order: no set_epoch()"
                 yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop), why=message)
@@ -91,19 +93,19 @@ def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
     return " ".join(facts.module.code_for_node(node).split())
 
 
-def _sampler_reach(facts: ModuleFacts, sampler, loader, loop) -> str:
-    """The sampler as the epoch loop's code reaches it, for hints: its variable, else
-    `<loader>.sampler` (`self.train_data.sampler`), else plain `sampler`."""
+def _sampler_reach(facts: ModuleFacts, sampler, loader, loop) -> Optional[str]:
+    """The sampler as the epoch loop's code reaches it: its variable, else `<loader>.sampler`
+    (`self.train_data.sampler`); None when no name certainly reaches it."""
     reference = _reference_to(sampler, loop.context.scope)
     if reference is not None:
         return reference
     holder = _sole_name_for(loader.site.node, loop.context.scope)
-    return f"{holder}.sampler" if holder is not None else "sampler"
+    return f"{holder}.sampler" if holder is not None else None
 
 
-def _shown(reach: str) -> str:
+def _shown(reach: Optional[str]) -> str:
     """The sampler named in a short message: its reference when short, else a description."""
-    if reach != "sampler" and len(reach) <= 32:
+    if reach is not None and len(reach) <= 32:
         return f"`{reach}`"
     return "the loader's DistributedSampler"
 
@@ -171,11 +173,33 @@ def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
     return FindingFix(f"Pass `{name}` to set_epoch", edits)
 
 
+def _pass_counter(loop) -> Optional[str]:
+    """`epoch` of a `while` loop whose body, at its top level, adds a number to `epoch` on every
+    pass (`epoch += 1`): a value that differs on every pass."""
+    node = loop.node
+    if not isinstance(node, cst.While) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    counters = set()
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.AugAssign)
+                and isinstance(small.target, cst.Name)
+                and isinstance(small.operator, cst.AddAssign)
+                and int_value(small.value) not in (None, 0)
+            ):
+                counters.add(small.target.value)
+    return next(iter(counters)) if len(counters) == 1 else None
+
+
 def _set_epoch_fix(facts: ModuleFacts, sampler, loop) -> Optional[FindingFix]:
     """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
-    both names are certain: a `for <name> in ...` loop, and a name (or `<loader>.sampler`) that
-    refers to this sampler and nothing else wherever the loop runs."""
-    node, epoch = loop.node, _epoch_variable(loop)
+    both names are certain: a `for <name> in ...` loop or a `while` loop counting its passes, and
+    a name (`sampler`, `loader.sampler`, `self.train_data.sampler`) that refers to this sampler
+    and nothing else wherever the loop runs."""
+    node, epoch = loop.node, _epoch_variable(loop) or _pass_counter(loop)
     if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
     if _rebuilt_in(facts, sampler, loop):
