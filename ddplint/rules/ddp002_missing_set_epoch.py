@@ -308,6 +308,13 @@ RULE = Rule(
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
         pass repeats the first one and `set_epoch` cannot change it.
+
+        The message, its why and the automatic fix name the sampler as the loop's code reaches it:
+        the sampler's variable (`train_sampler.set_epoch(epoch)`), else the loader's `.sampler`
+        (`loader.sampler`, or `self.train_data.sampler` in a method when the loader is an
+        attribute set once). The fix inserts that call as the first statement of a `for epoch in
+        ...` loop, or of a `while` loop that counts its passes (`epoch += 1` directly in its body);
+        it is offered only when that name refers to this sampler and nothing else.
     """,
     why="""
         DistributedSampler derives its permutation from `seed + epoch`. Its epoch only changes when
