@@ -222,6 +222,26 @@ def test_ddp002_names_the_sampler_as_the_code_reaches_it(source: str, reach: str
     assert fixed(result, unsafe=False) == result
 
 
+def test_ddp002_leaves_a_step_loop_that_restarts_its_iterator_unfixed():
+    """`step += 1` counts steps there, not passes over the loader: no set_epoch(step) each step."""
+    source = HEAD + """
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+it = iter(loader)
+step = 0
+while step < 1000:
+    try:
+        batch = next(it)
+    except StopIteration:
+        it = iter(loader)
+        batch = next(it)
+    train_step(batch)
+    step += 1
+"""
+    (diagnostic,) = lint(source)
+    assert diagnostic.message == "new iterators over `loader` replay the same order: no set_epoch()"
+    assert diagnostic.fix is None
+
+
 def test_ddp002_leaves_a_while_loop_without_a_pass_counter_unfixed():
     """A counter moved in an inner loop or under an `if` does not number the passes."""
     for body in ("    if ready():\n        epoch += 1\n", "    epoch += 0\n"):

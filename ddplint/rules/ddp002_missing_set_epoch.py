@@ -45,7 +45,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 reported.add(id(loop.node))
                 reach = _sampler_reach(facts, sampler, loader, loop)
                 hint = reach or "sampler"  # the hint's receiver: the name the code has, else the generic one
-                epoch = _epoch_variable(loop) or _pass_counter(loop) or "epoch"
+                whole_passes = isinstance(iteration.where, (LoopSite, YieldSite))  # not a step loop
+                epoch = _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None) or "epoch"
                 fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
                     short = f"{flat_code(facts, fixed.node, 'set_epoch()')} gives the sampler the same epoch every time: same order each epoch"
@@ -86,7 +87,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"passes and call {hint}.set_epoch(pass_number) before each new iterator"
                     )
                     short = f"new iterators over {held_as(facts, loader.site.node, 'this loader')} replay the same order: no set_epoch()"
-                yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop), why=message)
+                yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop, whole_passes), why=message)
 
 
 def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
@@ -175,7 +176,9 @@ def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
 
 def _pass_counter(loop) -> Optional[str]:
     """`epoch` of a `while` loop whose body, at its top level, adds a number to `epoch` on every
-    pass (`epoch += 1`): a value that differs on every pass."""
+    pass (`epoch += 1`): a value that differs on every pass. Only where each pass of the loop
+    iterates the whole loader: in a step loop that restarts an exhausted iterator the counter
+    counts steps, not epochs (the caller knows which)."""
     node = loop.node
     if not isinstance(node, cst.While) or not isinstance(node.body, cst.IndentedBlock):
         return None
@@ -194,12 +197,13 @@ def _pass_counter(loop) -> Optional[str]:
     return next(iter(counters)) if len(counters) == 1 else None
 
 
-def _set_epoch_fix(facts: ModuleFacts, sampler, loop) -> Optional[FindingFix]:
+def _set_epoch_fix(facts: ModuleFacts, sampler, loop, whole_passes: bool = True) -> Optional[FindingFix]:
     """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
     both names are certain: a `for <name> in ...` loop or a `while` loop counting its passes, and
     a name (`sampler`, `loader.sampler`, `self.train_data.sampler`) that refers to this sampler
-    and nothing else wherever the loop runs."""
-    node, epoch = loop.node, _epoch_variable(loop) or _pass_counter(loop)
+    and nothing else wherever the loop runs. `whole_passes`: each pass of the loop iterates the
+    whole loader (not a step loop that restarts an exhausted iterator)."""
+    node, epoch = loop.node, _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None)
     if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
     if _rebuilt_in(facts, sampler, loop):
