@@ -158,7 +158,7 @@ def _stamp_row(path: str) -> tuple[int, ...]:
 # A project file's stamp is written once however many files import it (written per entry, the
 # stamps were 90 % of the torch package's cache, and loading them most of a warm run). Any other
 # content, such as an older layout, reads as an empty cache.
-_FORMAT = 3
+_FORMAT = 4
 _STAMP, _HASH, _RULES, _NAMES, _FINDINGS = range(5)
 _ENTRY_LENGTH = 5
 
@@ -703,6 +703,7 @@ def _encode(d: Diagnostic) -> dict:
         "end": [d.end_location.row, d.end_location.column],
         "severity": d.severity,
         "cell": d.cell,
+        "explanation": d.explanation,
         "fix": None
         if d.fix is None
         else {
@@ -728,7 +729,7 @@ def _decode(items, filename: str) -> Optional[list[Diagnostic]]:
 def _decode_one(item, filename: str) -> Diagnostic:
     if type(item) is not dict:
         raise TypeError("not an object")
-    cell, fix = item["cell"], item["fix"]
+    cell, fix, explanation = item["cell"], item["fix"], item["explanation"]
     if cell is not None and type(cell) is not int:
         raise TypeError("cell")
     return Diagnostic(
@@ -740,6 +741,7 @@ def _decode_one(item, filename: str) -> Diagnostic:
         severity=Severity(_text(item["severity"])),
         cell=cell,
         fix=None if fix is None else _decode_fix(fix),
+        explanation=None if explanation is None else _text(explanation),
     )
 
 

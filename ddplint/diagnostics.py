@@ -89,6 +89,9 @@ class Diagnostic:
     # Notebooks: the 1-based code cell the finding is in; location and end_location (and the
     # fix's edits) are then lines of that cell. None for plain files.
     cell: Optional[int] = None
+    # The why (and how to fix) of this one finding, for `full`, hovers and the editor: `message`
+    # stays one short line that says what, as ruff's do. None where the rule's page says it all.
+    explanation: Optional[str] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))

@@ -304,6 +304,7 @@ def _locate(findings: list[Finding], module: cst.Module, text: str, filename: st
                 end_location=Location(end.line, end.column + 1),
                 severity=finding.severity,
                 fix=locate_fix(finding.fix, positions, text) if finding.fix is not None else None,
+                explanation=finding.explanation,
             )
         )
     return sorted(set(out), key=lambda d: d.sort_key)

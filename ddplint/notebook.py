@@ -253,7 +253,8 @@ def to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
     if fix is not None:
         fix = _fix_in_cell(fix, notebook, cell)
     return Diagnostic(
-        diagnostic.code, diagnostic.message, diagnostic.filename, start, end, fix, diagnostic.severity, cell
+        diagnostic.code, diagnostic.message, diagnostic.filename, start, end, fix, diagnostic.severity, cell,
+        diagnostic.explanation,
     )
 
 

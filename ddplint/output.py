@@ -84,7 +84,8 @@ def _headline(d: Diagnostic, options: FormatOptions) -> str:
 
 
 def format_full(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptions] = None) -> str:
-    """Each finding with its source line, a caret under the span and the rule's fix hint."""
+    """Each finding with its source line, a caret under the span, the finding's why and the rule's
+    fix hint."""
     options = options or FormatOptions()
     blocks = []
     for d in diagnostics:
@@ -103,6 +104,8 @@ def format_full(diagnostics: Sequence[Diagnostic], options: Optional[FormatOptio
                 f"{gutter} | {_expand_tabs_prefix(source, start)}{caret}",
                 f"{gutter} |",
             ]
+        if d.explanation is not None:
+            lines.append("  = why: " + d.explanation)
         if d.code in ENTRIES_BY_CODE:  # the rule's prose: loads the rule
             lines.append("  = help: " + _one_paragraph(load_rules([d.code])[0].fix))
         if d.fix is not None:

@@ -622,7 +622,7 @@ def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, 
     _write_project(tmp_path, files)
     found = [(d.filename, d.location.row, d.code) for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP001"]])]
     assert found == [(str(script), 5, "DDP001")]
-    assert "data.py:4" in next(iter(lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP001"]]))).message
+    assert "data.py:4" in next(iter(lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP001"]]))).explanation
     # Alone, the script cannot know what build_loader returns: silent, as before.
     assert list(lint_paths([str(script)], [RULES_BY_CODE["DDP001"]])) == []
 

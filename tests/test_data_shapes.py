@@ -13,8 +13,9 @@ from ddplint.rules import select_rules
 
 
 def messages(source: str, code: str) -> list[tuple[int, str]]:
+    """(row, the message and the finding's why, as `--output-format full` shows them)."""
     diagnostics = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))
-    return sorted((d.location.row, d.message) for d in diagnostics if d.code == code)
+    return sorted((d.location.row, f"{d.message}\n{d.explanation}") for d in diagnostics if d.code == code)
 
 
 # -- DDP004: work that scales with the dataset, named in the message ------------------------------
@@ -400,6 +401,7 @@ def test_a_sampler_built_but_never_passed_is_named():
     assert len(found) == 1
     assert "`train_sampler = DistributedSampler(train_set)`" in found[0][1]
     assert "never passed to this DataLoader" in found[0][1]
+    assert found[0][1].startswith("`train_sampler` is built but never passed to `loader`:")
 
 
 def test_a_sampler_for_another_dataset_does_not_count_as_unpassed():
@@ -858,6 +860,7 @@ def test_set_epoch_given_a_written_number_replays_the_same_order():
     found = messages(FIXED_EPOCH.replace("{epoch}", "0"), "DDP002")
     assert len(found) == 1
     assert "gets the same epoch every time (`sampler.set_epoch(0)`)" in found[0][1]
+    assert found[0][1].startswith("`sampler.set_epoch(0)` gives the sampler the same epoch every time")
 
 
 @pytest.mark.parametrize("epoch", ["epoch", "epoch + start_epoch", "args.start_epoch + epoch"])

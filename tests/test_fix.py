@@ -155,6 +155,101 @@ def test_ddp002_offers_no_fix_when_the_name_means_two_samplers():
     assert all(d.fix is None for d in lint(source) if d.code == "DDP002")
 
 
+# DDP002 names the sampler as the epoch loop's code reaches it, in the message, the why and the fix:
+# its variable, else `<loader>.sampler` (a method's `self.train_data.sampler` included); the fix
+# covers `for` loops and `while` loops that count their passes, at module level and in methods.
+HEAD = (
+    "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+    "dist.init_process_group('gloo')\n"
+)
+METHOD_FOR = HEAD + """
+class Trainer:
+    def __init__(self, ds):
+        self.train_data = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            for batch in self.train_data:
+                self.step(batch)
+"""
+METHOD_WHILE = HEAD + """
+class Trainer:
+    def __init__(self, ds):
+        self.loader = DataLoader(ds, sampler=DistributedSampler(ds))
+
+    def train(self):
+        done = 0
+        while done < 10:
+            for batch in self.loader:
+                self.step(batch)
+            done += 1
+"""
+MODULE_WHILE = HEAD + """
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+epoch = 0
+while epoch < 10:
+    for batch in loader:
+        step(batch)
+    epoch += 1
+"""
+NAMED_SAMPLER = HEAD + """
+train_sampler = DistributedSampler(ds)
+loader = DataLoader(ds, sampler=train_sampler)
+for ep in range(3):
+    for batch in loader:
+        step(batch)
+"""
+REACHES = [
+    (METHOD_FOR, "self.train_data.sampler", "epoch", "        for epoch in range(epochs):\n            self.train_data.sampler.set_epoch(epoch)\n"),
+    (METHOD_WHILE, "self.loader.sampler", "done", "        while done < 10:\n            self.loader.sampler.set_epoch(done)\n"),
+    (MODULE_WHILE, "loader.sampler", "epoch", "while epoch < 10:\n    loader.sampler.set_epoch(epoch)\n"),
+    (NAMED_SAMPLER, "train_sampler", "ep", "for ep in range(3):\n    train_sampler.set_epoch(ep)\n"),
+]
+
+
+@pytest.mark.parametrize("source, reach, epoch, inserted", REACHES, ids=["method-for", "method-while", "while", "variable"])
+def test_ddp002_names_the_sampler_as_the_code_reaches_it(source: str, reach: str, epoch: str, inserted: str):
+    (diagnostic,) = lint(source)
+    assert diagnostic.message == f"`{reach}` never gets set_epoch({epoch}): every epoch replays the same order"
+    assert diagnostic.explanation is not None
+    assert diagnostic.explanation.endswith(f"call {reach}.set_epoch({epoch}) at the start of each epoch")
+    assert diagnostic.fix is not None and diagnostic.fix.is_safe
+    assert diagnostic.fix.message == f"Call `{reach}.set_epoch({epoch})` at the start of each epoch"
+    result = fixed(source, unsafe=False)
+    assert inserted in result
+    ast.parse(result)
+    assert not [d for d in lint(result) if d.code == "DDP002"]
+    assert fixed(result, unsafe=False) == result
+
+
+def test_ddp002_leaves_a_step_loop_that_restarts_its_iterator_unfixed():
+    """`step += 1` counts steps there, not passes over the loader: no set_epoch(step) each step."""
+    source = HEAD + """
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+it = iter(loader)
+step = 0
+while step < 1000:
+    try:
+        batch = next(it)
+    except StopIteration:
+        it = iter(loader)
+        batch = next(it)
+    train_step(batch)
+    step += 1
+"""
+    (diagnostic,) = lint(source)
+    assert diagnostic.message == "new iterators over `loader` replay the same order: no set_epoch()"
+    assert diagnostic.fix is None
+
+
+def test_ddp002_leaves_a_while_loop_without_a_pass_counter_unfixed():
+    """A counter moved in an inner loop or under an `if` does not number the passes."""
+    for body in ("    if ready():\n        epoch += 1\n", "    epoch += 0\n"):
+        source = MODULE_WHILE.replace("    epoch += 1\n", body)
+        (diagnostic,) = lint(source)
+        assert diagnostic.fix is None and diagnostic.message.startswith("`loader.sampler` never gets set_epoch(epoch)")
+
+
 # -- DDP001: DistributedSampler ---------------------------------------------------------------------
 NO_SAMPLER = """
     import torch.distributed as dist

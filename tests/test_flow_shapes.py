@@ -635,7 +635,8 @@ def test_data_parallel_only_for_loading_a_prefixed_checkpoint(lint):
 
 
 def _messages(source: str, code: str) -> list[str]:
-    return [d.message for d in lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))]
+    """Each finding's message and its why, as `--output-format full` shows them."""
+    return [f"{d.message}\n{d.explanation}" for d in lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))]
 
 
 def test_data_parallel_over_one_gpu_or_as_the_fallback_of_a_ddp_path(lint):

@@ -62,7 +62,10 @@ async def test_open_buggy_script_publishes_its_finding(client: LanguageClient):
     assert diagnostic.code == "DDP002"
     assert diagnostic.source == "ddplint"
     assert diagnostic.severity == types.DiagnosticSeverity.Error
-    assert "set_epoch" in diagnostic.message
+    # The one-line finding first (what lists show), the finding's why a paragraph below (the hover).
+    what, _, why = diagnostic.message.partition("\n\n")
+    assert "set_epoch" in what and len(what) <= 110 and "\n" not in what
+    assert "every epoch replays the same order on every rank" in why
     # `for epoch in range(args.epochs):` reported from `for` to the end of its header.
     line = BUGGY.splitlines()[DDP002_ROW]
     assert diagnostic.range.start == types.Position(line=DDP002_ROW, character=line.index("for"))

@@ -257,3 +257,18 @@ def test_the_worker_frees_the_records_of_replaced_statements_without_a_full_coll
     root = Path(__file__).parent.parent
     result = subprocess.run([sys.executable, "-c", _RELEASE_PROBE], capture_output=True, text=True, timeout=300, cwd=root)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+# -- the diagnostic's text ---------------------------------------------------------------------------
+def test_editor_message_is_the_short_line_then_the_findings_why():
+    """Lists (and Neovim's virtual text) show the first line; the hover shows the why below it."""
+    from ddplint.lsp.convert import to_lsp_diagnostic
+    from ddplint.lsp.rule_docs import RuleLinks
+
+    document = TextDocument("file:///x.py", "for epoch in range(3):\n    pass\n", 1)
+    at = Location(1, 1)
+    short = Diagnostic("DDP002", "`sampler` never gets set_epoch(epoch)", "x.py", at, at, explanation="every epoch replays")
+    shown = to_lsp_diagnostic(short, document, UTF16, RuleLinks()).message
+    assert shown == "`sampler` never gets set_epoch(epoch)\n\nevery epoch replays"
+    plain = Diagnostic("DDP000", "syntax error: invalid syntax", "x.py", at, at)
+    assert to_lsp_diagnostic(plain, document, UTF16, RuleLinks()).message == "syntax error: invalid syntax"

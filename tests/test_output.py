@@ -67,7 +67,9 @@ def test_full_shows_the_line_a_caret_under_the_span_and_the_hint(project, capsys
     assert lines[0].startswith("train.py:6:9: DDP003 ")
     assert lines[2] == "6 | model = nn.DataParallel(model)"
     assert lines[3] == "  |         " + "^" * len("nn.DataParallel(model)")
-    assert lines[5].startswith("  = help: Launch one process per GPU")
+    assert lines[0].endswith("DDP003 nn.DataParallel drives every GPU from one process: use DistributedDataParallel")
+    assert lines[5].startswith("  = why: nn.DataParallel drives all GPUs from one process: GPU 0 scatters")
+    assert lines[6].startswith("  = help: Launch one process per GPU")
 
 
 def test_full_names_the_fix_when_there_is_one(project, capsys):
@@ -149,7 +151,7 @@ def test_github_annotations(project, capsys):
     code, out, _ = run(capsys, "--output-format", "github", "--select", "DDP003", "train.py")
     assert code == 1
     assert out.startswith("::error title=ddplint (DDP003),file=train.py,line=6,col=9,endLine=6,endColumn=31::")
-    assert out.rstrip("\n").endswith("the others wait; use DistributedDataParallel with one process per GPU (torchrun)")
+    assert out.rstrip("\n").endswith("DDP003 nn.DataParallel drives every GPU from one process: use DistributedDataParallel")
 
 
 def test_github_escapes_what_would_break_the_command():

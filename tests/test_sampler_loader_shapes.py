@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ddplint.api import lint_paths
 from ddplint.cli import main
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
@@ -53,7 +54,7 @@ def test_set_epoch_with_a_step_counter_that_never_moves():
         "DDP002",
     )
     assert [d.location.row for d in found] == [10]
-    assert "nothing in the loop changes `global_step`" in found[0].message
+    assert "nothing in the loop changes `global_step`" in found[0].explanation
     assert found[0].fix is not None and found[0].fix.applicability.value == "unsafe"
 
 
@@ -169,7 +170,8 @@ def test_epoch_set_on_the_dataloader_does_nothing():
         "DDP002",
     )
     assert [d.location.row for d in found] == [9]
-    assert "`loader.epoch = epoch` sets it on the DataLoader" in found[0].message
+    assert found[0].message == "`loader.epoch = epoch` sets the epoch on the DataLoader, not its sampler"
+    assert "call sampler.set_epoch(epoch)" in found[0].explanation  # the sampler variable there is
 
 
 @pytest.mark.parametrize("target", ["sampler.epoch", "loader.sampler.epoch"])
@@ -236,7 +238,7 @@ def test_a_sampler_rebuilt_every_epoch_starts_at_epoch_zero():
         "DDP002",
     )
     assert [d.location.row for d in found] == [7]
-    assert "builds a new shuffling DistributedSampler on every pass" in found[0].message
+    assert "builds a new shuffling DistributedSampler on every pass" in found[0].explanation
     assert found[0].fix is None  # the first statement of the loop would reach last epoch's sampler
 
 
@@ -258,7 +260,7 @@ def test_a_sampler_rebuilt_every_epoch_by_a_helper_of_the_file(set_epoch):
         assert found == []
     else:
         assert [d.location.row for d in found] == [9]
-        assert "builds a new shuffling DistributedSampler on every pass" in found[0].message
+        assert "builds a new shuffling DistributedSampler on every pass" in found[0].explanation
 
 
 @pytest.mark.parametrize(
@@ -307,8 +309,8 @@ def test_a_sampler_assigned_to_a_built_loader_shards_nothing():
         "DDP001",
     )
     assert [d.location.row for d in found] == [7]
-    assert "raises ValueError" in found[0].message
-    assert "`loader.sampler = DistributedSampler(train_set)`" in found[0].message
+    assert "raises ValueError" in found[0].explanation
+    assert "`loader.sampler = DistributedSampler(train_set)`" in found[0].explanation
     assert found[0].fix is None  # passing a sampler would leave the raising line in place
 
 
@@ -466,7 +468,9 @@ for step in range(10_000):
 def test_a_generator_of_another_module_restarts_the_passes(tmp_path, monkeypatch, capsys, generator):
     found = project_findings(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN})
     assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]
-    assert "streams.py:2" in found[0][2] and "`endless(train_loader)`" in found[0][2]
+    assert found[0][2] == "each new pass over `train_loader` replays the same order: no set_epoch()"
+    [diagnostic] = [d for d in lint_paths(["."], select_rules(["DDP002"])) if d.filename.endswith("train.py")]
+    assert "streams.py:2" in diagnostic.explanation and "`endless(train_loader)`" in diagnostic.explanation
 
 
 def test_a_generator_of_another_module_that_sets_the_epoch(tmp_path, monkeypatch, capsys):

@@ -34,12 +34,20 @@ def to_lsp_diagnostic(
     href = links.url(diagnostic.code)
     return types.Diagnostic(
         range=lsp_range(document, diagnostic.location, diagnostic.end_location, encoding),
-        message=diagnostic.message,
+        message=editor_message(diagnostic),
         severity=_SEVERITY.get(diagnostic.severity, types.DiagnosticSeverity.Error),
         code=diagnostic.code,
         code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
     )
+
+
+def editor_message(diagnostic: Diagnostic) -> str:
+    """The short message, then (a paragraph below, which editors show in the diagnostic's hover
+    and lists cut off at the first line) the finding's own why, as `--output-format full` gives it."""
+    if diagnostic.explanation is None:
+        return diagnostic.message
+    return f"{diagnostic.message}\n\n{diagnostic.explanation}"
 
 
 def to_text_edit(edit: Edit, document: TextDocument, encoding: str) -> types.TextEdit:

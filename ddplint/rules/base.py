@@ -24,6 +24,7 @@ class Finding:
     message: str
     severity: Severity = Severity.ERROR
     fix: Optional[FindingFix] = None
+    explanation: Optional[str] = None  # see Diagnostic.explanation
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -66,8 +67,12 @@ class Rule:
     def default_enabled(self) -> bool:
         return ENTRIES_BY_CODE[self.code].default_enabled  # written once, in the registry
 
-    def finding(self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None) -> Finding:
-        return Finding(self.code, node, message, Severity(self.severity), fix)
+    def finding(
+        self, node: cst.CSTNode, message: str, fix: Optional[FindingFix] = None, why: Optional[str] = None
+    ) -> Finding:
+        """`message` says what, in one short line naming the object; `why` is this finding's own
+        explanation (why it hurts, what to do), shown by `full` and the editor."""
+        return Finding(self.code, node, message, Severity(self.severity), fix, why)
 
     def documentation(self) -> str:
         """The rule's page, ruff style: what / why / example / fix / silence / blind spots."""
@@ -85,6 +90,25 @@ class Rule:
         if not self.default_enabled:
             sections.insert(2, f"Off by default: enable with `--select {self.code}`.")
         return "\n\n".join(sections) + "\n"
+
+
+# A name longer than this is left out of a message (the message stays one short line).
+_LONGEST_NAME_IN_MESSAGE = 32
+
+
+def held_as(facts: ModuleFacts, node: cst.CSTNode, otherwise: str) -> str:
+    """How a message names what `node` builds: `` `train_loader` `` when the value is assigned to
+    one plain name, else `otherwise` ("this DataLoader")."""
+    names = set(facts.assigned_to.get(id(node), ()))
+    if len(names) == 1 and len(name := next(iter(names))) <= _LONGEST_NAME_IN_MESSAGE:
+        return f"`{name}`"
+    return otherwise
+
+
+def flat_code(facts: ModuleFacts, node: cst.CSTNode, otherwise: str) -> str:
+    """`node`'s code on one line, in backquotes, when it is short enough for a message."""
+    code = " ".join(facts.module.code_for_node(node).split())
+    return f"`{code}`" if len(code) <= _LONGEST_NAME_IN_MESSAGE else otherwise
 
 
 def example_source(example: str) -> str:
@@ -105,4 +129,4 @@ def expected_marks(source: str) -> list[tuple[int, str]]:
     return marks
 
 
-__all__ = ["Finding", "FindingFix", "NodeEdit", "Rule", "example_source", "expected_marks"]
+__all__ = ["Finding", "FindingFix", "NodeEdit", "Rule", "example_source", "expected_marks", "flat_code", "held_as"]

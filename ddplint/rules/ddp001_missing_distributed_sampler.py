@@ -10,7 +10,7 @@ from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.loaders import SamplerKind
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.edits import ensure_import
-from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule, held_as
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -36,10 +36,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # a buffer of this rank's own rollouts: per-rank data, shuffled locally
         if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
             continue
+        named = held_as(facts, loader.site.node, "this DataLoader")
         if loader.built_in is not None and facts.project is not None:
             factory = facts.project.loader_factory(facts, loader.site)
             if factory is not None and factory.judged_there:
                 continue  # reported where it is built
+            short = f"`{loader.site.name}(...)` returns a DataLoader with no DistributedSampler: every rank iterates it all"
             message = (
                 f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
                 f"DistributedSampler, and this distributed script trains on it: every rank iterates "
@@ -55,7 +57,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"rank would iterate the whole dataset); pass sampler=DistributedSampler(dataset) to "
                 f"the DataLoader(...) call instead"
             )
-            yield RULE.finding(loader.site.node, message)  # no fix: the assignment must go too
+            short = f"{named} gets its sampler after it is built, which DataLoader refuses (ValueError)"
+            yield RULE.finding(loader.site.node, short, why=message)  # no fix: the assignment must go too
             continue
         elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
@@ -63,6 +66,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "dataset on every rank, so each rank trains on all of it and an epoch costs world_size "
                 "times the work; use DistributedSampler(dataset) (it shuffles too)"
             )
+            short = f"{named} uses a RandomSampler: every rank iterates the whole dataset"
         elif (unpassed := data.unpassed_sampler_for(loader)) is not None:
             built = " ".join(facts.module.code_for_node(unpassed.site.node).split())
             holders = facts.assigned_to.get(id(unpassed.site.node), ())
@@ -74,7 +78,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"epoch does world_size times the work and the ranks train on the same batches; "
                 f"pass it as sampler= and drop shuffle=True"
             )
-            yield RULE.finding(loader.site.node, message, _pass_sampler_fix(facts, loader, unpassed))
+            sampler = held_as(facts, unpassed.site.node, "a DistributedSampler")
+            short = f"{sampler} is built but never passed to {named}: every rank iterates the whole dataset"
+            yield RULE.finding(loader.site.node, short, _pass_sampler_fix(facts, loader, unpassed), why=message)
             continue
         else:
             message = (
@@ -82,7 +88,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "the whole dataset, so an epoch does world_size times the work and the ranks train on "
                 "the same batches; pass sampler=DistributedSampler(dataset) and drop shuffle=True"
             )
-        yield RULE.finding(loader.site.node, message, _sampler_fix(facts, loader))
+            short = f"{named} has no DistributedSampler: every rank iterates the whole dataset"
+        yield RULE.finding(loader.site.node, short, _sampler_fix(facts, loader), why=message)
 
 
 def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFix]:

@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.analysis.epochs import YieldSite
 from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
-from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
+from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule, flat_code, held_as
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -27,12 +27,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if data.replays_first_pass(iteration):
                     if id(iteration.where.node) not in reported:
                         reported.add(id(iteration.where.node))
-                        yield RULE.finding(iteration.where.node, CYCLE_MESSAGE)
+                        yield RULE.finding(iteration.where.node, CYCLE_MESSAGE, why=CYCLE_WHY)
                     continue
                 if iteration.restarted_in is not None:
                     if id(iteration.where.node) not in reported and not data.set_epoch_reaches(sampler):
                         reported.add(id(iteration.where.node))
-                        yield RULE.finding(iteration.where.node, _restarted_message(facts, iteration))
+                        short = f"each new pass over {held_as(facts, loader.site.node, 'this loader')} replays the same order: no set_epoch()"
+                        yield RULE.finding(iteration.where.node, short, why=_restarted_message(facts, iteration, sampler))
                     continue
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
@@ -42,9 +43,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if data.set_epoch_reaches(sampler, loop):
                     continue
                 reported.add(id(loop.node))
+                reach = _sampler_reach(facts, sampler, loader, loop)
+                hint = reach or "sampler"  # the hint's receiver: the name the code has, else the generic one
+                whole_passes = isinstance(iteration.where, (LoopSite, YieldSite))  # not a step loop
+                epoch = _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None) or "epoch"
                 fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
-                    yield RULE.finding(loop.node, _fixed_epoch_message(facts, fixed), _pass_epoch_fix(fixed, loop))
+                    short = f"{flat_code(facts, fixed.node, 'set_epoch()')} gives the sampler the same epoch every time: same order each epoch"
+                    yield RULE.finding(loop.node, short, _pass_epoch_fix(fixed, loop), why=_fixed_epoch_message(facts, fixed, hint))
                     continue
                 ineffective = data.ineffective_epoch_setting(sampler)
                 if ineffective is not None:
@@ -52,9 +58,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"this loop iterates a loader whose shuffling DistributedSampler never gets "
                         f"the epoch: `{_code(facts, ineffective.node)}` sets it on the DataLoader, "
                         f"which has no epoch of its own and never passes it on, so every epoch "
-                        f"replays the same order on every rank; call loader.sampler.set_epoch(epoch) "
+                        f"replays the same order on every rank; call {hint}.set_epoch(epoch) "
                         f"at the start of each epoch"
                     )
+                    short = f"{flat_code(facts, ineffective.node, 'the set_epoch() call')} sets the epoch on the DataLoader, not its sampler"
                 elif _rebuilt_in(facts, sampler, loop):
                     message = (
                         f"this loop builds a new shuffling DistributedSampler on every pass "
@@ -63,28 +70,48 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"every rank; call set_epoch(epoch) on the new sampler before the loader is "
                         f"iterated (or build it once, before the loop)"
                     )
+                    short = "this loop builds a new DistributedSampler each epoch and never calls set_epoch() on it"
                 elif isinstance(iteration.where, (LoopSite, YieldSite)):
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
-                        "replays the same order on every rank; call sampler.set_epoch(epoch) at the "
-                        "start of each epoch"
+                        f"replays the same order on every rank; call {hint}.set_epoch({epoch}) at the "
+                        f"start of each epoch"
                     )
+                    short = f"{_shown(reach)} never gets set_epoch({epoch}): every epoch replays the same order"
                 else:  # `it = iter(loader)` again when the last pass is exhausted
                     message = (
                         "this loop starts new passes over a loader (a fresh iterator) whose shuffling "
                         "DistributedSampler never gets set_epoch(): the sampler seeds its shuffle with "
                         "the epoch, so every pass replays the same order on every rank; count the "
-                        "passes and call sampler.set_epoch(pass_number) before each new iterator"
+                        f"passes and call {hint}.set_epoch(pass_number) before each new iterator"
                     )
-                yield RULE.finding(loop.node, message, _set_epoch_fix(facts, sampler, loop))
+                    short = f"new iterators over {held_as(facts, loader.site.node, 'this loader')} replay the same order: no set_epoch()"
+                yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop, whole_passes), why=message)
 
 
 def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
     return " ".join(facts.module.code_for_node(node).split())
 
 
-def _fixed_epoch_message(facts: ModuleFacts, fixed) -> str:
+def _sampler_reach(facts: ModuleFacts, sampler, loader, loop) -> Optional[str]:
+    """The sampler as the epoch loop's code reaches it: its variable, else `<loader>.sampler`
+    (`self.train_data.sampler`); None when no name certainly reaches it."""
+    reference = _reference_to(sampler, loop.context.scope)
+    if reference is not None:
+        return reference
+    holder = _sole_name_for(loader.site.node, loop.context.scope)
+    return f"{holder}.sampler" if holder is not None else None
+
+
+def _shown(reach: Optional[str]) -> str:
+    """The sampler named in a short message: its reference when short, else a description."""
+    if reach is not None and len(reach) <= 32:
+        return f"`{reach}`"
+    return "the loader's DistributedSampler"
+
+
+def _fixed_epoch_message(facts: ModuleFacts, fixed, reach: str) -> str:
     written = _code(facts, fixed.node)
     if isinstance(fixed.epoch, cst.Name):
         why = f"`{written}`, and nothing in the loop changes `{fixed.epoch.value}`"
@@ -93,16 +120,17 @@ def _fixed_epoch_message(facts: ModuleFacts, fixed) -> str:
     return (
         f"this loop iterates a loader whose shuffling DistributedSampler gets the same epoch every "
         f"time ({why}): the sampler seeds its shuffle with the epoch, so every epoch replays the "
-        f"same order on every rank; pass the epoch number (sampler.set_epoch(epoch))"
+        f"same order on every rank; pass the epoch number ({reach}.set_epoch(epoch))"
     )
 
 
-def _restarted_message(facts: ModuleFacts, iteration) -> str:
+def _restarted_message(facts: ModuleFacts, iteration, sampler) -> str:
+    reach = _reference_to(sampler, iteration.where.context.scope) or "sampler"
     return (
         f"`{_code(facts, iteration.where.node)}` starts a new pass over this loader each time the "
         f"last one ends (the loop at {iteration.restarted_in}), and the loader's shuffling "
         f"DistributedSampler never gets set_epoch(): every pass replays the same order on every "
-        f"rank; count the passes in that loop and call sampler.set_epoch(pass_number) before each"
+        f"rank; count the passes in that loop and call {reach}.set_epoch(pass_number) before each"
     )
 
 
@@ -117,7 +145,8 @@ def _rebuilt_in(facts: ModuleFacts, sampler, loop) -> bool:
     )
 
 
-CYCLE_MESSAGE = (
+CYCLE_MESSAGE = "itertools.cycle() replays the first pass's batches: every epoch repeats the same order"
+CYCLE_WHY = (
     "itertools.cycle() keeps the batches of the first pass over a loader with a shuffling "
     "DistributedSampler and replays them: every later pass repeats the first epoch's order (and "
     "its random augmentations) on every rank, and set_epoch() cannot change batches already "
@@ -145,11 +174,36 @@ def _pass_epoch_fix(fixed, loop) -> Optional[FindingFix]:
     return FindingFix(f"Pass `{name}` to set_epoch", edits)
 
 
-def _set_epoch_fix(facts: ModuleFacts, sampler, loop) -> Optional[FindingFix]:
+def _pass_counter(loop) -> Optional[str]:
+    """`epoch` of a `while` loop whose body, at its top level, adds a number to `epoch` on every
+    pass (`epoch += 1`): a value that differs on every pass. Only where each pass of the loop
+    iterates the whole loader: in a step loop that restarts an exhausted iterator the counter
+    counts steps, not epochs (the caller knows which)."""
+    node = loop.node
+    if not isinstance(node, cst.While) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    counters = set()
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.AugAssign)
+                and isinstance(small.target, cst.Name)
+                and isinstance(small.operator, cst.AddAssign)
+                and int_value(small.value) not in (None, 0)
+            ):
+                counters.add(small.target.value)
+    return next(iter(counters)) if len(counters) == 1 else None
+
+
+def _set_epoch_fix(facts: ModuleFacts, sampler, loop, whole_passes: bool = True) -> Optional[FindingFix]:
     """`<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop, offered only where
-    both names are certain: a `for <name> in ...` loop, and a name (or `<loader>.sampler`) that
-    refers to this sampler and nothing else wherever the loop runs."""
-    node, epoch = loop.node, _epoch_variable(loop)
+    both names are certain: a `for <name> in ...` loop or a `while` loop counting its passes, and
+    a name (`sampler`, `loader.sampler`, `self.train_data.sampler`) that refers to this sampler
+    and nothing else wherever the loop runs. `whole_passes`: each pass of the loop iterates the
+    whole loader (not a step loop that restarts an exhausted iterator)."""
+    node, epoch = loop.node, _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None)
     if epoch is None or not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
     if _rebuilt_in(facts, sampler, loop):
@@ -194,10 +248,15 @@ def _name_of_assignment(value: cst.CSTNode, scope) -> Optional[str]:
     current = scope
     while current is not None:
         for key, bindings in current.bindings.items():
-            if key.isidentifier() and any(binding.value is value for binding in bindings):
+            if _plain_reference(key) and any(binding.value is value for binding in bindings):
                 return key
         current = current.parent
     return None
+
+
+def _plain_reference(key: str) -> bool:
+    """`loader` or `self.loader`: a name a method's code can write to reach the value."""
+    return key.isidentifier() or (key.startswith("self.") and key[5:].isidentifier())
 
 
 def _reseeded_per_epoch(sampler, loop) -> bool:
@@ -253,6 +312,13 @@ RULE = Rule(
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
         pass repeats the first one and `set_epoch` cannot change it.
+
+        The message, its why and the automatic fix name the sampler as the loop's code reaches it:
+        the sampler's variable (`train_sampler.set_epoch(epoch)`), else the loader's `.sampler`
+        (`loader.sampler`, or `self.train_data.sampler` in a method when the loader is an
+        attribute set once). The fix inserts that call as the first statement of a `for epoch in
+        ...` loop, or of a `while` loop that counts its passes (`epoch += 1` directly in its body);
+        it is offered only when that name refers to this sampler and nothing else.
     """,
     why="""
         DistributedSampler derives its permutation from `seed + epoch`. Its epoch only changes when

@@ -30,13 +30,15 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if ddp_path is not None:
             yield RULE.finding(
                 site.node,
-                f"nn.DataParallel on the single-process fallback: started without the launcher, "
+                "nn.DataParallel on the fallback path: run without torchrun, one process drives every GPU",
+                why=f"nn.DataParallel on the single-process fallback: started without the launcher, "
                 f"one process drives every GPU from GPU 0; the DDP path needs {ddp_path}",
             )
             continue
         yield RULE.finding(
             site.node,
-            "nn.DataParallel drives all GPUs from one process: GPU 0 scatters, gathers and runs "
+            "nn.DataParallel drives every GPU from one process: use DistributedDataParallel",
+            why="nn.DataParallel drives all GPUs from one process: GPU 0 scatters, gathers and runs "
             "hot while the others wait; use DistributedDataParallel with one process per GPU "
             "(torchrun)",
         )

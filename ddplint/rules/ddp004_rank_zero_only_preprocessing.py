@@ -33,7 +33,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             branch.node,
-            f"only one rank (rank 0 or a leader) {work.what} (`{work.code}`) while the other ranks "
+            f"only one rank {work.what} while the others wait in `{wait.name}()`",
+            why=f"only one rank (rank 0 or a leader) {work.what} (`{work.code}`) while the other ranks "
             f"wait for it in `{wait.name}()`: their GPUs idle for as long as the work takes, which "
             f"grows with the dataset; have every rank load or preprocess its own shard, or do it "
             f"once, cache the result, and let every rank read the cache",

@@ -25,7 +25,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if placement.kind == "gpu0":
             yield RULE.finding(
                 placement.site.node,
-                f"{placement.detail} names GPU 0 in a distributed script: every rank runs this line, "
+                f"{placement.detail} puts every rank on GPU 0: use the rank's own GPU (LOCAL_RANK)",
+                why=f"{placement.detail} names GPU 0 in a distributed script: every rank runs this line, "
                 f"so all of them put their model or data on the same GPU, which runs out of memory "
                 f"or time-slices N processes while the other GPUs idle (NCCL then fails with "
                 f"'Duplicate GPU detected'); use torch.device('cuda', local_rank) with local_rank "
@@ -38,7 +39,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""
         yield RULE.finding(
             first.site.node,
-            f"{first.detail} means the current CUDA device, which is GPU 0 in every process until "
+            f"{first.detail} puts every rank on GPU 0: the script never calls torch.cuda.set_device()",
+            why=f"{first.detail} means the current CUDA device, which is GPU 0 in every process until "
             f"torch.cuda.set_device(local_rank) is called, and this script never calls it{others}: "
             f"every rank lands on GPU 0 while the other GPUs idle; call "
             f"torch.cuda.set_device(local_rank) right after init_process_group (or place with "
@@ -51,7 +53,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if detail is not None:
             yield RULE.finding(
                 site.node,
-                f"DistributedDataParallel({detail}) pins every rank's replica to GPU 0: the ranks "
+                f"DistributedDataParallel({detail}) puts every rank's replica on GPU 0",
+                why=f"DistributedDataParallel({detail}) pins every rank's replica to GPU 0: the ranks "
                 f"collide on one device (NCCL: 'Duplicate GPU detected') while the other GPUs idle; "
                 f"pass device_ids=[local_rank], output_device=local_rank",
             )

@@ -10,7 +10,7 @@ from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
 from ddplint.analysis.torch_api import DATALOADER
 from ddplint.edits import remove_argument
-from ddplint.rules.base import Finding, FindingFix, Rule
+from ddplint.rules.base import Finding, FindingFix, Rule, held_as
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, ...): the positions torch's signature gives them.
@@ -22,7 +22,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls_constructing(DATALOADER, set()):
         message = _conflict(facts, site)
         if message is not None:
-            yield RULE.finding(site.node, message, _drop_shuffle_fix(site.node) if message is SHUFFLE_CLASH else None)
+            named = held_as(facts, site.node, "DataLoader")
+            if message is SHUFFLE_CLASH:
+                short = f"{named} gets both a sampler and shuffle=True: DataLoader raises ValueError"
+                yield RULE.finding(site.node, short, _drop_shuffle_fix(site.node), why=message)
+            else:
+                short = f"{named} gets a batch_sampler with options it excludes: DataLoader raises ValueError"
+                yield RULE.finding(site.node, short, why=message)
 
 
 def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:

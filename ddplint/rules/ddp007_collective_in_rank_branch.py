@@ -50,7 +50,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
-                f"`{reach}` is reached only by the rank that gets past the early `return` of "
+                f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
+                why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
                 f"the other ranks above; they never make this call, so this rank blocks in it "
                 f"until the NCCL timeout and the job hangs; make the collective before the early "
                 f"return, or on every rank",
@@ -67,7 +68,8 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
             return None
         return RULE.finding(
             site.node,
-            f"only the ranks that pass this rank condition reach `{collective}`; the other ranks "
+            f"only the ranks that pass this rank condition call `{collective}`: the job hangs",
+            why=f"only the ranks that pass this rank condition reach `{collective}`; the other ranks "
             f"never make the matching call, so the ranks that do block in it until the NCCL "
             f"timeout (30 min by default) or forever, and the job hangs with every GPU idle; call "
             f"the collective on every rank (outside the `if`), or make the same call in the "
@@ -78,7 +80,8 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
             return None
         return RULE.finding(
             site.node,
-            "a forward pass through the DistributedDataParallel/FSDP-wrapped model runs on one rank "
+            "the DDP/FSDP-wrapped model runs forward on one rank only: its collectives hang",
+            why="a forward pass through the DistributedDataParallel/FSDP-wrapped model runs on one rank "
             "only: DDP's forward broadcasts buffers (BatchNorm statistics) from rank 0 and FSDP "
             "all-gathers parameters, collectives the other ranks never join, so this rank hangs; "
             "run it on every rank, or call the unwrapped `model.module` here",

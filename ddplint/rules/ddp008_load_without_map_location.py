@@ -44,12 +44,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the caller names the file, one per rank or not: this file cannot tell
         yield RULE.finding(
             site.node,
-            "torch.load without map_location restores every tensor onto the device it was saved "
+            "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
+            why="torch.load without map_location restores every tensor onto the device it was saved "
             "from: a checkpoint saved by rank 0 goes to cuda:0 on every rank, so each process "
             "allocates (and keeps a CUDA context) on GPU 0, which runs out of memory or slows down "
             "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
             "map_location=f'cuda:{local_rank}'",
-            _map_location_fix(site.node),
+            fix=_map_location_fix(site.node),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ddplint.analysis.facts import ModuleFacts
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, Rule, held_as
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -26,7 +26,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             loader.site.node,
-            f"DataLoader iterates `{stream}`, an IterableDataset whose stream is never split by rank: "
+            f"{held_as(facts, loader.site.node, 'DataLoader')} iterates `{stream}`, never split by rank: every rank reads it all",
+            why=f"DataLoader iterates `{stream}`, an IterableDataset whose stream is never split by rank: "
             f"a DistributedSampler cannot shard an IterableDataset, so every rank reads and trains "
             f"on the whole stream (world_size times the work per epoch, the same batches on every "
             f"GPU); in __iter__, keep every world_size-th item from this rank "

@@ -25,9 +25,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         wait = _where_the_others_wait(facts, branch)
         if wait is None:
             continue
+        shown = f"`{work}`" if len(work) <= 32 and work.endswith(")") else "this evaluation pass"
         yield RULE.finding(
             branch.node,
-            f"only rank 0 runs this evaluation pass ({work}) while the other ranks go on and wait "
+            f"only rank 0 runs {shown} while the other ranks wait for it: their GPUs idle",
+            why=f"only rank 0 runs this evaluation pass ({work}) while the other ranks go on and wait "
             f"for it in {wait}: their GPUs idle for the whole evaluation, every time it runs, and "
             f"the pass takes world_size times longer than it needs to; shard it instead: give the "
             f"evaluation loader a DistributedSampler(val_set, shuffle=False), evaluate on every "

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import argument
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, Rule, held_as
 
 # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 SEED_POSITION = 4
@@ -27,7 +27,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             sampler.site.node,
-            f"DistributedSampler seed {reason}, so the ranks shuffle with different permutations: "
+            f"the seed of {held_as(facts, sampler.site.node, 'this DistributedSampler')} differs between ranks: their shards overlap",
+            why=f"DistributedSampler seed {reason}, so the ranks shuffle with different permutations: "
             f"each rank takes its slice of a different order, the slices overlap, some samples "
             f"are trained on twice per epoch and others never; give every rank the same seed "
             f"(a constant or args.seed) and call set_epoch(epoch) for a new order each epoch",

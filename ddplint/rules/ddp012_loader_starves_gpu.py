@@ -10,7 +10,7 @@ from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
-from ddplint.rules.base import Finding, Rule
+from ddplint.rules.base import Finding, Rule, held_as
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
 NUM_WORKERS_POSITION = 5
@@ -29,7 +29,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if _in_memory_tensors(facts, loader):
             continue  # indexing tensors already in memory: worker processes would only add IPC
-        problems = []
+        problems, short = [], []
         workers = argument(call, "num_workers", NUM_WORKERS_POSITION)
         if workers is None or int_value(workers) == 0:
             problems.append(
@@ -38,6 +38,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "the CPU prepares it; set num_workers (4-8 per GPU is a common start, or "
                 "os.cpu_count() // GPUs per node) and persistent_workers=True"
             )
+            short.append(f"num_workers is {'not set' if workers is None else '0'}")
         pin = argument(call, "pin_memory", PIN_MEMORY_POSITION)
         if (pin is None or is_false(pin)) and _copied_non_blocking(facts, loader):
             problems.append(
@@ -45,8 +46,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "pageable memory is synchronous anyway, so the transfer still stalls the GPU; "
                 "pass pin_memory=True"
             )
+            short.append("non_blocking copies are not pinned")
         if problems:
-            yield RULE.finding(call, "training DataLoader " + "; it also ".join(problems))
+            named = held_as(facts, call, "training DataLoader")
+            why = "training DataLoader " + "; it also ".join(problems)
+            yield RULE.finding(call, f"{named} starves the GPU: " + " and ".join(short), why=why)
 
 
 def _in_memory_tensors(facts: ModuleFacts, loader: LoaderInfo) -> bool:
