@@ -12,13 +12,13 @@ import typing
 from pathlib import Path
 
 import pytest
-from loader_project import TRAINING_SCRIPT, write_project
 
 import ddplint.analysis.project as project_module
 from ddplint.analysis.project import ModuleSummary, outline_from_json, outline_to_json, summary_from_json, summary_to_json
 from ddplint.api import lint_paths
 from ddplint.cache import SUMMARY_FOLDER_NAME, ResultCache
 from ddplint.rules import select_rules
+from loader_project import TRAINING_SCRIPT, write_project
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -223,3 +223,27 @@ def test_findings_are_the_same_without_the_store_cold_and_warm(tmp_path, counted
     warm = _run(root, cache_dir, "warm")  # no results for these settings: every file checked again
     assert summarised > 0 and len(counted) == 2 * summarised, counted  # warm: every summary from the store
     assert cold == without and warm == without
+
+
+# -- the language server -------------------------------------------------------------------------
+def test_the_language_server_reads_what_a_cli_run_kept(project, counted, monkeypatch):
+    from ddplint.engine import lint_source
+    from ddplint.lsp.analysis import _Projects
+
+    monkeypatch.delenv("DDPLINT_CACHE_DIR", raising=False)
+    _run(project, project / ".ddplint_cache")  # `ddplint .` in the project: the default folder
+    train = project / "train.py"
+    index = _Projects().for_document(str(train))
+    found = lint_source(train.read_text(), str(train), select_rules(), [], index)
+    assert [d.code for d in found] == ["DDP001"] and counted == ["data.py"]  # the CLI's summary, not a parse
+
+
+def test_the_language_server_makes_no_cache_folder(project, counted, monkeypatch):
+    from ddplint.engine import lint_source
+    from ddplint.lsp.analysis import _Projects
+
+    monkeypatch.delenv("DDPLINT_CACHE_DIR", raising=False)
+    train = project / "train.py"
+    found = lint_source(train.read_text(), str(train), select_rules(), [], _Projects().for_document(str(train)))
+    assert [d.code for d in found] == ["DDP001"] and counted == ["data.py"]
+    assert not (project / ".ddplint_cache").exists()
