@@ -572,8 +572,8 @@ class ProjectIndex:
         # A summary names its module's file (`FactoryLoader.where`): kept per file name and content.
         kind = f"summary {os.path.basename(path)}"
         stored = summary_from_json(self._store.load(kind, data))
-        if stored:
-            return self._shared.saved("summary", path, stored[0])
+        if stored:  # the other workers read it from the store too
+            return stored[0]
         # The large-tree lock before the module's claim, and nothing else taken while a claim is
         # held (a summary reads no other summary): workers waiting on each other never form a cycle.
         with self._holding_tree(len(data)), self._shared.claim(path):
@@ -770,7 +770,7 @@ def _to_json(value: Any, hint: Any) -> Any:
         return value
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return value.value
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         hints = _hints(hint)
         return {f.name: _to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(hint)}
     if origin in (set, frozenset):
@@ -793,7 +793,7 @@ def _from_json(value: Any, hint: Any) -> Any:
         return value
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint(value)  # ValueError for a value it does not have
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         hints = _hints(hint)
         fields = dataclasses.fields(hint)
         if type(value) is not dict or set(value) != {f.name for f in fields}:
