@@ -276,6 +276,27 @@ def lint_paths(
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
     project = project_index(readable)
+    # Module summaries kept across runs, in the results cache's folder (none with --no-cache).
+    store = cache.summary_store() if cache is not None and project is not None else None
+    if store is not None and project is not None:
+        project.use_store(store)
+    try:
+        yield from _checked(found, default_codes, codes_for, cache, project, jobs, errors)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _checked(
+    found: Sequence[tuple[str, Optional[str]]],
+    default_codes: Sequence[str],
+    codes_for: Optional[Callable[[str], Sequence[str]]],
+    cache: Optional[ResultCache],
+    project: Optional[ProjectIndex],
+    jobs: Optional[int],
+    errors: Optional[list[InternalError]],
+) -> Iterator[Diagnostic]:
+    """lint_paths' work, once the project index is set up."""
     slots: list[_Slot] = []  # per file, in order: its diagnostics, or a _Job still to run
     for path, problem in found:
         if problem is not None:

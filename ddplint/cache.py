@@ -25,7 +25,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 try:  # hashlib's blake2b without hashlib, which loads OpenSSL for its other algorithms (~3 ms of a warm run)
     from _blake2 import blake2b
@@ -360,6 +360,11 @@ class ResultCache:
             self._stamps.append(list(row))
         return self._new_rows[row]
 
+    def summary_store(self) -> Optional["SummaryFolder"]:
+        """Where this run reads and keeps module summaries (ProjectIndex.use_store): the same
+        folder, under the same key; None when the cache is not used this run or cannot be written."""
+        return None if self._refused is not None else SummaryFolder.open(self.directory)
+
     def save(self) -> Optional[str]:
         """Write the cache atomically; returns why it could not be written (or was not used at
         all), if so."""
@@ -444,6 +449,75 @@ def _tables(data: bytes, owner: Optional[str]) -> Optional[tuple[dict[str, list]
     if not (type(entries) is dict and type(stamps) is list and type(names) is list):
         return None
     return entries, stamps, names
+
+
+# -- module summaries ---------------------------------------------------------------------------
+# `.ddplint_cache/<version>/summaries/<name>.json`, one file per (kind, module content): each run
+# (and each worker of a pool) adds the summaries it works out, and a run reads only those of the
+# modules it needs. An entry is {"format", "version", "owner": the folder's token, "kind",
+# "content": the module's content hash, "value": the analysis layer's JSON}; one whose fields
+# are not all this run's own is a miss, and the module is summarised again.
+SUMMARY_FOLDER_NAME = "summaries"
+_SUMMARY_FORMAT = 1
+
+
+class SummaryFolder:
+    """The results cache folder's module summaries (analysis/project.py's SummaryStore). The
+    values are opaque JSON to this module; the analysis layer decodes them strictly."""
+
+    def __init__(self, folder: "_Folder", owner: str) -> None:
+        self._folder, self._owner = folder, owner
+
+    @classmethod
+    def open(cls, directory: Path) -> Optional["SummaryFolder"]:
+        """The folder, made (with the cache folder's key) if missing; None where a link, a file
+        in its place or the file system stands in the way: the run summarises without it."""
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with _Folder.open(directory) as root:
+                _mark(root)
+                owner = _owner(root) or _new_key(root)
+                with _version_folder(root, directory / __version__) as version:
+                    version.make_folder(SUMMARY_FOLDER_NAME)
+                    folder = _Folder.open(version.path / SUMMARY_FOLDER_NAME, version)
+        except (_Refused, OSError):
+            return None
+        try:
+            _remove_left_temporaries(folder)
+        except OSError:
+            pass
+        return cls(folder, owner)
+
+    def close(self) -> None:
+        self._folder.__exit__()
+
+    def _entry(self, kind: str, data: bytes) -> tuple[str, str]:
+        """(file name, content hash) of an entry."""
+        digest = content_hash(data)
+        return blake2b(f"{kind}\0{digest}".encode(), digest_size=16).hexdigest() + ".json", digest
+
+    def load(self, kind: str, data: bytes) -> Any:
+        name, digest = self._entry(kind, data)
+        try:
+            stored = _read_file(self._folder, name)
+            entry = json.loads(stored) if stored else None
+        except (OSError, ValueError, RecursionError):
+            return None
+        expected = {"format": _SUMMARY_FORMAT, "version": __version__, "owner": self._owner, "kind": kind, "content": digest}
+        if type(entry) is not dict or set(entry) != {*expected, "value"}:
+            return None
+        if any(type(entry[key]) is not type(value) or entry[key] != value for key, value in expected.items()):
+            return None
+        return entry["value"]
+
+    def save(self, kind: str, data: bytes, value: Any) -> None:
+        name, digest = self._entry(kind, data)
+        entry = {"format": _SUMMARY_FORMAT, "version": __version__, "owner": self._owner, "kind": kind,
+                 "content": digest, "value": value}
+        try:
+            _write_file(self._folder, name, json.dumps(entry, separators=(",", ":")).encode())
+        except (OSError, ValueError, TypeError):  # a full disk costs the next run a summary, never a result
+            pass
 
 
 # -- the cache folder ---------------------------------------------------------------------------

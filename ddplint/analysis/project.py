@@ -30,17 +30,32 @@ The static side never imports or runs the project's code; the modules are parsed
 from __future__ import annotations
 
 import ast
+import dataclasses
+import enum
 import hashlib
 import inspect
 import os
 import pickle
 import re
+import types
+import typing
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, ContextManager, Iterable, Iterator, Optional, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Any,
+    Callable,
+    ContextManager,
+    Iterable,
+    Iterator,
+    Optional,
+    Protocol,
+    TypeVar,
+)
 
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -388,6 +403,8 @@ class ProjectIndex:
         self._starter_names: Optional[frozenset[str]] = None
         # What other processes of the run have worked out (a worker pool's; none by default).
         self._shared: SharedSummaries = _NOT_SHARED
+        # Summaries and outlines kept across runs (the results cache folder's; none by default).
+        self._store: SummaryStore = _NO_STORE
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
@@ -555,6 +572,11 @@ class ProjectIndex:
         process computes for them (a worker of a pool, before it checks any file)."""
         self._shared = shared
 
+    def use_store(self, store: "SummaryStore") -> None:
+        """Read module summaries and outlines kept by earlier runs, and keep the ones this index
+        works out (a run with a results cache; before any file is checked, so workers share it)."""
+        self._store = store
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self._summaries:
             self._stamps.setdefault(path, _stamp(path))
@@ -603,7 +625,7 @@ class ProjectIndex:
             self._stamps.setdefault(path, _stamp(path))
             known = self._shared.load("outline", path)
             # Not claimed like a summary: a compile costs less than waiting for another worker's.
-            self._outlines[path] = known[0] if known else self._shared.saved("outline", path, _outline_of(path, self._parses_safely))
+            self._outlines[path] = known[0] if known else self._shared.saved("outline", path, self._stored_outline(path))
         return self._outlines[path]
 
     def _summarise(self, path: str) -> Optional[ModuleSummary]:
@@ -619,11 +641,33 @@ class ProjectIndex:
             data = read_file(path)
         except OSError:
             return None
+        # A summary names its module's file (`FactoryLoader.where`): kept per file name and content.
+        kind = f"summary {os.path.basename(path)}"
+        stored = summary_from_json(self._store.load(kind, data))
+        if stored:  # the other workers read it from the store too
+            return stored[0]
         # The large-tree lock before the module's claim, and nothing else taken while a claim is
         # held (a summary reads no other summary): workers waiting on each other never form a cycle.
         with self._holding_tree(len(data)), self._shared.claim(path):
             known = self._shared.load("summary", path)  # finished by another worker meanwhile
-            return known[0] if known else self._shared.saved("summary", path, _summary_of(data, path))
+            if known:
+                return known[0]
+            summary = _summary_of(data, path)
+            self._store.save(kind, data, summary_to_json(summary))
+            return self._shared.saved("summary", path, summary)
+
+    def _stored_outline(self, path: str) -> tuple[bool, Optional[frozenset[str]]]:
+        """The module's outline (`_outline_from`), read from the store for a module whose content it has seen (the cheap
+        screens first: only a module that passes them costs a look-up, and a compile if new)."""
+        data = _screened_source(path)
+        if data is None:
+            return False, None
+        stored = outline_from_json(self._store.load("outline", data))
+        if stored is not None:
+            return stored
+        outline = _outline_from(data, path, self._parses_safely)
+        self._store.save("outline", data, outline_to_json(outline))
+        return outline
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
@@ -716,24 +760,150 @@ class SharedSummaries:
 _NOT_SHARED = SharedSummaries(None)
 
 
-def _summary_source(path: str, parses_safely: Callable[[bytes, str], bool]) -> Optional[bytes]:
-    """A project module's source, or None when it cannot offer anything or cannot be parsed. The
-    same screens as the engine's, with the words a summary reads as triggers: most modules of a
-    large project are never parsed for their summary."""
+class SummaryStore(Protocol):
+    """Where summaries and outlines outlive a run (the results cache folder: ddplint/cache.py
+    implements it). Values are plain JSON (`summary_to_json`, `outline_to_json`), kept per
+    `kind` and module content: what a store hands back is decoded strictly, and anything that does
+    not decode is worked out again."""
+
+    def load(self, kind: str, data: bytes) -> Any:
+        """The value kept for this kind and content; None if there is none."""
+
+    def save(self, kind: str, data: bytes, value: Any) -> None:
+        """Keep `value` for this kind and content (failures are the store's to swallow)."""
+
+
+class _NoStore:
+    def load(self, kind: str, data: bytes) -> Any:
+        return None
+
+    def save(self, kind: str, data: bytes, value: Any) -> None:
+        pass
+
+
+_NO_STORE: SummaryStore = _NoStore()
+
+
+# -- summaries as JSON ---------------------------------------------------------------------------
+# Driven by the record types' annotations, so a field added to ModuleSummary (or to a record it
+# holds) is kept with no change here; a field of a type this codec does not know fails the
+# round-trip test (tests/test_summary_store.py) instead of being dropped.
+class _Undecodable(Exception):
+    """Stored JSON that is not what `_to_json` writes for the type."""
+
+
+def summary_to_json(summary: Optional[ModuleSummary]) -> Any:
+    """{"summary": null} for a module without one, else its fields as JSON."""
+    return {"summary": None if summary is None else _to_json(summary, ModuleSummary)}
+
+
+def summary_from_json(value: Any) -> Optional[tuple[Optional[ModuleSummary]]]:
+    """(summary,) for what `summary_to_json` wrote; None for anything else (a miss)."""
+    if type(value) is not dict or set(value) != {"summary"}:
+        return None
+    try:
+        return (None if value["summary"] is None else _from_json(value["summary"], ModuleSummary),)
+    except (_Undecodable, ValueError, TypeError):
+        return None
+
+
+def outline_to_json(outline: tuple[bool, Optional[frozenset[str]]]) -> Any:
+    summarisable, recordable = outline
+    return [summarisable, None if recordable is None else sorted(recordable)]
+
+
+def outline_from_json(value: Any) -> Optional[tuple[bool, Optional[frozenset[str]]]]:
+    try:
+        return _from_json(value, tuple[bool, Optional[frozenset[str]]])
+    except (_Undecodable, ValueError, TypeError):
+        return None
+
+
+def _hints(record: type) -> dict[str, Any]:
+    """A record's field types, with the names its annotations use under TYPE_CHECKING."""
+    from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.records import CollectiveReach
+
+    names = {"SamplerKind": SamplerKind, "CollectiveReach": CollectiveReach}
+    return typing.get_type_hints(record, globalns=globals(), localns=names)
+
+
+# `Optional[X]`, and `X | None` where the interpreter has it
+_UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
+
+
+def _to_json(value: Any, hint: Any) -> Any:
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in _UNIONS:  # Optional[X]
+        if value is None:
+            return None
+        return _to_json(value, next(a for a in arguments if a is not type(None)))
+    if hint in (bool, int, str):
+        return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return value.value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        return {f.name: _to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(hint)}
+    if origin in (set, frozenset):
+        return sorted(_to_json(item, arguments[0]) for item in value)
+    if origin is dict and arguments[0] is str:
+        return {key: _to_json(item, arguments[1]) for key, item in value.items()}
+    if origin is tuple and Ellipsis not in arguments:
+        return [_to_json(item, kind) for item, kind in zip(value, arguments)]
+    raise TypeError(f"no JSON form for {hint!r}")
+
+
+def _from_json(value: Any, hint: Any) -> Any:
+    """The value `_to_json(x, hint)` gave, checked down to every value's type."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in _UNIONS:
+        return None if value is None else _from_json(value, next(a for a in arguments if a is not type(None)))
+    if hint in (bool, int, str):
+        if type(value) is not hint:
+            raise _Undecodable(hint)
+        return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)  # ValueError for a value it does not have
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        fields = dataclasses.fields(hint)
+        if type(value) is not dict or set(value) != {f.name for f in fields}:
+            raise _Undecodable(hint)
+        return hint(**{f.name: _from_json(value[f.name], hints[f.name]) for f in fields})
+    if origin in (set, frozenset):
+        if type(value) is not list:
+            raise _Undecodable(hint)
+        return origin(_from_json(item, arguments[0]) for item in value)
+    if origin is dict and arguments[0] is str:
+        if type(value) is not dict:
+            raise _Undecodable(hint)
+        return {key: _from_json(item, arguments[1]) for key, item in value.items()}
+    if origin is tuple and Ellipsis not in arguments:
+        if type(value) is not list or len(value) != len(arguments):
+            raise _Undecodable(hint)
+        return tuple(_from_json(item, kind) for item, kind in zip(value, arguments))
+    raise _Undecodable(hint)
+
+
+def _screened_source(path: str) -> Optional[bytes]:
+    """A project module's source, or None when it cannot offer anything: the same size screen as
+    the engine's, with the words a summary reads as triggers (most modules of a large project are
+    never parsed for their summary)."""
     try:
         data = read_file(path)
     except OSError:
         return None
     if len(data) > MAX_ANALYSED_BYTES or not (_SUMMARY_WORDS.search(data) or _GENERATOR_WORD.search(data)):
         return None
-    if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
-        return None
     return data
 
 
-def _outline_of(path: str, parses_safely: Callable[[bytes, str], bool]) -> tuple[bool, Optional[frozenset[str]]]:
-    data = _summary_source(path, parses_safely)
-    if data is None:
+def _outline_from(
+    data: bytes, path: str, parses_safely: Callable[[bytes, str], bool]
+) -> tuple[bool, Optional[frozenset[str]]]:
+    """The outline of a module whose source passed `_screened_source`."""
+    if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return False, None
     if not _SUMMARY_EVIDENCE.search(data):
         return True, frozenset()  # it names none of the things a summary records

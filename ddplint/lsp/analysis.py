@@ -10,11 +10,13 @@ import os
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Sequence
 
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, project_root
 from ddplint.api import project_index
+from ddplint.cache import SummaryFolder, default_cache_dir
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, lint_source
 from ddplint.lsp.incremental import StatementParser
@@ -48,6 +50,7 @@ class _Projects:
 
     def __init__(self) -> None:
         self._by_root: dict[str, tuple[float, Optional[ProjectIndex]]] = {}
+        self._stores: dict[str, Optional[SummaryFolder]] = {}
 
     def for_document(self, filename: str) -> Optional[ProjectIndex]:
         if not os.path.isabs(filename):  # an untitled buffer belongs to no project
@@ -58,12 +61,27 @@ class _Projects:
         built, index = self._by_root.get(root, (0.0, None))
         if time.monotonic() - built > PROJECT_LIST_TTL_S:
             older, index = index, project_index([filename])
-            if older is not None and index is not None:
-                index.adopt_summaries(older)
+            if index is not None:
+                store = self._store_for(root)
+                if store is not None:
+                    index.use_store(store)
+                if older is not None:
+                    index.adopt_summaries(older)
             self._by_root[root] = (time.monotonic(), index)
         elif index is not None:
             index.forget_changed()
         return index
+
+    def _store_for(self, root: str) -> Optional[SummaryFolder]:
+        """The module summaries a CLI run kept in the project's cache folder (DDPLINT_CACHE_DIR or
+        the default one), opened once per project: a big workspace's first analysis reads them
+        instead of parsing the modules. Only a folder some run made: the server makes none."""
+        if root not in self._stores:
+            configured = os.environ.get("DDPLINT_CACHE_DIR")
+            directory = Path(configured) if configured else default_cache_dir(Path(root))
+            # Entries are trusted by the folder's key, as the CLI's are; a link there is refused.
+            self._stores[root] = SummaryFolder.open(directory) if directory.is_dir() else None
+        return self._stores[root]
 
 
 PROJECTS = _Projects()
