@@ -8,6 +8,9 @@ from lsprotocol import types
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import ActionBuilder
+from ddplint.lsp.convert import lsp_severity
+from ddplint.lsp.server import Options
+from ddplint.recovery import SYNTAX_ERROR_PREFIX
 from ddplint.lsp.documents import (
     UTF8,
     UTF16,
@@ -257,3 +260,36 @@ def test_the_worker_frees_the_records_of_replaced_statements_without_a_full_coll
     root = Path(__file__).parent.parent
     result = subprocess.run([sys.executable, "-c", _RELEASE_PROBE], capture_output=True, text=True, timeout=300, cwd=root)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+# -- severity ----------------------------------------------------------------------------------
+def _finding(code: str, message: str = "m", severity: str = "error") -> Diagnostic:
+    return Diagnostic(code, message, "t.py", Location(1, 1), Location(1, 2), severity=severity)
+
+
+@pytest.mark.parametrize(
+    "setting, rule_level, expected",
+    [
+        ("warning", "error", types.DiagnosticSeverity.Warning),
+        ("hint", "error", types.DiagnosticSeverity.Hint),
+        ("information", "warning", types.DiagnosticSeverity.Information),
+        ("rule", "error", types.DiagnosticSeverity.Error),
+        ("rule", "warning", types.DiagnosticSeverity.Warning),
+    ],
+)
+def test_the_severity_setting_picks_the_level_of_rule_findings(setting, rule_level, expected):
+    assert lsp_severity(_finding("DDP001", severity=rule_level), setting) == expected
+
+
+@pytest.mark.parametrize("setting", ["warning", "hint", "rule"])
+def test_syntax_errors_are_errors_whatever_the_setting(setting):
+    syntax_error = _finding("DDP000", SYNTAX_ERROR_PREFIX + "'(' was never closed", severity="warning")
+    assert lsp_severity(syntax_error, setting) == types.DiagnosticSeverity.Error
+
+
+def test_an_unknown_severity_setting_is_logged_and_the_default_kept():
+    logged = []
+    options = Options()
+    options.update({"severity": "fatal"}, lambda kind, text: logged.append((kind, text)))
+    assert options.severity == "warning"
+    assert logged and "severity='fatal'" in logged[0][1]
