@@ -9,8 +9,6 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import ActionBuilder
 from ddplint.lsp.convert import lsp_severity
-from ddplint.lsp.server import Options
-from ddplint.recovery import SYNTAX_ERROR_PREFIX
 from ddplint.lsp.documents import (
     UTF8,
     UTF16,
@@ -20,6 +18,8 @@ from ddplint.lsp.documents import (
     split_lines,
     to_client_column,
 )
+from ddplint.lsp.server import Options
+from ddplint.recovery import SYNTAX_ERROR_PREFIX
 
 ROCKET = "\U0001F680"  # outside the BMP: 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
 
