@@ -3,7 +3,7 @@
 # DDP001 on a buggy training script in the Problems panel, apply its quick fix, and see it go.
 # Sets everything up on a clean Debian/Ubuntu machine (apt: chromium; npm: Node 24, code-server,
 # playwright-core; pip: ddplint from this checkout) under editors/vscode/.e2e, then runs it.
-# Needs: npm, python3 (-m venv), and chromium or root for apt-get. Nothing is installed globally.
+# Needs: npm, python3 (-m venv), and root for apt-get unless chromium, libkrb5-dev, g++, make are there. Nothing is installed globally.
 # Env: DDPLINT_PYTHON=/path/to/python that has ddplint[lsp] (skips making a venv);
 #      CHROMIUM=/path/to/chromium (default /usr/bin/chromium); E2E_PORT (default 18765).
 set -euo pipefail
@@ -17,10 +17,16 @@ export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 mkdir -p "$E2E"
 say() { echo "[run.sh $(date -u +%H:%M:%S)] $*"; }
 
-# 1. Chromium from the distribution (the browser playwright-core drives; it downloads none).
-if [ ! -x "$CHROMIUM" ]; then
-  say "installing chromium with apt-get"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null
+# 1. Chromium from the distribution (the browser playwright-core drives; it downloads none), and
+#    what code-server's native modules build with (its npm install compiles them; kerberos needs
+#    the GSSAPI headers).
+missing=()
+[ -x "$CHROMIUM" ] || missing+=(chromium)
+[ -e /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
+command -v g++ >/dev/null && command -v make >/dev/null || missing+=(build-essential)
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]} with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >/dev/null
 fi
 say "$("$CHROMIUM" --version 2>/dev/null || echo "chromium at $CHROMIUM")"
 
