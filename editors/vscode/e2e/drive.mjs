@@ -15,7 +15,7 @@ const FLAGS = [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
-const STEP_TIMEOUT_MS = 120_000;
+const STEP_TIMEOUT_MS = 60_000;
 
 function log(message) {
   console.log(`[e2e ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -47,7 +47,7 @@ async function main() {
     });
     await step(page, "open train.py", async () => {
       await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "train.py" }).click();
-      await page.locator(".monaco-editor .view-lines", { hasText: "DataLoader(dataset" }).first().waitFor();
+      await page.locator(".monaco-editor .view-lines", { hasText: "DDP001 buggy" }).first().waitFor();
     });
     const row = await step(page, "DDP001 shows in the Problems panel", async () => {
       await page.locator(".monaco-editor .view-lines").first().click();
@@ -59,10 +59,9 @@ async function main() {
     log(`Problems panel: ${JSON.stringify(await problemRows(page))}`);
     await page.screenshot({ path: `${shots}/1-problem.png` });
     await step(page, "apply DDP001's quick fix", async () => {
-      await row.click(); // puts the cursor on the finding in the editor
-      await page.keyboard.press("Escape");
+      await row.dblclick(); // selects the finding in the editor and moves the focus there
       await page.locator(".monaco-editor.focused").first().waitFor();
-      await page.keyboard.press("Control+.");
+      await page.keyboard.press("Control+."); // Quick Fix...
       const fix = page.locator(".action-widget .monaco-list-row", { hasText: "DDP001:" }).first();
       await fix.waitFor();
       log(`quick fix offered: ${await fix.innerText()}`);

