@@ -43,6 +43,7 @@ fi
 
 # 3. Node 24 (code-server needs it), code-server and playwright-core, pinned by e2e/package-lock.json.
 #    Native modules are built against Node 24's own headers, not the system Node's.
+# (npm ci runs on the system Node, which warns that code-server wants Node 24: it only unpacks here.)
 BUILT="$E2E/.code-server-built"  # written once code-server's own install step has succeeded
 if ! cmp -s "$HERE/package-lock.json" "$E2E/package-lock.json" || [ ! -d "$E2E/node_modules" ]; then
   cp "$HERE/package.json" "$HERE/package-lock.json" "$E2E/"
