@@ -281,7 +281,7 @@ def lint_paths(
     if store is not None and project is not None:
         project.use_store(store)
     try:
-        yield from _checked(found, default_codes, codes_for, cache, project, jobs, errors)
+        yield from _checked(found, default_codes, codes_for, options_for, cache, project, jobs, errors)
     finally:
         if store is not None:
             store.close()
@@ -291,6 +291,7 @@ def _checked(
     found: Sequence[tuple[str, Optional[str]]],
     default_codes: Sequence[str],
     codes_for: Optional[Callable[[str], Sequence[str]]],
+    options_for: Optional[Callable[[str], AnalysisOptions]],
     cache: Optional[ResultCache],
     project: Optional[ProjectIndex],
     jobs: Optional[int],

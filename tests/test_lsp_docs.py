@@ -38,9 +38,9 @@ def test_toml_snippets_parse_and_start_ddplint_lsp(snippet):
 
 def test_every_editor_snippet_starts_ddplint_lsp():
     snippets = blocks("json") + blocks("lua") + blocks("toml") + blocks("elisp")
-    starting = [s for s in snippets if re.search(r'"ddplint"[,\s]*(?:\]|\s)*[^\n]*"lsp"|"glspc.server.command": "ddplint"', s)]
+    starting = [s for s in snippets if re.search(r'"ddplint"[,\s]*(?:\]|\s)*[^\n]*"lsp"', s)]
     assert len(blocks("lua")) == 2 and len(blocks("elisp")) == 1
-    assert len(starting) == 1 + 2 + 1 + 1  # VS Code, Neovim twice, Helix, Emacs
+    assert len(starting) == 2 + 1 + 1  # Neovim twice, Helix, Emacs (VS Code's extension starts it itself)
 
 
 def documented_settings() -> dict[str, str]:
@@ -51,17 +51,19 @@ def documented_settings() -> dict[str, str]:
 
 def test_documented_settings_are_the_ones_the_server_reads():
     settings = documented_settings()
-    assert set(settings) == {"debounceMs", "unsafeFixes", "docsUrl", "analysisTimeoutS", "showSyntaxErrors"}
+    assert set(settings) == {"debounceMs", "unsafeFixes", "docsUrl", "analysisTimeoutS", "showSyntaxErrors", "severity"}
     assert settings["debounceMs"] == f"`{DEFAULT_DEBOUNCE_MS:g}`"
     assert settings["showSyntaxErrors"] == f"`{str(Options().show_syntax_errors).lower()}`"
     assert settings["analysisTimeoutS"] == f"`{DEFAULT_TIMEOUT_S:g}`"
+    assert settings["severity"] == f'`"{Options().severity}"`'
     options = Options()
     options.update(
         {"debounceMs": 7, "unsafeFixes": True, "docsUrl": "https://x/{code}", "analysisTimeoutS": 9,
-         "showSyntaxErrors": True},
+         "showSyntaxErrors": True, "severity": "rule"},
         log=None,
     )
     assert (options.debounce_ms, options.unsafe_fixes, options.docs_url, options.analysis_timeout_s) == (
         7.0, True, "https://x/{code}", 9.0,
     )
     assert options.show_syntax_errors is True
+    assert options.severity == "rule"

@@ -159,6 +159,7 @@ async def test_a_syntax_error_is_reported_on_its_cell(client: LanguageClient):
     )
     [diagnostic] = (await published(client, cells[1], version=1)).diagnostics
     assert diagnostic.code == "DDP000" and "syntax error" in diagnostic.message
+    assert diagnostic.severity == types.DiagnosticSeverity.Error  # rule findings are warnings by default
     # CPython points at the bracket never closed: row 2 of the cell, after `nn.DataParallel`.
     assert diagnostic.range.start == types.Position(line=1, character=len("model = nn.DataParallel"))
     assert (await published(client, cells[0], version=1)).diagnostics == []

@@ -21,7 +21,9 @@ async def client(lsp_client: LanguageClient):
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
-            initialization_options={"docsUrl": "https://docs.example.org/ddplint/{code}.html", "unsafeFixes": True},
+            initialization_options={
+                "docsUrl": "https://docs.example.org/ddplint/{code}.html", "unsafeFixes": True, "severity": "rule",
+            },
         )
     )
     lsp_client.negotiated_encoding = result.capabilities.position_encoding
@@ -37,6 +39,7 @@ async def test_utf8_columns_when_the_client_prefers_utf8(client: LanguageClient)
     [diagnostic] = (await published(client, uri, version=1)).diagnostics
     # Each rocket is one code point and four UTF-8 bytes.
     assert diagnostic.range.start.character == line.index("nn.DataParallel") + 2 * 3
+    assert diagnostic.severity == types.DiagnosticSeverity.Error  # severity "rule": DDP003's own level
 
 
 async def test_docs_url_template_links_every_diagnostic(client: LanguageClient):

@@ -8,6 +8,7 @@ from lsprotocol import types
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import ActionBuilder
+from ddplint.lsp.convert import lsp_severity
 from ddplint.lsp.documents import (
     UTF8,
     UTF16,
@@ -17,6 +18,8 @@ from ddplint.lsp.documents import (
     split_lines,
     to_client_column,
 )
+from ddplint.lsp.server import Options
+from ddplint.recovery import SYNTAX_ERROR_PREFIX
 
 ROCKET = "\U0001F680"  # outside the BMP: 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
 
@@ -272,3 +275,36 @@ def test_editor_message_is_the_short_line_then_the_findings_why():
     assert shown == "`sampler` never gets set_epoch(epoch)\n\nevery epoch replays"
     plain = Diagnostic("DDP000", "syntax error: invalid syntax", "x.py", at, at)
     assert to_lsp_diagnostic(plain, document, UTF16, RuleLinks()).message == "syntax error: invalid syntax"
+
+
+# -- severity ----------------------------------------------------------------------------------
+def _finding(code: str, message: str = "m", severity: str = "error") -> Diagnostic:
+    return Diagnostic(code, message, "t.py", Location(1, 1), Location(1, 2), severity=severity)
+
+
+@pytest.mark.parametrize(
+    "setting, rule_level, expected",
+    [
+        ("warning", "error", types.DiagnosticSeverity.Warning),
+        ("hint", "error", types.DiagnosticSeverity.Hint),
+        ("information", "warning", types.DiagnosticSeverity.Information),
+        ("rule", "error", types.DiagnosticSeverity.Error),
+        ("rule", "warning", types.DiagnosticSeverity.Warning),
+    ],
+)
+def test_the_severity_setting_picks_the_level_of_rule_findings(setting, rule_level, expected):
+    assert lsp_severity(_finding("DDP001", severity=rule_level), setting) == expected
+
+
+@pytest.mark.parametrize("setting", ["warning", "hint", "rule"])
+def test_syntax_errors_are_errors_whatever_the_setting(setting):
+    syntax_error = _finding("DDP000", SYNTAX_ERROR_PREFIX + "'(' was never closed", severity="warning")
+    assert lsp_severity(syntax_error, setting) == types.DiagnosticSeverity.Error
+
+
+def test_an_unknown_severity_setting_is_logged_and_the_default_kept():
+    logged = []
+    options = Options()
+    options.update({"severity": "fatal"}, lambda kind, text: logged.append((kind, text)))
+    assert options.severity == "warning"
+    assert logged and "severity='fatal'" in logged[0][1]

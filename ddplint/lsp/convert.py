@@ -7,6 +7,7 @@ from lsprotocol import types
 from ddplint.diagnostics import Diagnostic, Edit, Location
 from ddplint.lsp.documents import TextDocument
 from ddplint.lsp.rule_docs import RuleLinks
+from ddplint.recovery import is_syntax_error
 
 SOURCE = "ddplint"
 
@@ -17,6 +18,18 @@ _SEVERITY = {
     "info": types.DiagnosticSeverity.Information,
     "hint": types.DiagnosticSeverity.Hint,
 }
+# `initializationOptions.severity`: one of the levels above for every rule finding, or "rule" for the
+# rule's own level (error, or warning for deliberate trades like DDP010).
+RULE_SEVERITY = "rule"
+SEVERITY_CHOICES = (*_SEVERITY, RULE_SEVERITY)
+DEFAULT_SEVERITY = "warning"  # as ruff's server shows lint findings; syntax errors stay errors
+
+
+def lsp_severity(diagnostic: Diagnostic, setting: str) -> types.DiagnosticSeverity:
+    if is_syntax_error(diagnostic):
+        return types.DiagnosticSeverity.Error
+    level = diagnostic.severity if setting == RULE_SEVERITY else setting
+    return _SEVERITY.get(level, types.DiagnosticSeverity.Warning)
 
 
 def position(document: TextDocument, location: Location, encoding: str) -> types.Position:
@@ -29,13 +42,13 @@ def lsp_range(document: TextDocument, start: Location, end: Location, encoding: 
 
 
 def to_lsp_diagnostic(
-    diagnostic: Diagnostic, document: TextDocument, encoding: str, links: RuleLinks
+    diagnostic: Diagnostic, document: TextDocument, encoding: str, links: RuleLinks, severity: str = DEFAULT_SEVERITY
 ) -> types.Diagnostic:
     href = links.url(diagnostic.code)
     return types.Diagnostic(
         range=lsp_range(document, diagnostic.location, diagnostic.end_location, encoding),
         message=editor_message(diagnostic),
-        severity=_SEVERITY.get(diagnostic.severity, types.DiagnosticSeverity.Error),
+        severity=lsp_severity(diagnostic, severity),
         code=diagnostic.code,
         code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,

@@ -39,7 +39,7 @@ from ddplint.diagnostics import Diagnostic
 from ddplint.lsp import noqa
 from ddplint.lsp.actions import KINDS, ActionBuilder
 from ddplint.lsp.analysis import EngineOutcome
-from ddplint.lsp.convert import to_lsp_diagnostic
+from ddplint.lsp.convert import DEFAULT_SEVERITY, SEVERITY_CHOICES, to_lsp_diagnostic
 from ddplint.lsp.documents import UTF16, DocumentStore, TextDocument
 from ddplint.lsp.notebooks import NotebookStore
 from ddplint.lsp.rule_docs import RuleLinks, default_pages_dir, write_rule_pages
@@ -69,6 +69,7 @@ class Options:
     # Off, like ruff's showSyntaxErrors in its server: the editor's Python support shows them already,
     # and a half-typed line would flash an error on every keystroke. The other findings stay either way.
     show_syntax_errors: bool = False
+    severity: str = DEFAULT_SEVERITY  # for rule findings; syntax errors are always errors
 
     def update(self, init_options: Any, log) -> None:
         if not isinstance(init_options, dict):
@@ -84,6 +85,12 @@ class Options:
             self.unsafe_fixes = init_options["unsafeFixes"]
         if isinstance(init_options.get("showSyntaxErrors"), bool):
             self.show_syntax_errors = init_options["showSyntaxErrors"]
+        if "severity" in init_options:
+            if init_options["severity"] in SEVERITY_CHOICES:
+                self.severity = init_options["severity"]
+            else:
+                choices = ", ".join(SEVERITY_CHOICES)
+                log(types.MessageType.Warning, f"ignoring severity={init_options['severity']!r}: not one of {choices}")
         timeout = init_options.get("analysisTimeoutS")
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
             self.analysis_timeout_s = float(timeout)
@@ -505,7 +512,7 @@ class DdplintServer(LanguageServer):
             self.log(types.MessageType.Error, f"{uri}: {error.detail} (please report this)")
 
     def lsp_diagnostic(self, document: TextDocument, diagnostic: Diagnostic) -> types.Diagnostic:
-        return to_lsp_diagnostic(diagnostic, document, self.encoding, self.links)
+        return to_lsp_diagnostic(diagnostic, document, self.encoding, self.links, self.options.severity)
 
     async def current_analysis(self, uri: str) -> Optional[Analysis]:
         """The findings for the document's current text: a code action asked between a change
