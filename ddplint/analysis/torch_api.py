@@ -205,3 +205,29 @@ SUBGROUP_RANK_FUNCTIONS = frozenset(
 # read the same batches, so a loader without a DistributedSampler can be right there (by name, as
 # above: megatron.core.parallel_state, a project's own `mpu`, torch.distributed.tensor.parallel).
 MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})
+
+# -- downloads, metrics and gradient synchronisation (DDP013 - DDP016) --------------------------
+# Packages whose dataset classes fetch and extract an archive into `root` when given
+# `download=True` (torchvision.datasets.CIFAR10(root, download=True) and its kind).
+DOWNLOADING_DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+# Context managers under which the main process runs the body first and the others after it
+# (Accelerate's Accelerator and PartialState, transformers' TrainingArguments): by method name,
+# on whatever object, since the object comes from the framework.
+RANK_ZERO_FIRST_CONTEXTS = frozenset({"main_process_first", "local_main_process_first"})
+# Hooks a framework runs on (local) rank 0 only: Lightning's LightningModule / LightningDataModule.
+RANK_ZERO_HOOKS = frozenset({"prepare_data"})
+# Metric objects that reduce their state across processes when they compute (torchmetrics syncs
+# by default in a distributed run; torcheval's toolkit and ignite's metrics do as well).
+SYNCING_METRIC_PACKAGES = ("torchmetrics", "torcheval", "ignite.metrics", "evaluate")
+# Calls that gather or reduce a value across ranks before it is reported, besides COLLECTIVES and
+# the Accelerator's (`gather_for_metrics`): helpers frameworks ship for exactly that.
+METRIC_REDUCERS = frozenset({"reduce_dict", "all_reduce_mean", "reduce_tensor", "reduce_mean", "synchronize_between_processes"})
+# Ways to keep DDP from all-reducing on a backward that does not step: the wrapper's context
+# manager, its flag, Accelerate's accumulate() (no_sync inside), and engines that accumulate
+# themselves (DeepSpeed's engine: `engine.backward(loss)` / `engine.step()` every micro-batch).
+NO_SYNC_CONTEXTS = frozenset({"no_sync", "accumulate", "no_sync_context"})
+NO_SYNC_FLAGS = frozenset({"require_backward_grad_sync", "require_forward_param_sync"})
+SELF_ACCUMULATING_ENGINES = frozenset({"deepspeed.initialize"})
+# Calls that report a number: printed, logged, written to a tracker (`print`, `logger.info`,
+# `wandb.log`, `writer.add_scalar`, `tracker.log_metrics`).
+REPORTING_CALLS = frozenset({"print", "info", "log", "log_metrics", "log_dict", "add_scalar", "add_scalars", "set_postfix"})
