@@ -201,7 +201,9 @@ def test_ddp016_flags_a_forward_through_module_followed_by_backward():
 def test_ddp016_fix_calls_the_wrapper():
     text = textwrap.dedent(BYPASS).lstrip("\n")
     rules = [RULES_BY_CODE["DDP016"]]
-    result = fix_until_stable(text, lambda source: lint_source(source, "train.py", rules), False).source
+    lint = lambda source: lint_source(source, "train.py", rules)  # noqa: E731
+    assert fix_until_stable(text, lint, False).source == text  # unsafe: not applied by --fix alone
+    result = fix_until_stable(text, lint, True).source
     assert '    out = ddp(batch["x"])\n' in result
     assert lint_source(result, "train.py", rules) == []
 

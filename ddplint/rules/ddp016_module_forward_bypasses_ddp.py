@@ -97,7 +97,9 @@ def _call_wrapper_fix(site: CallSite, wrapped: cst.BaseExpression, code: str) ->
     func = site.node.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "module"):
         return None
-    return FindingFix(f"Call `{code}(...)` instead of `{code}.module(...)`", (NodeEdit(code, func),))
+    # Unsafe: the run changes (that is the point), and DDP raises on the next step if this
+    # forward leaves parameters unused and the wrapper was built without find_unused_parameters.
+    return FindingFix(f"Call `{code}(...)` instead of `{code}.module(...)`", (NodeEdit(code, func),), "unsafe")
 
 
 RULE = Rule(
@@ -120,9 +122,11 @@ RULE = Rule(
     fix="""
         Call the wrapper (`ddp_model(x)`) for the training forward. For a method of the module
         (`ddp_model.module.compute_loss(batch)`), make it the module's `forward` (or have
-        `forward` dispatch to it) so that the wrapper runs it. The automatic fix (safe) rewrites
-        `ddp_model.module(x)` to `ddp_model(x)`, the same forward through the wrapper; a method
-        call gets no fix.
+        `forward` dispatch to it) so that the wrapper runs it. The automatic fix (unsafe) rewrites
+        `ddp_model.module(x)` to `ddp_model(x)`, the same forward through the wrapper: the
+        gradients are then all-reduced, and DDP raises if that forward leaves parameters unused
+        while the wrapper was built without `find_unused_parameters=True`. A method call gets no
+        fix.
     """,
     silent="""
         - Calls that run no forward: `ddp_model.module.state_dict()`, `.parameters()`, attribute
