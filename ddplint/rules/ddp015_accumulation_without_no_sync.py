@@ -46,7 +46,8 @@ def _steps_every_k(facts: ModuleFacts, backward: CallSite, steps: list[CallSite]
 
 
 def _inside(node: cst.CSTNode, loop: LoopSite) -> bool:
-    return any(inner is node for inner in walk(loop.node.body))
+    body = loop.node if isinstance(loop.node, cst.CompFor) else loop.node.body
+    return any(inner is node for inner in walk(body))
 
 
 def _counts_micro_batches(test: cst.BaseExpression) -> bool:
