@@ -237,3 +237,30 @@ def test_ddp016_leaves_an_evaluation_function_alone():
             score.backward()  # saliency, no optimizer step
         """)
     assert findings(source, "DDP016") == [9]
+
+
+def test_ddp014_passes_over_a_loader_iterated_in_a_comprehension():
+    source = METRIC_HEAD + "batches = [b for b in test_loader]\nn = 0\nfor b in batches:\n    n += 1\nprint(n)\n"
+    assert findings(source, "DDP014") == []
+
+
+def test_ddp013_leaves_a_download_under_a_file_lock_alone():
+    source = DOWNLOAD_HEAD + "from filelock import FileLock\ndef data():\n    with FileLock('/tmp/lock'):\n        return tvd.SVHN('d', download=True)\n"
+    assert findings(source, "DDP013") == []
+
+
+def test_ddp014_leaves_counts_averaged_by_a_helper_that_reduces_alone():
+    source = METRIC_HEAD + textwrap.dedent("""
+        def average(value):
+            t = torch.tensor(value)
+            dist.all_reduce(t)
+            return t / dist.get_world_size()
+
+        def validate(net):
+            loss = 0.0
+            for images, labels in test_loader:
+                loss += criterion(net(images), labels).item()
+            loss = average(loss)
+            print(loss)
+        """)
+    assert findings(source, "DDP014") == []

@@ -20,6 +20,7 @@ from ddplint.analysis.syntax import last_name
 from ddplint.analysis.torch_api import (
     BARRIER_COLLECTIVES,
     DISTRIBUTED_DATA_PARALLEL,
+    INTERPROCESS_LOCKS,
     NO_SYNC_CONTEXTS,
     NO_SYNC_FLAGS,
     RANK_ZERO_FIRST_CONTEXTS,
@@ -33,9 +34,9 @@ if TYPE_CHECKING:
 
 
 def enclosing_statements(context: "Context") -> Iterator[cst.CSTNode]:
-    """The compound statements around a place, innermost first, within its function."""
-    depth = context.scope.path_depth
-    for level in range(len(context.path) - 2, depth - 1, -1):
+    """The compound statements around a place, innermost first, within its function (a
+    context's statement path starts at its function's body)."""
+    for level in range(len(context.path) - 2, -1, -1):
         body, index = context.path[level]
         yield body[index]
 
@@ -79,15 +80,15 @@ def in_rank_zero_hook(facts: "ModuleFacts", context: "Context") -> bool:
 def rank_zero_goes_first(facts: "ModuleFacts", site: "CallSite") -> bool:
     """Rank 0 runs this call while the others wait, or it runs on one rank only: a single-rank
     guard, a rank-0-first context manager (a framework's, or a function of this file that makes a
-    barrier), a framework hook run on rank 0, or a barrier under a rank condition in the same
+    barrier), an inter-process file lock, a framework hook run on rank 0, or a barrier under a rank condition in the same
     function (`if rank != 0: barrier()` ... `if rank == 0: barrier()`)."""
     ranks = facts.ranks
     context = site.context
     if ranks.runs_on_one_rank_only(context) or in_rank_zero_hook(facts, context):
         return True
     for call in enclosing_with_calls(context):
-        if last_name(call.func) in RANK_ZERO_FIRST_CONTEXTS:
-            return True
+        if last_name(call.func) in RANK_ZERO_FIRST_CONTEXTS or facts.qualified_names(call.func) & INTERPROCESS_LOCKS:
+            return True  # a framework's rank-0-first block, or a lock that lets one process in at a time
         manager = facts.flow.call_site(call)
         # `with torch_distributed_zero_first(rank):` written in the file
         if manager is not None and any(

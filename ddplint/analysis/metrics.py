@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from ddplint.analysis.syntax import walk
-from ddplint.analysis.torch_api import METRIC_REDUCERS, REPORTING_CALLS, SYNCING_METRIC_PACKAGES
+from ddplint.analysis.torch_api import (
+    METRIC_REDUCERS,
+    REPORTING_CALLS,
+    SYNCING_METRIC_PACKAGES,
+    VALUE_PRESERVING_CALLS,
+)
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
@@ -44,10 +49,10 @@ def unreduced_reports(facts: "ModuleFacts", loader: "LoaderInfo") -> Iterator[Sh
         return
     for iteration in facts.data.iterations(loader):
         loop = iteration.where
-        if not hasattr(loop, "iterable"):
-            continue  # iterated by a call, not a loop of this file
-        counts = _summed_in(loop.node.body)
-        if not counts or _reduces_across_ranks(facts, loop):
+        if not isinstance(getattr(loop, "node", None), cst.For):
+            continue  # iterated by a call or a comprehension, not a loop statement of this file
+        counts = _summed_in(loop.node.body)  # type: ignore[union-attr]
+        if not counts or _reduces_across_ranks(facts, loop) or _handed_on(facts, loop, counts):
             continue
         derived = counts | _derived_from(facts, loop, counts)
         for site in _reports_after(facts, loop):
@@ -88,14 +93,29 @@ def _reports_after(facts: "ModuleFacts", loop: "LoopSite") -> list["CallSite"]:
 
 
 def _reduces_across_ranks(facts: "ModuleFacts", loop: "LoopSite") -> bool:
-    """The function holding the loop makes a collective (itself or through the file's functions)
-    or calls a known reducing helper, anywhere in it."""
-    ranks = facts.ranks
+    """The function holding the loop makes a collective or calls a known reducing helper,
+    anywhere in it, itself or through the file's functions."""
     scope = loop.context.scope
+    reducing = facts.functions_reaching(lambda site: _reduces(facts, site))
     for site in facts.calls:
         if site.context.scope is not scope:
             continue
-        if site.name in METRIC_REDUCERS or ranks.collective_reached(site) is not None:
+        if _reduces(facts, site) or any(function in reducing for function, _ in facts.functions_called_by(site)):
+            return True
+    return False
+
+
+def _reduces(facts: "ModuleFacts", site: "CallSite") -> bool:
+    return site.name in METRIC_REDUCERS or facts.ranks.collective_name(site) is not None
+
+
+def _handed_on(facts: "ModuleFacts", loop: "LoopSite", counts: set[str]) -> bool:
+    """After the loop a count is handed to a call that may transform it (anything but a report
+    or a call that keeps the number): what comes back may be reduced, the analysis cannot say."""
+    for site in facts.calls_in_statements(_statements_after(loop)):
+        if site.name in REPORTING_CALLS or site.name in VALUE_PRESERVING_CALLS:
+            continue
+        if _names_in(site.node.args) & counts:
             return True
     return False
 

@@ -221,7 +221,22 @@ RANK_ZERO_HOOKS = frozenset({"prepare_data"})
 SYNCING_METRIC_PACKAGES = ("torchmetrics", "torcheval", "ignite.metrics", "evaluate")
 # Calls that gather or reduce a value across ranks before it is reported, besides COLLECTIVES and
 # the Accelerator's (`gather_for_metrics`): helpers frameworks ship for exactly that.
-METRIC_REDUCERS = frozenset({"reduce_dict", "all_reduce_mean", "reduce_tensor", "reduce_mean", "synchronize_between_processes"})
+METRIC_REDUCERS = frozenset(
+    {
+        "reduce_dict", "all_reduce_mean", "reduce_tensor", "reduce_mean", "synchronize_between_processes",
+        # Horovod's collectives (`hvd.allreduce(t, name="avg")`)
+        "allreduce", "allreduce_", "allgather", "allgather_object", "grouped_allreduce",
+    }
+)
+# Calls that leave a number as it is, or only format it: a count handed to any other call before
+# it is reported may come back reduced (a project helper), so the analysis stops there.
+VALUE_PRESERVING_CALLS = frozenset(
+    {"float", "int", "round", "len", "str", "format", "max", "min", "abs", "item", "tolist", "cpu", "numpy", "mean", "sum"}
+)
+# Locks that order processes on one machine around a download (`with FileLock(path):`).
+INTERPROCESS_LOCKS = frozenset(
+    {"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock", "fasteners.InterProcessLock"}
+)
 # Ways to keep DDP from all-reducing on a backward that does not step: the wrapper's context
 # manager, its flag, Accelerate's accumulate() (no_sync inside), and engines that accumulate
 # themselves (DeepSpeed's engine: `engine.backward(loss)` / `engine.step()` every micro-batch).
