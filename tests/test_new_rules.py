@@ -36,6 +36,8 @@ def test_ddp013_flags_a_download_every_rank_runs_in_a_function():
     source = DOWNLOAD_HEAD + textwrap.dedent("""
         def data(root):
             return tvd.FashionMNIST(root, train=False, download=True)
+
+        test_set = data("d")
         """)
     assert findings(source, "DDP013") == [8]
 
@@ -264,3 +266,24 @@ def test_ddp014_leaves_counts_averaged_by_a_helper_that_reduces_alone():
             print(loss)
         """)
     assert findings(source, "DDP014") == []
+
+
+def test_ddp015_flags_only_the_accumulating_arm():
+    source = ACCUMULATION.replace(
+        "    scaler.scale(net(batch).loss / 8).backward()\n    if step % 8 == 7:\n        scaler.step(opt)\n",
+        "    if accumulate:\n"
+        "        net(batch).loss.backward()\n"
+        "        if step % 8 == 7:\n            opt.step()\n"
+        "    else:\n"
+        "        net(batch).loss.backward()\n"
+        "        opt.step()\n"
+        "    if False:\n        scaler.step(opt)\n",
+    )
+    assert findings(source, "DDP015") == [8]
+
+
+def test_ddp013_leaves_a_download_subcommand_alone_and_flags_a_spawned_one():
+    command = DOWNLOAD_HEAD + "import fire\ndef fetch(root):\n    tvd.SVHN(root, download=True)\nfire.Fire({'fetch': fetch})\n"
+    assert findings(command, "DDP013") == []
+    spawned = command.replace("    tvd.SVHN", "    dist.init_process_group('nccl')\n    tvd.SVHN")
+    assert findings(spawned, "DDP013") == [9]

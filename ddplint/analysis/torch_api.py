@@ -233,6 +233,9 @@ METRIC_REDUCERS = frozenset(
 VALUE_PRESERVING_CALLS = frozenset(
     {"float", "int", "round", "len", "str", "format", "max", "min", "abs", "item", "tolist", "cpu", "numpy", "mean", "sum"}
 )
+# Packages whose calls make or join a multi-process run (a function calling none of them starts
+# no ranks by itself).
+DISTRIBUTED_PACKAGES = ("torch.distributed.", "torch.multiprocessing.", "ignite.distributed.", "horovod.", "deepspeed.", "accelerate.")
 # Locks that order processes on one machine around a download (`with FileLock(path):`).
 INTERPROCESS_LOCKS = frozenset(
     {"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock", "fasteners.InterProcessLock"}

@@ -7,7 +7,7 @@ from typing import Iterator
 from ddplint.analysis.coordination import rank_zero_goes_first
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import is_true, keyword_arg
-from ddplint.analysis.torch_api import DOWNLOADING_DATASET_PACKAGES
+from ddplint.analysis.torch_api import DISTRIBUTED_PACKAGES, DOWNLOADING_DATASET_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
@@ -20,6 +20,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if ranks.runs_single_process(site.context) or rank_zero_goes_first(facts, site):
             continue
+        if _in_a_command_of_its_own(facts, site):
+            continue
         yield RULE.finding(
             site.node,
             "every rank runs this dataset download (`download=True`) at the same time into the same "
@@ -27,6 +29,20 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             "half-way or trains on a corrupt copy; download on (local) rank 0 first while the others "
             "wait in a barrier, then build the dataset on every rank",
         )
+
+
+def _in_a_command_of_its_own(facts: ModuleFacts, site: CallSite) -> bool:
+    """In a function the file never calls and that starts nothing distributed itself (a
+    `download` sub-command handed to a CLI dispatcher, a helper of another module): nothing says
+    the ranks run it."""
+    function = facts.function_of(site.context.scope)
+    if function is None or facts.call_sites_of(function):
+        return False
+    return not any(
+        name.startswith(DISTRIBUTED_PACKAGES)
+        for call in facts.calls_by_function.get(id(function), [])
+        for name in facts.qualified_names(call.node.func)
+    )
 
 
 def _downloads(facts: ModuleFacts, site: CallSite) -> bool:
@@ -69,6 +85,9 @@ RULE = Rule(
           condition (`if rank != 0: barrier()` ... `if rank == 0: barrier()`).
         - The call on the path that starts no ranks (the `else:` of `if distributed:`), and
           scripts that are not distributed.
+        - The call in a function the file never calls that starts nothing distributed itself (a
+          `download` sub-command handed to `fire.Fire({...})` or argparse, a helper for other
+          modules): nothing in the file says that the ranks run it.
 
         `ddplint verify` could confirm a finding by watching the data folder: several ranks
         writing under it at the same moment.
@@ -78,6 +97,8 @@ RULE = Rule(
           (`download=args.download`) is not followed.
         - Other downloading helpers (`datasets.load_dataset`, `huggingface_hub` downloads, a
           project's own fetch function) are not judged: several of them lock the cache themselves.
+        - A download helper the file never calls, called by the ranks from another module, is
+          not judged.
         - Ranks that each download into a folder of their own (a path built from the rank) are
           flagged all the same.
     """,

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.coordination import builds_ddp_model, skips_gradient_sync
 from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
+from ddplint.analysis.records import excludes
 from ddplint.analysis.syntax import walk
 from ddplint.analysis.training import steps_the_model
 from ddplint.rules.base import Finding, Rule
@@ -37,6 +38,8 @@ def _steps_every_k(facts: ModuleFacts, backward: CallSite, steps: list[CallSite]
     for step in steps:
         if step.context.scope is not backward.context.scope or loop not in step.context.loops:
             continue
+        if excludes(step.context.branches, backward.context.branches):
+            continue  # `if accumulating: ... else: backward(); step()`: never the same iteration
         for branch, arm in step.context.branches:
             if (branch, arm) in backward.context.branches or not _inside(branch, loop):
                 continue
