@@ -287,3 +287,8 @@ def test_ddp013_leaves_a_download_subcommand_alone_and_flags_a_spawned_one():
     assert findings(command, "DDP013") == []
     spawned = command.replace("    tvd.SVHN", "    dist.init_process_group('nccl')\n    tvd.SVHN")
     assert findings(spawned, "DDP013") == [9]
+
+
+def test_ddp015_follows_a_stepping_flag():
+    source = ACCUMULATION.replace("    if step % 8 == 7:", "    boundary = (step + 1) % 8 == 0\n    if boundary:")
+    assert findings(source, "DDP015") == [7]

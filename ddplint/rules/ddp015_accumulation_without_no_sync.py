@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.coordination import builds_ddp_model, skips_gradient_sync
 from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
-from ddplint.analysis.records import excludes
+from ddplint.analysis.records import Scope, excludes
 from ddplint.analysis.syntax import walk
 from ddplint.analysis.training import steps_the_model
 from ddplint.rules.base import Finding, Rule
@@ -43,7 +43,8 @@ def _steps_every_k(facts: ModuleFacts, backward: CallSite, steps: list[CallSite]
         for branch, arm in step.context.branches:
             if (branch, arm) in backward.context.branches or not _inside(branch, loop):
                 continue
-            if _counts_micro_batches(branch.test) and not facts.ranks.depends_on_rank(branch.test, step.context.scope):
+            scope = step.context.scope
+            if _counts_micro_batches(branch.test, scope) and not facts.ranks.depends_on_rank(branch.test, scope):
                 return step
     return None
 
@@ -53,9 +54,22 @@ def _inside(node: cst.CSTNode, loop: LoopSite) -> bool:
     return any(inner is node for inner in walk(body))
 
 
-def _counts_micro_batches(test: cst.BaseExpression) -> bool:
-    """The test takes a remainder (`step % accumulation == 0`): true once every k iterations."""
-    return any(isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) for node in walk(test))
+def _counts_micro_batches(test: cst.BaseExpression, scope: Scope) -> bool:
+    """The test takes a remainder (`step % accumulation == 0`), itself or through a flag assigned
+    from one (`stepping = (i + 1) % k == 0` ... `if stepping:`): true once every k iterations."""
+    for node in walk(test):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return True
+        if isinstance(node, cst.Name) and any(
+            binding.kind == "assign" and binding.value is not None and _takes_remainder(binding.value)
+            for binding in scope.lookup(node.value)
+        ):
+            return True
+    return False
+
+
+def _takes_remainder(value: cst.CSTNode) -> bool:
+    return any(isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) for node in walk(value))
 
 
 RULE = Rule(
@@ -94,7 +108,8 @@ RULE = Rule(
         step: more than one bucket round per step means every micro-batch synchronised.
     """,
     blind_spots="""
-        - The step must be counted with a remainder (`%`); a step after an inner loop over the
+        - The step must be counted with a remainder (`%`), in its test or in a flag assigned
+          from one in the same function; a step after an inner loop over the
           micro-batches (`for micro in chunks: loss.backward()` then `optimizer.step()`) is not
           recognised.
         - The wrapper must be built in the file, and the loop must be in the same function as
