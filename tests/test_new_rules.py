@@ -292,3 +292,8 @@ def test_ddp013_leaves_a_download_subcommand_alone_and_flags_a_spawned_one():
 def test_ddp015_follows_a_stepping_flag():
     source = ACCUMULATION.replace("    if step % 8 == 7:", "    boundary = (step + 1) % 8 == 0\n    if boundary:")
     assert findings(source, "DDP015") == [7]
+
+
+def test_ddp015_is_not_silenced_by_the_flag_named_in_a_comment():
+    source = ACCUMULATION.replace("    if step % 8 == 7:", "    # TODO: require_backward_grad_sync\n    if step % 8 == 7:")
+    assert findings(source, "DDP015") == [7]

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddplint.analysis.syntax import last_name
+from ddplint.analysis.syntax import last_name, walk
 from ddplint.analysis.torch_api import (
     BARRIER_COLLECTIVES,
     DISTRIBUTED_DATA_PARALLEL,
+    GRADIENT_FREE,
     INTERPROCESS_LOCKS,
     NO_SYNC_CONTEXTS,
     NO_SYNC_FLAGS,
@@ -59,9 +60,6 @@ def _decorator_names(facts: "ModuleFacts", context: "Context") -> set[str]:
         target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
         names.add(last_name(target) or "")
     return names
-
-
-GRADIENT_FREE = frozenset({"no_grad", "inference_mode"})
 
 
 def runs_without_gradients(facts: "ModuleFacts", context: "Context") -> bool:
@@ -131,4 +129,7 @@ def skips_gradient_sync(facts: "ModuleFacts") -> bool:
         return True
     if any(True for _ in facts.calls_named(*SELF_ACCUMULATING_ENGINES)):
         return True
-    return any(flag in facts.source for flag in NO_SYNC_FLAGS)
+    # the flag as code (an attribute the file reads or sets), not a word in a comment
+    return any(flag in facts.source for flag in NO_SYNC_FLAGS) and any(
+        isinstance(node, cst.Attribute) and node.attr.value in NO_SYNC_FLAGS for node in walk(facts.module)
+    )

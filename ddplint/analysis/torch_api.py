@@ -236,6 +236,8 @@ VALUE_PRESERVING_CALLS = frozenset(
 # Packages whose calls make or join a multi-process run (a function calling none of them starts
 # no ranks by itself).
 DISTRIBUTED_PACKAGES = ("torch.distributed.", "torch.multiprocessing.", "ignite.distributed.", "horovod.", "deepspeed.", "accelerate.")
+# Context managers and decorators under which no gradient is recorded.
+GRADIENT_FREE = frozenset({"no_grad", "inference_mode"})
 # Locks that order processes on one machine around a download (`with FileLock(path):`).
 INTERPROCESS_LOCKS = frozenset(
     {"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock", "fasteners.InterProcessLock"}
@@ -249,3 +251,12 @@ SELF_ACCUMULATING_ENGINES = frozenset({"deepspeed.initialize"})
 # Calls that report a number: printed, logged, written to a tracker (`print`, `logger.info`,
 # `wandb.log`, `writer.add_scalar`, `tracker.log_metrics`).
 REPORTING_CALLS = frozenset({"print", "info", "log", "log_metrics", "log_dict", "add_scalar", "add_scalars", "set_postfix"})
+# Methods of a torch.nn.Module (and of HF models) that run no training forward pass (DDP016).
+MODULE_METHODS_WITHOUT_FORWARD = frozenset(
+    {
+        "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+        "modules", "named_modules", "train", "eval", "to", "cuda", "cpu", "half", "float", "zero_grad",
+        "requires_grad_", "apply", "register_buffer", "register_forward_hook", "save_pretrained", "get_submodule",
+        "generate", "register_full_backward_hook", "extra_repr",
+    }
+)

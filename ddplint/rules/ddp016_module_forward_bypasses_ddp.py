@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.coordination import builds_ddp_model, holds_ddp_model, runs_without_gradients
 from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.torch_api import MODULE_METHODS_WITHOUT_FORWARD
 from ddplint.analysis.training import steps_the_model
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -47,20 +48,9 @@ def _wrapped_model_of(site: CallSite) -> Optional[cst.BaseExpression]:
     if func.attr.value == "module":
         return func.value
     owner = func.value
-    if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and site.name not in _NO_FORWARD:
+    if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and site.name not in MODULE_METHODS_WITHOUT_FORWARD:
         return owner.value
     return None
-
-
-# Methods of a module that run no forward pass.
-_NO_FORWARD = frozenset(
-    {
-        "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
-        "modules", "named_modules", "train", "eval", "to", "cuda", "cpu", "half", "float", "zero_grad",
-        "requires_grad_", "apply", "register_buffer", "register_forward_hook", "save_pretrained", "get_submodule",
-        "generate", "register_full_backward_hook", "extra_repr",
-    }
-)
 
 
 def _freezes_model(facts: ModuleFacts, site: CallSite) -> bool:
