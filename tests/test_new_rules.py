@@ -297,3 +297,15 @@ def test_ddp015_follows_a_stepping_flag():
 def test_ddp015_is_not_silenced_by_the_flag_named_in_a_comment():
     source = ACCUMULATION.replace("    if step % 8 == 7:", "    # TODO: require_backward_grad_sync\n    if step % 8 == 7:")
     assert findings(source, "DDP015") == [7]
+
+
+def test_ddp014_leaves_a_report_labelled_with_the_rank_alone():
+    source = METRIC_HEAD + textwrap.dedent("""
+        def validate(net):
+            hits = 0
+            for images, labels in test_loader:
+                hits += (net(images).argmax(1) == labels).sum().item()
+            print(f"rank {dist.get_rank()}: {hits}")
+        """)
+    assert findings(source, "DDP014") == []
+    assert findings(source.replace("rank {dist.get_rank()}: ", ""), "DDP014") == [13]

@@ -57,6 +57,8 @@ def unreduced_reports(facts: "ModuleFacts", loader: "LoaderInfo") -> Iterator[Sh
         derived = counts | _derived_from(facts, loop, counts)
         for site in _reports_after(facts, loop):
             used = _names_in(site.node.args) & derived
+            if used and _labelled_with_rank(facts, site):
+                break  # `print(f"rank {rank}: {correct / total}")`: this rank's number, said so
             if used:
                 yield ShardReport(loop, site, tuple(sorted(used & counts) or sorted(used)))
                 break
@@ -90,6 +92,12 @@ def _derived_from(facts: "ModuleFacts", loop: "LoopSite", counts: set[str]) -> s
 def _reports_after(facts: "ModuleFacts", loop: "LoopSite") -> list["CallSite"]:
     after = _statements_after(loop)
     return [site for site in facts.calls_in_statements(after) if site.name in REPORTING_CALLS]
+
+
+def _labelled_with_rank(facts: "ModuleFacts", site: "CallSite") -> bool:
+    """The report carries the rank beside the number: it says whose shard it is."""
+    scope = site.context.scope
+    return any(facts.ranks.depends_on_rank(arg.value, scope) for arg in site.node.args)
 
 
 def _reduces_across_ranks(facts: "ModuleFacts", loop: "LoopSite") -> bool:

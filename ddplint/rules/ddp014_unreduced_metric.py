@@ -55,6 +55,8 @@ RULE = Rule(
     silent="""
         - The function that holds the loop makes a collective or calls a reducing helper
           (`reduce_dict`, `all_reduce_mean`, `reduce_tensor`, `synchronize_between_processes`).
+        - A report that carries the rank beside the number (`print(f"rank {rank}: {acc}")`):
+          it says whose shard it is.
         - Files that import a metric library that syncs across processes (torchmetrics,
           torcheval, ignite.metrics, evaluate).
         - Evaluation loaders without a DistributedSampler (each rank evaluates the whole set),
