@@ -220,3 +220,58 @@ SUBGROUP_RANK_FUNCTIONS = frozenset(
 # read the same batches, so a loader without a DistributedSampler can be right there (by name, as
 # above: megatron.core.parallel_state, a project's own `mpu`, torch.distributed.tensor.parallel).
 MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})
+
+# -- downloads, metrics and gradient synchronisation (DDP013 - DDP016) --------------------------
+# Packages whose dataset classes fetch and extract an archive into `root` when given
+# `download=True` (torchvision.datasets.CIFAR10(root, download=True) and its kind).
+DOWNLOADING_DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+# Context managers under which the main process runs the body first and the others after it
+# (Accelerate's Accelerator and PartialState, transformers' TrainingArguments): by method name,
+# on whatever object, since the object comes from the framework.
+RANK_ZERO_FIRST_CONTEXTS = frozenset({"main_process_first", "local_main_process_first"})
+# Hooks a framework runs on (local) rank 0 only: Lightning's LightningModule / LightningDataModule.
+RANK_ZERO_HOOKS = frozenset({"prepare_data"})
+# Metric objects that reduce their state across processes when they compute (torchmetrics syncs
+# by default in a distributed run; torcheval's toolkit and ignite's metrics do as well).
+SYNCING_METRIC_PACKAGES = ("torchmetrics", "torcheval", "ignite.metrics", "evaluate")
+# Calls that gather or reduce a value across ranks before it is reported, besides COLLECTIVES and
+# the Accelerator's (`gather_for_metrics`): helpers frameworks ship for exactly that.
+METRIC_REDUCERS = frozenset(
+    {
+        "reduce_dict", "all_reduce_mean", "reduce_tensor", "reduce_mean", "synchronize_between_processes",
+        # Horovod's collectives (`hvd.allreduce(t, name="avg")`)
+        "allreduce", "allreduce_", "allgather", "allgather_object", "grouped_allreduce",
+    }
+)
+# Calls that leave a number as it is, or only format it: a count handed to any other call before
+# it is reported may come back reduced (a project helper), so the analysis stops there.
+VALUE_PRESERVING_CALLS = frozenset(
+    {"float", "int", "round", "len", "str", "format", "max", "min", "abs", "item", "tolist", "cpu", "numpy", "mean", "sum"}
+)
+# Packages whose calls make or join a multi-process run (a function calling none of them starts
+# no ranks by itself).
+DISTRIBUTED_PACKAGES = ("torch.distributed.", "torch.multiprocessing.", "ignite.distributed.", "horovod.", "deepspeed.", "accelerate.")
+# Context managers and decorators under which no gradient is recorded.
+GRADIENT_FREE = frozenset({"no_grad", "inference_mode"})
+# Locks that order processes on one machine around a download (`with FileLock(path):`).
+INTERPROCESS_LOCKS = frozenset(
+    {"filelock.FileLock", "filelock.SoftFileLock", "filelock.UnixFileLock", "fasteners.InterProcessLock"}
+)
+# Ways to keep DDP from all-reducing on a backward that does not step: the wrapper's context
+# manager, its flag, Accelerate's accumulate() (no_sync inside), and engines that accumulate
+# themselves (DeepSpeed's engine: `engine.backward(loss)` / `engine.step()` every micro-batch).
+NO_SYNC_CONTEXTS = frozenset({"no_sync", "accumulate", "no_sync_context"})
+NO_SYNC_FLAGS = frozenset({"require_backward_grad_sync", "require_forward_param_sync"})
+SELF_ACCUMULATING_ENGINES = frozenset({"deepspeed.initialize"})
+# Calls that report a number: printed, logged, written to a tracker (`print`, `logger.info`,
+# `wandb.log`, `writer.add_scalar`, `tracker.log_metrics`).
+REPORTING_CALLS = frozenset({"print", "info", "log", "log_metrics", "log_dict", "add_scalar", "add_scalars", "set_postfix"})
+# Methods of a torch.nn.Module (and of HF models) that run no training forward pass (DDP016).
+MODULE_METHODS_WITHOUT_FORWARD = frozenset(
+    {
+        "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+        "modules", "named_modules", "train", "eval", "to", "cuda", "cpu", "half", "float", "zero_grad",
+        "requires_grad_", "apply", "register_buffer", "register_forward_hook", "save_pretrained", "get_submodule",
+        "generate", "register_full_backward_hook", "extra_repr",
+    }
+)

@@ -53,6 +53,10 @@ REGISTRY: tuple[RuleEntry, ...] = (
     RuleEntry("DDP010", "rank-zero-only-evaluation"),
     RuleEntry("DDP011", "per-rank-sampler-seed"),
     RuleEntry("DDP012", "loader-starves-gpu", default_enabled=False),
+    RuleEntry("DDP013", "dataset-download-on-every-rank"),
+    RuleEntry("DDP014", "unreduced-metric"),
+    RuleEntry("DDP015", "accumulation-without-no-sync"),
+    RuleEntry("DDP016", "module-forward-bypasses-ddp"),
 )
 ENTRIES_BY_CODE = {entry.code: entry for entry in REGISTRY}
 

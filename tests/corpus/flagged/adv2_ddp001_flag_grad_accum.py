@@ -14,7 +14,7 @@ opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 for epoch in range(3):
     for i, (x, y) in enumerate(loader):
         loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()) / ACCUM
-        loss.backward()
+        loss.backward()  # <- DDP015
         if (i + 1) % ACCUM == 0:
             opt.step()
             opt.zero_grad()

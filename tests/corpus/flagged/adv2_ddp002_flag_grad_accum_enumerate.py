@@ -12,7 +12,7 @@ model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 1).cuda())
 opt = torch.optim.AdamW(model.parameters())
 for epoch in range(3):  # <- DDP002
     for i, (x, y) in enumerate(train_loader):
-        (torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()) / 8).backward()
+        (torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()) / 8).backward()  # <- DDP015
         if (i + 1) % 8 == 0:
             opt.step()
             opt.zero_grad(set_to_none=True)
