@@ -24,8 +24,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             site.node,
-            "every rank runs this dataset download (`download=True`) at the same time into the same "
-            "folder: the ranks write and extract the same archive over each other, and the job fails "
+            "every rank downloads this dataset at once into the same folder: the archive gets corrupted",
+            why="the ranks write and extract the same archive over each other, and the job fails "
             "half-way or trains on a corrupt copy; download on (local) rank 0 first while the others "
             "wait in a barrier, then build the dataset on every rank",
         )

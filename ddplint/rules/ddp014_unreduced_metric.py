@@ -21,10 +21,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             counts = ", ".join(f"`{name}`" for name in found.counts)
             yield RULE.finding(
                 found.report.node,
-                f"this reports a metric from {counts}, summed over this rank's shard of an evaluation "
-                f"loader with a DistributedSampler, and nothing reduces them across ranks: the number "
-                f"is one shard's, not the whole set's; all_reduce the counts (or gather the "
-                f"predictions) before computing the metric",
+                f"metric from {counts} of this rank's shard only: never reduced across ranks",
+                why=f"{counts} are summed over this rank's shard of an evaluation loader with a "
+                f"DistributedSampler, and nothing reduces them across ranks: the number is one "
+                f"shard's, not the whole set's; all_reduce the counts (or gather the predictions) "
+                f"before computing the metric",
             )
 
 

@@ -24,10 +24,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if _steps_every_k(facts, backward, steps) is not None:
             yield RULE.finding(
                 backward.node,
-                "gradient accumulation on a DistributedDataParallel model: this backward runs on every "
-                "micro-batch but the optimizer steps only every few, and each backward all-reduces the "
-                "whole gradient; k micro-batches cost k all-reduces for one update; run the backward "
-                "of the micro-batches that do not step under `with model.no_sync():`",
+                "this backward all-reduces on every micro-batch of the accumulation: use `no_sync()`",
+                why="gradient accumulation on a DistributedDataParallel model: the backward runs on "
+                "every micro-batch but the optimizer steps only every few, and each backward "
+                "all-reduces the whole gradient; k micro-batches cost k all-reduces for one update; run "
+                "the backward of the micro-batches that do not step under `with model.no_sync():`",
             )
 
 

@@ -30,11 +30,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         code = facts.module.code_for_node(wrapped)
         yield RULE.finding(
             site.node,
-            f"this forward goes through `{code}.module`, around DistributedDataParallel: DDP never "
-            f"sees it, so the backward that follows does not all-reduce these gradients and each "
-            f"rank steps with its own; the replicas drift apart with no error; call `{code}(...)` "
-            f"for the training forward",
+            f"forward through `{_short(code)}.module` bypasses DDP: its gradients are never all-reduced",
             _call_wrapper_fix(site, wrapped, code),
+            why=f"DistributedDataParallel never sees this forward, so the backward that follows does "
+            f"not all-reduce these gradients and each rank steps with its own; the replicas drift "
+            f"apart with no error; call `{code}(...)` for the training forward",
         )
 
 
@@ -79,6 +79,11 @@ def _backward_after(facts: ModuleFacts, site: CallSite) -> bool:
 
 def _position(site: CallSite) -> tuple:
     return tuple(index for _, index in site.context.path)
+
+
+def _short(code: str) -> str:
+    """The model's expression, cut to keep the message on one short line."""
+    return code if len(code) <= 24 else code[:21] + "..."
 
 
 def _call_wrapper_fix(site: CallSite, wrapped: cst.BaseExpression, code: str) -> Optional[FindingFix]:
