@@ -79,7 +79,8 @@ def test_emacs_eglot_with_the_documented_snippet_shows_and_fixes_ddp001(tmp_path
     output = run_editor(
         ["emacs", "--batch", "-l", str(ROOT / "editors" / "emacs" / "check.el")], snippet("elisp", "eglot"), tmp_path
     )
-    assert re.search(r"diagnostic: ddplint \[DDP001\].*\(eglot-warning\) on line 75", output)
+    # The message is the one-line finding, then its why a paragraph below (re.S: across those lines).
+    assert re.search(r"diagnostic: ddplint \[DDP001\].*?\(eglot-warning\) on line 75", output, re.S)
 
 
 @pytest.mark.skipif(
