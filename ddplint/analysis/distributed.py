@@ -19,6 +19,7 @@ from ddplint.analysis.options import declared
 from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.syntax import (
     alternatives,
+    and_parts,
     argument,
     dotted_name,
     identifier_words,
@@ -246,12 +247,6 @@ def _non_number_text(node: cst.BaseExpression) -> bool:
     rank 0). A rank equal to it is a device name, set only on a single-process path."""
     text = string_value(node)
     return text is not None and not text.strip().lstrip("-").isdigit()
-
-
-def _and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _and_parts(test.left) + _and_parts(test.right)
-    return [test]
 
 
 def _pins_other_value(fact: cst.BaseExpression, condition: cst.BaseExpression) -> bool:
@@ -862,7 +857,7 @@ class RankModel:
         still reached by some ranks only on those steps or settings."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             # `not skip and (rank == 0 or C)`: the other parts only narrow who gets there
-            parts = _and_parts(test)
+            parts = and_parts(test)
             for part in parts:
                 escapes = self._rank_zero_unless(part, scope)
                 if escapes and not any(self._reads_rank(p, scope) for p in parts if p is not part):
@@ -894,7 +889,7 @@ class RankModel:
         for branch, in_body in context.branches:
             if branch is guard:
                 continue
-            facts = _and_parts(branch.test) if in_body else [_negation(branch.test)]
+            facts = and_parts(branch.test) if in_body else [_negation(branch.test)]
             for fact in facts:
                 text = _normalised(fact if isinstance(fact, str) else _code(fact))
                 if text == wanted or (not isinstance(fact, str) and _pins_other_value(fact, condition)):

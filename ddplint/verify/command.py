@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -481,7 +482,7 @@ def _is_terminal(stream) -> bool:
         return False
 
 
-class Progress:
+class Progress(ABC):
     """Training steps per rank while the ranks run, on stderr (stdout carries the report)."""
 
     def __init__(self, max_steps: int):
@@ -491,11 +492,12 @@ class Progress:
         # Never past the budget: a rank stops when it asks for step max_steps + 1.
         return "  ".join(f"rank {r} {min(s, self.max_steps)}/{self.max_steps}" for r, s in sorted(tail.steps.items()))
 
+    @abstractmethod
     def __call__(self, tail: TelemetryTail) -> None:
-        raise NotImplementedError
+        """Show the ranks' progress so far (called every poll)."""
 
-    def done(self) -> None:
-        pass
+    def done(self) -> None:  # noqa: B027 (optional: only the rewritten terminal line clears itself)
+        return None
 
 
 class ProgressLine(Progress):
