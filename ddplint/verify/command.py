@@ -496,7 +496,7 @@ class Progress(ABC):
     def __call__(self, tail: TelemetryTail) -> None:
         """Show the ranks' progress so far (called every poll)."""
 
-    def done(self) -> None:  # noqa: B027 (optional: only the rewritten terminal line clears itself)
+    def done(self) -> None:  # optional: only the rewritten terminal line clears itself
         return None
 
 
