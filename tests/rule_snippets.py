@@ -65,3 +65,12 @@ def findings_every_way(tmp_path: Path, monkeypatch, capsys, files: dict[str, str
     }
     assert answers["file"] == answers["folder"] == answers["stdin"], answers
     return answers["folder"]
+
+
+# -- each finding's row, message and why in a snippet ------------------------------------------------
+
+
+def rows_and_messages(source: str, code: str) -> list[tuple[int, str]]:
+    """(row, the message and the finding's why, as `--output-format full` shows them)."""
+    diagnostics = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))
+    return sorted((d.location.row, f"{d.message}\n{d.explanation}") for d in diagnostics if d.code == code)
