@@ -9,7 +9,7 @@ def test_callee_whose_barrier_is_guarded_by_rank_is_not_a_collective(lint):
     # Legacy Hugging Face scripts: evaluation under `local_rank in [-1, 0]` calls a feature-cache
     # helper whose barriers sit under `... and not evaluate`, and passes evaluate=True: rank 0
     # never reaches them. (Without the flag, rank 0 alone would reach `if local_rank == 0:
-    # barrier()` and hang: see test_flow_shapes.py.)
+    # barrier()` and hang: see test_ddp007_value_flow.py.)
     assert lint(
         """
         import torch
