@@ -10,11 +10,12 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from case_files import CASE_FILES
 from ddplint.analysis.syntax import walk
 from ddplint.positions import positions_of, targeted_positions
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted((ROOT / "tests" / "corpus").rglob("*.py"))[::6] + sorted((ROOT / "examples").glob("*.py"))
+FILES = CASE_FILES[::6] + sorted((ROOT / "examples").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

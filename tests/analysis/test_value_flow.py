@@ -9,6 +9,7 @@ import textwrap
 
 import libcst as cst
 
+from case_files import CASE_FILES
 from ddplint.analysis.facts import build_facts
 
 
@@ -388,9 +389,8 @@ def test_value_walk_leaves_out_attribute_and_keyword_names():
 def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
     """Over every file of tests/corpus: the bindings an attribute chain is resolved to are
     always bindings of that very chain, never of its last identifier."""
-    from pathlib import Path
 
-    corpus = sorted((Path(__file__).parents[1] / "corpus").rglob("*.py"))
+    corpus = CASE_FILES
     assert corpus
     checked = 0
     for path in corpus:
