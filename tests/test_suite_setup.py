@@ -29,7 +29,7 @@ def test_pytest_collects_nothing_from_the_case_files(tmp_path):
     (tmp_path / "report_collection.py").write_text(
         "def pytest_collectstart(collector):\n    print('COLLECTING', collector.nodeid)\n"
     )
-    folders = ["tests/corpus", *(str(p.parent.relative_to(ROOT)) for p in named_like_tests)]
+    folders = ["tests/corpus", *{str(p.parents[1].relative_to(ROOT)) for p in named_like_tests}]  # corpus, rules/*/cases
     result = _pytest("--collect-only", "-s", "-p", "report_collection", *folders, plugin_dir=tmp_path)
     collected = [line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("COLLECTING ")]
     assert "tests/corpus" in collected, result.stdout + result.stderr  # the plugin does report
