@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = CASE_FILES[::6] + sorted((ROOT / "examples").glob("*.py"))
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_same_ranges_as_position_provider_for_every_node(path):
     module = cst.parse_module(path.read_bytes())
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
