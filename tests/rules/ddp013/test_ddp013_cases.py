@@ -1,4 +1,5 @@
-"""DDP013 (a dataset download every rank runs at once): what it flags and what it leaves alone, beyond the examples on its page."""
+"""DDP013 (a dataset download every rank runs at once): what it flags and what it leaves alone,
+beyond the examples on its page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DDP014 (a metric from one rank's shard reported as the whole set's): what it flags and what it leaves alone, beyond the examples on its page."""
+"""DDP014 (a metric from one rank's shard reported as the whole set's): what it flags and what it
+leaves alone, beyond the examples on its page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DDP015 (gradient accumulation on DDP without `no_sync()`): what it flags and what it leaves alone, beyond the examples on its page."""
+"""DDP015 (gradient accumulation on DDP without `no_sync()`): what it flags and what it leaves
+alone, beyond the examples on its page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DDP016 (a training forward through `ddp_model.module`): what it flags and what it leaves alone, beyond the examples on its page."""
+"""DDP016 (a training forward through `ddp_model.module`): what it flags and what it leaves alone,
+beyond the examples on its page."""
 
 from __future__ import annotations
 
