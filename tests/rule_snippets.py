@@ -11,6 +11,7 @@ from pathlib import Path
 from ddplint.cli import main
 from ddplint.engine import lint_source
 from ddplint.rules import RULES_BY_CODE, select_rules
+from ddplint.rules.base import expected_marks
 
 # -- rows of one rule's findings in a snippet ----------------------------------------------------
 
@@ -74,3 +75,16 @@ def rows_and_messages(source: str, code: str) -> list[tuple[int, str]]:
     """(row, the message and the finding's why, as `--output-format full` shows them)."""
     diagnostics = lint_source(textwrap.dedent(source).lstrip("\n"), "snippet.py", select_rules([code]))
     return sorted((d.location.row, f"{d.message}\n{d.explanation}") for d in diagnostics if d.code == code)
+
+
+# -- findings marked `# <- CODE` in a snippet; the line holding a text -------------------------------
+
+
+def marked_findings(source: str) -> list[tuple[int, str]]:
+    """(row, code) of each `# <- CODE` mark, rows counted as the `lint` fixture counts them."""
+    return sorted(expected_marks(source.lstrip("\n")))
+
+
+def line_of(source: str, text: str) -> int:
+    """The row (as the `lint` fixture counts them) of the first line holding `text`."""
+    return next(n for n, line in enumerate(source.lstrip("\n").splitlines(), 1) if text in line)
