@@ -8,9 +8,10 @@ with a state that only notes token indices where the wanted nodes start and end 
 statement nodes' syntactic start / end hoisting, as PositionProvider does), then turns those
 indices into rows and columns once.
 
-    python benchmarks/targeted_positions.py     # equivalence over the corpus, then timings
+    python benchmarks/targeted_positions.py     # equivalence over the case files, then timings
 
-checks that, for every node of every case file (tests/corpus, tests/rules/*/cases), the result equals PositionProvider's.
+checks that, for every node of every case file (tests/corpus, tests/rules/*/cases), the result
+equals PositionProvider's.
 """
 
 from __future__ import annotations
