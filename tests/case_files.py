@@ -1,7 +1,7 @@
 """Where the linter's test data lives: user scripts that ddplint only parses, never imports or runs.
 
 - `tests/rules/ddpNNN/cases/flag/`: scripts a rule must flag, each finding marked by a trailing
-  `# <- DDPNNN` on its line; `tests/rules/ddpNNN/cases/ok/`: its look-alikes, where no rule reports
+  `# <- DDPNNN` on its line; `tests/rules/ddpNNN/cases/ok/`: its look-alikes, where no default rule reports
   anything. One home per rule (ruff's fixtures model), read by tests/test_corpus.py.
 - `tests/corpus/`: whole training scripts of several rules at once (`clean/`, `flagged/`, same marks).
 
