@@ -88,3 +88,23 @@ def marked_findings(source: str) -> list[tuple[int, str]]:
 def line_of(source: str, text: str) -> int:
     """The row (as the `lint` fixture counts them) of the first line holding `text`."""
     return next(n for n, line in enumerate(source.lstrip("\n").splitlines(), 1) if text in line)
+
+
+# -- a small project on disk -------------------------------------------------------------------------
+
+
+def write_files(root, files):
+    """Each file (its path under `root` -> its text, dedented) written, folders made as needed."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+PLAIN_DATA_MODULE = """
+    from torch.utils.data import DataLoader
+
+    def build_loader(dataset, batch_size):
+        return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+    """

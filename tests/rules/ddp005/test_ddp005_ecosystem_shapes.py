@@ -4,16 +4,11 @@ leave alone and on the nearest case it must still flag. Written in our own words
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from ddplint.api import lint_paths
 from ddplint.rules import RULES_BY_CODE
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, source in files.items():
-        (root / name).write_text(textwrap.dedent(source).lstrip("\n"))
+from rule_snippets import write_files
 
 
 def _project_findings(root: Path, code: str) -> list[tuple[str, int]]:
@@ -40,7 +35,7 @@ def launch_workers(cfg):
 
 
 def test_gpu_work_in_the_launcher_process_after_the_workers_finish_is_left_alone(tmp_path):
-    _write(
+    write_files(
         tmp_path,
         {
             "launcher.py": _LAUNCHER_MODULE,
@@ -64,7 +59,7 @@ def test_gpu_work_in_the_launcher_process_after_the_workers_finish_is_left_alone
 def test_launcher_that_runs_a_function_of_the_caller_in_every_worker_still_flags(tmp_path):
     # The helper spawns a worker of its own that calls back the function it was given: that
     # function runs on every rank, so its bare .cuda() without set_device is the bug.
-    _write(
+    write_files(
         tmp_path,
         {
             "launcher.py": """
@@ -95,7 +90,7 @@ def test_launcher_that_runs_a_function_of_the_caller_in_every_worker_still_flags
 
 
 def test_project_helper_that_joins_the_group_in_process_still_flags(tmp_path):
-    _write(
+    write_files(
         tmp_path,
         {
             "dist_utils.py": """
