@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, 
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
+from ddplint.config import DEFAULT_EXCLUDE
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
 from ddplint.ignore import IgnoreRules
@@ -37,14 +38,9 @@ if TYPE_CHECKING:
 # The engine (and through it the rules' checks, the analysis and libcst: ~0.2 s) is imported where
 # a file is analysed, never at the top: a run whose files are all cached never needs it.
 
-# Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
-EXCLUDED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
-        "__pypackages__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
-        ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
-    }
-)
+# The configuration's default excludes, as a set: discovery without settings and the project
+# model (which never applies a configuration) skip the same folders.
+EXCLUDED_DIRS = frozenset(DEFAULT_EXCLUDE)
 
 # Found under directories. Not `.pyi`: stubs hold signatures, never the calls any rule looks at;
 # named on the command line, they are still checked.

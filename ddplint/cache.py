@@ -23,9 +23,10 @@ import errno
 import json
 import os
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 try:  # hashlib's blake2b without hashlib, which loads OpenSSL for its other algorithms (~3 ms of a warm run)
     from _blake2 import blake2b
@@ -103,13 +104,8 @@ def write_owned_json(directory: Path, name: str, content: dict) -> Optional[str]
     """`content`, stamped with the folder's token, as `name` in this version's folder, written whole
     or not at all and never through a link; returns why it could not be written, if so."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with _Folder.open(directory) as root:
-            _mark(root)
-            owner = _owner(root) or _new_key(root)
-            with _version_folder(root, directory / __version__) as version:
-                _remove_left_temporaries(version)
-                _write_file(version, name, json.dumps(dict(content, owner=owner), separators=(",", ":")).encode())
+        with _writable_version_folder(directory) as (version, owner):
+            _write_file(version, name, json.dumps(dict(content, owner=owner), separators=(",", ":")).encode())
     except _Refused as refusal:
         return str(refusal)
     except OSError as exc:
@@ -382,14 +378,9 @@ class ResultCache:
         return None
 
     def _write(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)  # the folders above it are the user's to link
-        with _Folder.open(self.directory) as root:
-            _mark(root)
-            owner = _owner(root) or _new_key(root)
-            with _version_folder(root, self.path.parent) as version:
-                _remove_left_temporaries(version)
-                content = self._compacted(owner)
-                _write_file(version, self.path.name, json.dumps(content, separators=(",", ":")).encode())
+        with _writable_version_folder(self.directory) as (version, owner):
+            content = self._compacted(owner)
+            _write_file(version, self.path.name, json.dumps(content, separators=(",", ":")).encode())
 
     def _compacted(self, owner: str) -> dict:
         """The file's content: each distinct stamp and names row once, only those an entry still
@@ -473,13 +464,9 @@ class SummaryFolder:
         """The folder, made (with the cache folder's key) if missing; None where a link, a file
         in its place or the file system stands in the way: the run summarises without it."""
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            with _Folder.open(directory) as root:
-                _mark(root)
-                owner = _owner(root) or _new_key(root)
-                with _version_folder(root, directory / __version__) as version:
-                    version.make_folder(SUMMARY_FOLDER_NAME)
-                    folder = _Folder.open(version.path / SUMMARY_FOLDER_NAME, version)
+            with _writable_version_folder(directory) as (version, owner):
+                version.make_folder(SUMMARY_FOLDER_NAME)
+                folder = _Folder.open(version.path / SUMMARY_FOLDER_NAME, version)
         except (_Refused, OSError):
             return None
         try:
@@ -665,6 +652,20 @@ def _remove_left_temporaries(folder: _Folder) -> None:
                 folder.remove(name)
             except OSError:
                 pass
+
+
+@contextmanager
+def _writable_version_folder(directory: Path) -> Iterator[tuple[_Folder, str]]:
+    """(this version's folder, the folder's token) for writing: the cache folder made if missing
+    (the folders above it are the user's to link), marked, given a key if it has none; this
+    version's folder made, and cleared of the temporary files of killed runs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with _Folder.open(directory) as root:
+        _mark(root)
+        owner = _owner(root) or _new_key(root)
+        with _version_folder(root, directory / __version__) as version:
+            _remove_left_temporaries(version)
+            yield version, owner
 
 
 def _version_folder(root: _Folder, path: Path) -> _Folder:
