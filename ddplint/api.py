@@ -439,6 +439,11 @@ BYTES_PER_WORKER = 64_000
 # this large are analysed one at a time, all by the same worker, and a worker that needs the
 # summary of a module this large waits until no other large tree is in memory.
 LARGE_FILE_BYTES = 200_000
+# A file this large is analysed alone: it waits until the pool's other work is done and then
+# one worker checks it while the others idle. Its tree alone is 120 - 280 MB, and beside it the
+# other workers' trees took the run past 500 MB; a core idle for the time of one file costs less
+# (issue 23, option (c)). Files between LARGE_FILE_BYTES and this share the large-file task.
+ALONE_FILE_BYTES = 400_000
 # A worker whose resident memory grew this much while checking a file (its tree, the summaries of
 # the modules it imports) hands the freed memory back to the system (10 - 30 ms), so that it does
 # not stay at the peak of the largest file it has seen.
@@ -467,7 +472,7 @@ def _run(
         running.append(pool)
         finished = False
         try:
-            results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
+            results = _pool_results(pool, pending, workers)
             for index, slot in enumerate(slots):
                 if not isinstance(slot, _Job):
                     yield slot, None
@@ -485,6 +490,23 @@ def _run(
             if finished:
                 pool.close()
                 pool.join()
+
+
+def _pool_results(pool, jobs: Sequence[_Job], workers: int) -> Iterator[list[tuple[int, _Outcome]]]:
+    """The outcomes of `jobs` as the pool delivers them: first those the workers check side by
+    side, then each file to be analysed alone, handed to one worker once every other task is done."""
+    together, alone = _split_alone(jobs)
+    if together:
+        yield from pool.imap_unordered(_check_jobs, _tasks(together, workers))
+    for job in alone:
+        yield pool.apply(_check_jobs, ((job,),))
+
+
+def _split_alone(jobs: Sequence[_Job]) -> tuple[list[_Job], list[_Job]]:
+    """(the jobs workers check side by side, those each analysed alone: ALONE_FILE_BYTES or more,
+    largest first)."""
+    alone = sorted((job for job in jobs if _size(job) >= ALONE_FILE_BYTES), key=_size, reverse=True)
+    return [job for job in jobs if _size(job) < ALONE_FILE_BYTES], alone
 
 
 def _size(job: _Job) -> int:
