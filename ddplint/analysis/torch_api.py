@@ -151,7 +151,8 @@ TEST_CASE_CLASSES = frozenset(
 )
 # Class names that say "a test" (`AllReduceTest`, `SamplerTests`): a test harness runs their methods.
 TEST_CLASS_SUFFIXES = ("Test", "Tests", "TestCase")
-TEST_FRAMEWORKS = ("pytest", "unittest")
+# Test runners that collect `test*` functions of a module (nose: `nose.runmodule()`).
+TEST_FRAMEWORKS = ("pytest", "unittest", "nose", "nose2")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 

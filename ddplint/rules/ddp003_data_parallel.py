@@ -24,7 +24,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls:
         if not facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
             continue
-        if _one_device(facts, site) or _only_loads_weights(facts, site):
+        if _one_device(facts, site) or _never_runs_a_forward(facts, site):
             continue
         ddp_path = _ddp_path_beside(facts, site, ddp_sites)
         if ddp_path is not None:
@@ -97,16 +97,23 @@ def _default_of(source, ids: cst.BaseExpression):
     return None
 
 
-def _only_loads_weights(facts: ModuleFacts, site: CallSite) -> bool:
-    """Wrapped only to load a checkpoint whose keys start with `module.`: `load_state_dict` is
-    called on the wrapper (`model = DataParallel(model); model.load_state_dict(ckpt);
-    model = model.module`) and the wrapper itself is never called, handed to another call,
-    returned or stored on an object, so no forward runs through it."""
-    flow, target = facts.flow, site.node
-
+def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
+    """No forward runs through the wrapper: it is never called (`model(x)`, `model.forward(x)`),
+    handed to another call (printing or an `isinstance` check aside), stored on an object, nor
+    returned to a caller this file does not show. Wrapped only so that `module.`-prefixed
+    checkpoint keys load (`model = DataParallel(model); model.load_state_dict(ckpt); model =
+    model.module`), or by a set-up check that builds the model and only prints. A function of the
+    file that returns the wrapper hands it to its call sites: they are followed in turn."""
+    found = _wrapper_and_its_returns(facts, site)
+    if found is None:
+        return False
+    targets, followed = found
+    flow = facts.flow
     seen: set[int] = set()
 
     def holds(expr, scope, arms) -> bool:  # the wrapper itself, not something read off it
+        if id(expr) in targets:
+            return True
         if id(expr) in seen:
             return False
         seen.add(id(expr))
@@ -116,33 +123,98 @@ def _only_loads_weights(facts: ModuleFacts, site: CallSite) -> bool:
             if not isinstance(expr, (cst.Name, cst.Attribute)):
                 return False
             return any(
-                source.node is target or (isinstance(source.node, cst.Call) and holds(source.node, source.scope, ()))
+                id(source.node) in targets or (isinstance(source.node, cst.Call) and holds(source.node, source.scope, ()))
                 for source in flow.sources(expr, scope, arms)
             )
         finally:
             seen.discard(id(expr))
 
-    if not facts.assigned_to.get(id(target)):
-        return False  # used in place: `DataParallel(net)(x)`, `return DataParallel(net)`
-    loads = False
     for call in facts.calls:
         scope, arms = call.context.scope, call.context.branches
         func = call.node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
-            owner = func.value.value if isinstance(func.value, cst.Attribute) and func.value.attr.value == "module" else func.value
-            loads = loads or holds(owner, scope, arms)
-        if holds(func, scope, arms) or any(holds(arg.value, scope, arms) for arg in call.node.args):
-            return False
-    if not loads:
-        return False
+        if holds(func, scope, arms):
+            return False  # `model(x)`
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward" and holds(func.value, scope, arms):
+            return False  # `model.forward(x)`
+        if _only_inspects(facts, call):
+            continue
+        if any(holds(arg.value, scope, arms) for arg in call.node.args):
+            return False  # `train(model, loader)`
     for function in facts.functions:
+        if id(function) in followed:
+            continue  # its call sites are among the targets
         if any(holds(value, function.scope, arms) for value, arms in function.returns):
-            return False
+            return False  # returned through something this check does not follow
     for scope in _scopes(facts):
         for key, bindings in scope.bindings.items():
             if "." in key and any(b.value is not None and holds(b.value, b.scope, b.arms) for b in bindings):
-                return False
+                return False  # `self.model = model`: used wherever the object goes
     return True
+
+
+def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tuple[dict[int, cst.Call], set[int]]]:
+    """The wrapper's call and, for each function of the file returning it (`return model` after
+    `model = DataParallel(model)`), that function's call sites, transitively: every value that is
+    the wrapper when first bound. None when one of them is used in place (`DataParallel(net)(x)`,
+    `train(make_model())`) or returned by a function no call of this file reaches (another module
+    may run it)."""
+    targets: dict[int, cst.Call] = {id(site.node): site.node}
+    followed: set[int] = set()  # ids of the functions that return one of them
+    pending = [site.node]
+    while pending:
+        target = pending.pop()
+        returned_by = [
+            function for function in facts.functions
+            if any(_returns_value(facts, function, value, target) for value, _ in function.returns)
+        ]
+        if not any(facts.assigned_to.get(id(form)) for form in _same_module_forms(facts, target)) and not returned_by:
+            return None
+        for function in returned_by:
+            followed.add(id(function))
+            callers = facts.call_sites_of(function)
+            if not callers:
+                return None
+            for caller, _ in callers:
+                if id(caller.node) not in targets:
+                    targets[id(caller.node)] = caller.node
+                    pending.append(caller.node)
+    return targets, followed
+
+
+def _same_module_forms(facts: ModuleFacts, target: cst.Call) -> list[cst.BaseExpression]:
+    """The target and the calls that return it again (`DataParallel(net).cuda()`)."""
+    forms: list[cst.BaseExpression] = [target]
+    grown = True
+    while grown:  # `DataParallel(net).cuda().eval()`: one more link each round
+        grown = False
+        for call in facts.calls:
+            func = call.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SAME_MODULE and not any(call.node is form for form in forms):
+                if any(func.value is form for form in forms):
+                    forms.append(call.node)
+                    grown = True
+    return forms
+
+
+def _returns_value(facts: ModuleFacts, function, value: cst.BaseExpression, target: cst.Call) -> bool:
+    """`return target`, or `return model` (`.cuda()` ...) where a binding of `model` that reaches
+    the return is the target."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
+        value = value.func.value
+    if value is target:
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    return any(source.node is target for source in facts.flow.sources(value, function.scope))
+
+
+# Builtins that only look at what they are given.
+_INSPECTING_BUILTINS = frozenset({"print", "isinstance", "type", "id", "repr", "str", "hasattr"})
+
+
+def _only_inspects(facts: ModuleFacts, call: CallSite) -> bool:
+    func = call.node.func
+    return isinstance(func, cst.Name) and func.value in _INSPECTING_BUILTINS and not facts.functions_called_by(call)
 
 
 # Module methods that return the module itself.
