@@ -276,3 +276,22 @@ MODULE_METHODS_WITHOUT_FORWARD = frozenset(
         "generate", "register_full_backward_hook", "extra_repr",
     }
 )
+# torch namespaces of tensor math: their functions compute on the tensors they are given and run
+# no model (`torch.mm(features, bank)`, `F.normalize(x)`); the top level `torch.X` counts too,
+# except the functions below that call a module or function they are handed.
+TENSOR_MATH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+TORCH_CALLS_THAT_RUN_A_CALLABLE = frozenset({"torch.compile", "torch.vmap", "torch.cond"})
+# Tensor methods that reshape, index, compare or reduce: a loop whose items only go to these does
+# arithmetic on results, not a model forward (a k-NN vote over features every rank extracted).
+TENSOR_METHODS = frozenset(
+    {
+        "view", "reshape", "expand", "expand_as", "t", "transpose", "permute", "flatten", "squeeze", "unsqueeze",
+        "contiguous", "clone", "detach", "narrow", "index_select", "gather", "scatter", "scatter_", "masked_fill",
+        "topk", "sort", "argsort", "argmax", "argmin", "max", "min", "sum", "mean", "std", "norm", "abs", "exp",
+        "exp_", "log", "div", "div_", "mul", "mul_", "add", "add_", "sub", "sub_", "pow", "eq", "ne", "lt", "le",
+        "gt", "ge", "item", "tolist", "size", "numel", "dim", "resize_", "zero_", "fill_", "copy_", "float",
+        "double", "long", "int", "bool", "half", "cpu", "cuda", "to", "numpy", "type_as", "repeat", "split",
+        "chunk", "softmax", "log_softmax", "sigmoid", "clamp", "clamp_", "round", "nonzero", "any", "all",
+        "matmul", "mm", "bmm", "dot", "cumsum", "prod",
+    }
+)
