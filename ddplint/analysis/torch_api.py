@@ -295,3 +295,7 @@ TENSOR_METHODS = frozenset(
         "matmul", "mm", "bmm", "dot", "cumsum", "prod",
     }
 )
+# Module methods that return the module itself (`model = Net().cuda()` is still a Net).
+MODULE_METHODS_RETURNING_SELF = frozenset(
+    {"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"}
+)

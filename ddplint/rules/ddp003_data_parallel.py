@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import and_parts, argument
-from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL
+from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL, MODULE_METHODS_RETURNING_SELF
 from ddplint.rules.base import Finding, Rule
 
 # The functional form does the same scatter / replicate / gather on every call.
@@ -118,7 +118,7 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
             return False
         seen.add(id(expr))
         try:
-            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_MODULE:
+            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_METHODS_RETURNING_SELF:
                 return holds(expr.func.value, scope, arms)  # `model.cuda()` is the same module
             if not isinstance(expr, (cst.Name, cst.Attribute)):
                 return False
@@ -189,7 +189,7 @@ def _same_module_forms(facts: ModuleFacts, target: cst.Call) -> list[cst.BaseExp
         grown = False
         for call in facts.calls:
             func = call.node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _SAME_MODULE and not any(call.node is form for form in forms):
+            if isinstance(func, cst.Attribute) and func.attr.value in MODULE_METHODS_RETURNING_SELF and not any(call.node is form for form in forms):
                 if any(func.value is form for form in forms):
                     forms.append(call.node)
                     grown = True
@@ -199,7 +199,7 @@ def _same_module_forms(facts: ModuleFacts, target: cst.Call) -> list[cst.BaseExp
 def _returns_value(facts: ModuleFacts, function, value: cst.BaseExpression, target: cst.Call) -> bool:
     """`return target`, or `return model` (`.cuda()` ...) where a binding of `model` that reaches
     the return is the target."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_METHODS_RETURNING_SELF:
         value = value.func.value
     if value is target:
         return True
@@ -217,8 +217,6 @@ def _only_inspects(facts: ModuleFacts, call: CallSite) -> bool:
     return isinstance(func, cst.Name) and func.value in _INSPECTING_BUILTINS and not facts.functions_called_by(call)
 
 
-# Module methods that return the module itself.
-_SAME_MODULE = frozenset({"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
 
 
 def _scopes(facts: ModuleFacts):
