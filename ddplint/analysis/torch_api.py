@@ -74,6 +74,20 @@ LIGHTNING_MODULE = frozenset(
     }
 )
 LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
+# A LightningModule's hooks that the Trainer runs on every rank for each batch of that rank's
+# shard of the evaluation loaders.
+LIGHTNING_EVALUATION_STEPS = frozenset({"validation_step", "test_step"})
+# Lightning's decorator that makes a function do nothing on every rank but 0.
+RANK_ZERO_ONLY_DECORATORS = frozenset(
+    {
+        "lightning.pytorch.utilities.rank_zero_only",
+        "lightning.pytorch.utilities.rank_zero.rank_zero_only",
+        "lightning.pytorch.utilities.distributed.rank_zero_only",
+        "lightning.fabric.utilities.rank_zero_only",
+        "lightning.fabric.utilities.rank_zero.rank_zero_only",
+        "lightning_utilities.core.rank_zero.rank_zero_only",
+    }
+)
 LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that

@@ -13,9 +13,16 @@ import libcst as cst
 from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
 from ddplint.analysis.loaders import LoaderInfo
-from ddplint.analysis.records import CallSite, LoopSite
+from ddplint.analysis.records import CallSite, FunctionInfo, LoopSite
 from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
-from ddplint.analysis.torch_api import TENSOR_MATH_NAMESPACES, TENSOR_METHODS, TORCH_CALLS_THAT_RUN_A_CALLABLE
+from ddplint.analysis.torch_api import (
+    LIGHTNING_EVALUATION_STEPS,
+    LIGHTNING_MODULE,
+    RANK_ZERO_ONLY_DECORATORS,
+    TENSOR_MATH_NAMESPACES,
+    TENSOR_METHODS,
+    TORCH_CALLS_THAT_RUN_A_CALLABLE,
+)
 
 # Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
 _INSPECTION_CALLS = {
@@ -149,6 +156,21 @@ class Training:
                 return f"{site.name}(...)"
         return None
 
+    def rank_zero_only_evaluation_steps(self) -> list[tuple["FunctionInfo", cst.Decorator]]:
+        """A LightningModule's `validation_step` / `test_step` decorated `@rank_zero_only`: the
+        Trainer runs the evaluation loop on every rank over its shard, and the step does nothing
+        on every rank but 0. (function, decorator) for each."""
+        modules = self.facts.subclasses_of(LIGHTNING_MODULE)
+        found = []
+        for function in self.facts.functions:
+            if function.class_name not in modules or function.name not in LIGHTNING_EVALUATION_STEPS:
+                continue
+            for decorator in function.node.decorators:
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if self.facts.qualified_names(target) & RANK_ZERO_ONLY_DECORATORS:
+                    found.append((function, decorator))
+        return found
+
     @cached_property
     def _evaluation_functions(self) -> set:
         """The file's functions that run an evaluation loop, directly or through each other."""
@@ -259,7 +281,8 @@ class Training:
         call given such items and otherwise only constants (`model.generate(prompt_tokens,
         max_len=64)`): what it makes grows with the prompts, not with a dataset."""
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            loops, clause = [], node.for_in
+            loops: list[cst.BaseExpression] = []
+            clause: Optional[cst.CompFor] = node.for_in
             while clause is not None:
                 loops.append(clause.iter)
                 clause = clause.inner_for_in

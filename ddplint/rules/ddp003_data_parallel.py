@@ -102,14 +102,17 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
     handed to another call (printing or an `isinstance` check aside), stored on an object, nor
     returned to a caller this file does not show. Wrapped only so that `module.`-prefixed
     checkpoint keys load (`model = DataParallel(model); model.load_state_dict(ckpt); model =
-    model.module`), or by a set-up check that builds the model and only prints. A function of the
-    file that returns the wrapper hands it to its call sites: they are followed in turn."""
+    model.module`), or by a set-up check that builds the model in a function and only prints. A
+    function of the file that returns the wrapper hands it to its call sites: they are followed
+    in turn. A module-level name may be imported by another module that runs it: unless the
+    wrapper only loads weights, it counts as used."""
     found = _wrapper_and_its_returns(facts, site)
     if found is None:
         return False
-    targets, followed = found
+    targets, followed, in_functions = found
     flow = facts.flow
     seen: set[int] = set()
+    loads = False
 
     def holds(expr, scope, arms) -> bool:  # the wrapper itself, not something read off it
         if id(expr) in targets:
@@ -136,6 +139,9 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
             return False  # `model(x)`
         if isinstance(func, cst.Attribute) and func.attr.value == "forward" and holds(func.value, scope, arms):
             return False  # `model.forward(x)`
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            owner = func.value.value if isinstance(func.value, cst.Attribute) and func.value.attr.value == "module" else func.value
+            loads = loads or holds(owner, scope, arms)
         if _only_inspects(facts, call):
             continue
         if any(holds(arg.value, scope, arms) for arg in call.node.args):
@@ -149,16 +155,17 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
         for key, bindings in scope.bindings.items():
             if "." in key and any(b.value is not None and holds(b.value, b.scope, b.arms) for b in bindings):
                 return False  # `self.model = model`: used wherever the object goes
-    return True
+    return loads or in_functions
 
 
-def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tuple[dict[int, cst.Call], set[int]]]:
+def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tuple[dict[int, cst.Call], set[int], bool]]:
     """The wrapper's call and, for each function of the file returning it (`return model` after
     `model = DataParallel(model)`), that function's call sites, transitively: every value that is
     the wrapper when first bound. None when one of them is used in place (`DataParallel(net)(x)`,
     `train(make_model())`) or returned by a function no call of this file reaches (another module
-    may run it)."""
+    may run it). Also whether every one of them is made inside a function (bound to a local)."""
     targets: dict[int, cst.Call] = {id(site.node): site.node}
+    in_functions = facts.function_of(site.context.scope) is not None
     followed: set[int] = set()  # ids of the functions that return one of them
     pending = [site.node]
     while pending:
@@ -176,9 +183,10 @@ def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tup
                 return None
             for caller, _ in callers:
                 if id(caller.node) not in targets:
+                    in_functions = in_functions and facts.function_of(caller.context.scope) is not None
                     targets[id(caller.node)] = caller.node
                     pending.append(caller.node)
-    return targets, followed
+    return targets, followed, in_functions
 
 
 def _same_module_forms(facts: ModuleFacts, target: cst.Call) -> list[cst.BaseExpression]:

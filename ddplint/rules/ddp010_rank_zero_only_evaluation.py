@@ -10,6 +10,17 @@ from ddplint.rules.base import Finding, Rule
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
+    # Lightning runs the step on every rank; the decorator is the multi-process evidence itself.
+    for function, decorator in facts.data.rank_zero_only_evaluation_steps():
+        yield RULE.finding(
+            decorator,
+            f"`@rank_zero_only` on `{function.name}`: only rank 0 evaluates, and only its own shard",
+            why=f"the Trainer runs the evaluation loop on every rank, each over its shard of the "
+            f"data; with `@rank_zero_only` the `{function.name}` of every other rank does nothing, "
+            f"so their GPUs idle while rank 0 works and the metrics rank 0 logs cover 1/world_size "
+            f"of the data; drop the decorator and log with `self.log(..., sync_dist=True)` (or "
+            f"gather the outputs) so that every rank evaluates its shard and the metric covers all",
+        )
     # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
     if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
         return

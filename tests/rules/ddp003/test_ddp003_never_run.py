@@ -61,14 +61,28 @@ def test_wrapper_returned_by_a_function_nothing_here_calls_is_flagged(lint):
     assert lint(source, select=["DDP003"]) == [(4, "DDP003")]
 
 
-def test_unused_wrapper_without_a_checkpoint_is_left_alone(lint):
+def test_unused_local_wrapper_is_left_alone(lint):
+    source = """
+    import torch.nn as nn
+
+    def check():
+        model = nn.DataParallel(Net()).cuda()
+        print(model)
+
+    check()
+    """
+    assert lint(source, select=["DDP003"]) == []
+
+
+def test_unused_module_level_wrapper_is_flagged(lint):
+    # another module may `from setup import model` and train it
     source = """
     import torch.nn as nn
 
     model = nn.DataParallel(Net()).cuda()
     print(model)
     """
-    assert lint(source, select=["DDP003"]) == []
+    assert lint(source, select=["DDP003"]) == [(3, "DDP003")]
 
 
 NOSE_TEST = """
