@@ -772,6 +772,8 @@ def build_facts(
     `options`: what the file's configuration declares (analysis/options.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
+    if project is not None:
+        facts.imports.star_exports = project.star_exports
     facts.options = options
     if reuse is None:
         _Collector(facts).walk(module)
