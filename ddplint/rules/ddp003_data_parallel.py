@@ -243,8 +243,9 @@ RULE = Rule(
     what="""
         Flags every call of `torch.nn.DataParallel` / `torch.nn.parallel.DataParallel` (or of a
         class of the file derived from it) and of the functional
-        `torch.nn.parallel.data_parallel(module, inputs)`, whatever alias it was imported under. Applies to any
-        script, distributed or not. DataParallel as the single-process fallback of a script that
+        `torch.nn.parallel.data_parallel(module, inputs)`, whatever alias it was imported under
+        (also one a star-imported project module hands on). Applies to any script, distributed
+        or not. DataParallel as the single-process fallback of a script that
         also has a DDP path (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`,
         `else:` after `if args.distributed`) is reported too, with its own message naming the
         condition the DDP path needs: it is the path `python main.py` takes on an 8-GPU node
@@ -268,14 +269,21 @@ RULE = Rule(
         - `isinstance(model, nn.DataParallel)` checks and other references that do not build one.
         - `DistributedDataParallel`, strings and comments that mention DataParallel.
         - A DataParallel that never runs a forward: wrapped only to load a checkpoint whose keys
-          start with `module.` and unwrapped again (never called, handed on, returned or stored).
-        - Test code (pytest / unittest files): tests wrap models in DataParallel to test the code
-          that handles wrapped models, not to train.
+          start with `module.` and unwrapped again, or built in a function (also one returning it
+          to its callers in the file) that only prints it: never called (`model(x)`,
+          `model.forward(x)`), handed on, returned out of the file's reach or stored. One bound at
+          module level is reported unless it only loads weights: another module may import it.
+        - Test code (pytest / unittest / nose files, `test_*` or `testName` functions): tests wrap
+          models in DataParallel to test the code that handles wrapped models, not to train.
         - A DataParallel over one GPU (`device_ids=[0]`, or a parameter defaulting to a one-GPU
           list no caller changes).
     """,
     blind_spots="""
         - A DataParallel class reached through a factory function or `getattr` is not seen.
+        - A `DataParallel` name that nothing imports (the code would raise NameError on that
+          path) is not taken for torch's; one a star import of a project module hands on
+          (`from models import *` where models.py says `import torch.nn as nn`) is, up to four
+          modules deep.
         - A DataParallel whose forward is only reached through `model.forward(x)` or a callback
           that receives it from another module is taken as never running one.
         - `device_ids` from a parameter that defaults to one GPU is taken as one GPU even if a
