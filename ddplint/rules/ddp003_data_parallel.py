@@ -132,6 +132,20 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
         finally:
             seen.discard(id(expr))
 
+    def handed_on(expr, scope, arms) -> bool:  # the wrapper inside a value: `(model, optimizer)`
+        pending = [expr]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and holds(node, scope, arms):
+                return True
+            if isinstance(node, cst.Attribute):
+                continue  # `model.module`: read off the wrapper, not the wrapper
+            if isinstance(node, cst.Call):
+                pending.extend(arg.value for arg in node.args)  # a method's receiver is not handed on
+                continue
+            pending.extend(node.children)
+        return False
+
     for call in facts.calls:
         scope, arms = call.context.scope, call.context.branches
         func = call.node.func
@@ -144,17 +158,22 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
             loads = loads or holds(owner, scope, arms)
         if _only_inspects(facts, call):
             continue
-        if any(holds(arg.value, scope, arms) for arg in call.node.args):
-            return False  # `train(model, loader)`
+        if any(handed_on(arg.value, scope, arms) for arg in call.node.args):
+            return False  # `train(model, loader)`, `train([model])`
     for function in facts.functions:
         if id(function) in followed:
             continue  # its call sites are among the targets
-        if any(holds(value, function.scope, arms) for value, arms in function.returns):
-            return False  # returned through something this check does not follow
+        if any(handed_on(value, function.scope, arms) for value, arms in function.returns):
+            return False  # `return model, optimizer`: returned through something not followed
     for scope in _scopes(facts):
         for key, bindings in scope.bindings.items():
-            if "." in key and any(b.value is not None and holds(b.value, b.scope, b.arms) for b in bindings):
-                return False  # `self.model = model`: used wherever the object goes
+            for binding in bindings:
+                if binding.value is None or not handed_on(binding.value, binding.scope, binding.arms):
+                    continue
+                if "." in key or not holds(binding.value, binding.scope, binding.arms):
+                    # `self.model = model`: used wherever the object goes; `models = [model]`:
+                    # wherever the list goes (`model = model.cuda()` only names it again)
+                    return False
     return loads or in_functions
 
 
@@ -284,8 +303,8 @@ RULE = Rule(
           path) is not taken for torch's; one a star import of a project module hands on
           (`from models import *` where models.py says `import torch.nn as nn`) is, up to four
           modules deep.
-        - A DataParallel whose forward is only reached through `model.forward(x)` or a callback
-          that receives it from another module is taken as never running one.
+        - A DataParallel made in a function and only yielded, or reached through a callback that
+          receives it from another module, is taken as never running a forward.
         - `device_ids` from a parameter that defaults to one GPU is taken as one GPU even if a
           caller in another module passes more.
     """,

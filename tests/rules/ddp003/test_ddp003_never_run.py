@@ -119,3 +119,45 @@ def test_a_scripts_own_testing_function_is_not_a_test(lint):
             model(x)
     """
     assert lint(source, select=["DDP003"]) == [(5, "DDP003")]
+
+
+def test_wrapper_returned_with_the_optimizer_is_flagged(lint):
+    # `return model, optimizer`: the caller trains what it gets back
+    source = """
+    import torch
+    import torch.nn as nn
+
+    def setup(net):
+        model = nn.DataParallel(net.cuda())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        return model, optimizer
+    """
+    assert lint(source, select=["DDP003"]) == [(5, "DDP003")]
+
+
+def test_wrapper_put_in_a_list_is_flagged(lint):
+    source = """
+    import torch.nn as nn
+
+    def main():
+        model = nn.DataParallel(Net().cuda())
+        models = [model]
+        run_all(models)
+
+    main()
+    """
+    assert lint(source, select=["DDP003"]) == [(4, "DDP003")]
+
+
+def test_wrapper_only_loading_weights_in_a_function_is_left_alone(lint):
+    source = """
+    import torch
+    import torch.nn as nn
+
+    def restore(path):
+        model = nn.DataParallel(Net())
+        model.load_state_dict(torch.load(path, map_location="cpu"))
+        model = model.module
+        return model
+    """
+    assert lint(source, select=["DDP003"]) == []
