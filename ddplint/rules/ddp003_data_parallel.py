@@ -24,8 +24,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls:
         if not facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
             continue
-        if _one_device(facts, site) or _never_runs_a_forward(facts, site):
+        if _one_device(facts, site):
             continue
+        functional = facts.is_instance_of(site.node, FUNCTIONAL_DATA_PARALLEL, set())
+        if not functional and _never_runs_a_forward(facts, site):
+            continue  # (the functional form runs the forward in the call itself)
         ddp_path = _ddp_path_beside(facts, site, ddp_sites)
         if ddp_path is not None:
             yield RULE.finding(

@@ -161,3 +161,19 @@ def test_wrapper_only_loading_weights_in_a_function_is_left_alone(lint):
         return model
     """
     assert lint(source, select=["DDP003"]) == []
+
+
+def test_functional_data_parallel_whose_output_is_reshaped_is_flagged(lint):
+    # the functional form runs the forward in the call: its result is the output, not a wrapper
+    source = """
+    import torch.nn as nn
+
+    class Critic(nn.Module):
+        def forward(self, x):
+            if x.is_cuda and self.ngpu > 1:
+                out = nn.parallel.data_parallel(self.body, x, range(self.ngpu))
+            else:
+                out = self.body(x)
+            return out.view(-1, 1).squeeze(1)
+    """
+    assert lint(source, select=["DDP003"]) == [(6, "DDP003")]
