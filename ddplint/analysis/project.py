@@ -13,7 +13,10 @@ the project modules it imports directly (`ProjectView`).
 Because a summary depends on one file's content only, a file's result depends on its own content
 plus the content of the project files it imports directly: `ProjectIndex.dependencies(path)`
 lists them, so a result cache can key on all of them. Nothing is transitive on purpose: a summary
-never reads another summary, so there is no cycle and no order to get right.
+never reads another summary, so there is no cycle and no order to get right. The one exception
+reads import lines only: what `from models import *` hands on (models.py's own imports, and
+those of the modules it star-imports in turn, `ProjectIndex.star_exports`); those files are
+dependencies too.
 
 Worker processes checking files of the same run share what they work out about modules through a
 run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
@@ -559,7 +562,12 @@ class ProjectIndex:
                 data = read_file(path)
             except OSError:
                 return []
-            return sorted({file for file, _ in self.imported_targets(path, data)})
+            found = set()
+            for file, attribute in self.imported_targets(path, data):
+                found.add(file)
+                if attribute == "*":  # and the modules whose imports it hands on
+                    found.update(self._exports_of(file, frozenset())[1])
+            return sorted(found)
         found = set()
         for qualified_set in facts.imports.bindings.values():
             for qualified in qualified_set:

@@ -65,3 +65,22 @@ def test_an_import_inside_a_function_of_the_star_module_hands_nothing_on(tmp_pat
         },
     )
     assert _findings([tmp_path]) == []
+
+
+def test_the_modules_a_star_import_reaches_are_dependencies(tmp_path):
+    # a result cache keyed on them notices when helpers/common.py changes what `nn` is
+    from ddplint.api import project_index
+
+    _project(
+        tmp_path,
+        {
+            "models.py": "from helpers.common import *\n",
+            "helpers/__init__.py": "",
+            "helpers/common.py": "import torch.nn as nn\n",
+            "train.py": TRAIN,
+        },
+    )
+    index = project_index([str(tmp_path / "train.py")])
+    assert index is not None
+    names = sorted(Path(p).relative_to(tmp_path.resolve()).as_posix() for p in index.dependencies(str((tmp_path / "train.py").resolve())))
+    assert names == ["helpers/common.py", "models.py"]
