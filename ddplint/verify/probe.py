@@ -80,6 +80,7 @@ TRACEBACK_CHARS = 4000
 FINGERPRINTED_STEPS = 4  # optimizer steps after which the DDP models' parameters are fingerprinted
 MAX_FINGERPRINTED_PARAMS = 1024
 MAX_WRITES_RECORDED = 512  # files opened for writing before the first batch, per rank
+TEMPFILE_MODULE = os.sep + "tempfile.py"
 
 
 class Probe:
@@ -496,6 +497,8 @@ class Probe:
                 return
             if os.getpid() != probe.pid or getattr(local, "inside", False) or not _opens_for_writing(args):
                 return
+            if sys._getframe(1).f_code.co_filename.endswith(TEMPFILE_MODULE):
+                return  # a private temporary file (torch makes some on import), not the script's data
             path = args[0]
             if isinstance(path, bytes):
                 path = os.fsdecode(path)
