@@ -11,6 +11,7 @@ Thresholds are ratios plus absolute floors so that a slow, loaded machine does n
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -847,8 +848,9 @@ def _why_no_windows(ctx: RunContext) -> str:
                 "hook on any rank: not measured")
     backward = max(r.end.get("bw", 0) if r.end else 0 for r in ctx.ranks)
     return (f"no optimizer stepped within the run ({backward} backward passes at most on a rank): each pass over a "
-            "loader is cut after --epoch-steps batches, which may be fewer than the accumulation; raise "
-            "--epoch-steps and --max-steps to measure it")
+            "loader is cut after --epoch-steps batches, which may be fewer than the accumulation (raise "
+            "--epoch-steps and --max-steps to measure it), or the optimizer is not a torch.optim.Optimizer, "
+            "whose steps are not seen")
 
 
 def _measured_windows(rank: RankSummary) -> Optional[list]:
@@ -891,7 +893,7 @@ def judge_ddp016(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
                 if len(mine) != len(theirs):
                     continue
                 compared += 1
-                differing = sum(1 for a, b in zip(mine, theirs) if a != b)
+                differing = sum(1 for a, b in zip(mine, theirs) if a != b and not (math.isnan(a) and math.isnan(b)))
                 if differing and first_drift is None:
                     first_drift = (n, other, model, differing, len(mine))
     if not compared:
