@@ -767,8 +767,8 @@ def judge_ddp014(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         return Judgement(INCONCLUSIVE, "no process group of more than one rank was formed")
     passes = {r.rank: _evaluation_passes(r) for r in ctx.ranks}
     if not all(passes.values()):
-        return Judgement(INCONCLUSIVE, "not every rank ran an evaluation pass within the step budget (raise "
-                         "--max-steps or lower --epoch-steps to reach the evaluation)")
+        return Judgement(INCONCLUSIVE, "not every rank ran an evaluation pass within the step budget, so nothing was "
+                         "measured (raise --max-steps or lower --epoch-steps to reach the evaluation)")
     loaders = [loader for rank in ctx.ranks for loader, _ in passes[rank.rank]]
     if all(_reads_whole_dataset(loader) for loader in loaders):
         sample = loaders[0]
@@ -882,7 +882,8 @@ def judge_ddp016(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     by_rank = {r: steps for r, steps in by_rank.items() if steps}
     if ctx.world_size < 2 or len(by_rank) < 2:
         return None if row is None else Judgement(INCONCLUSIVE, (
-            "no two ranks stepped an optimizer with a DistributedDataParallel model: parameters not compared"))
+            "no two ranks stepped an optimizer with a DistributedDataParallel model: the parameters were not compared "
+            "(not measured)"))
     base_rank = min(by_rank)
     compared, first_drift = 0, None
     for n in sorted(by_rank[base_rank]):
@@ -897,7 +898,8 @@ def judge_ddp016(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
                 if differing and first_drift is None:
                     first_drift = (n, other, model, differing, len(mine))
     if not compared:
-        return None if row is None else Judgement(INCONCLUSIVE, "no optimizer step was fingerprinted on two ranks")
+        return None if row is None else Judgement(INCONCLUSIVE, "no optimizer step was fingerprinted on two ranks "
+                                                  "(not measured)")
     unsynced = _unsynced_backward_text(ctx)
     if first_drift is not None:
         n, other, model, differing, total = first_drift
