@@ -27,11 +27,24 @@ from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAM
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.records import Context
 
 TORCH_DEVICE = "torch.device"
-SET_DEVICE = {"torch.cuda.set_device", "torch.cuda.device"}
+SET_DEVICE = {
+    "torch.cuda.set_device", "torch.cuda.device",
+    "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
+}
 _PLACEMENT_METHODS = {"to", "cuda"}
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
+
+
+@dataclass(eq=False)
+class RankDevice:
+    """A CUDA device whose index the script computes (`torch.device("cuda", local_rank)`,
+    `f"cuda:{local_rank}"`): the rank's own GPU, as a value."""
+
+    node: cst.CSTNode
+    context: "Context"
 
 
 @dataclass(eq=False)
@@ -147,6 +160,43 @@ class DeviceModel:
             return True
         return any(not where.call_in_a_rank(call) or ranks.call_runs_on_one_rank_only(call) for call in via)
 
+    # -- the rank's own GPU, as a value ------------------------------------------------------------
+    @cached_property
+    def rank_devices(self) -> list[RankDevice]:
+        """Where the file builds a CUDA device from a computed index: `torch.device("cuda", i)`,
+        `f"cuda:{i}"`, `"cuda:%d" % i`, `"cuda:{}".format(i)`, `"cuda:" + str(i)`, in source
+        order. Such a value places tensors on that GPU, but does not make it the current device."""
+        out = []
+        for node in walk(self.facts.module):
+            index = _computed_cuda_index(node, self.facts)
+            if index is None:
+                continue
+            context = next((self.facts.context_of(n) for n in walk(index) if isinstance(n, cst.Name)), None)
+            if context is not None:
+                out.append(RankDevice(node, context))
+        return out
+
+    @cached_property
+    def gpu_group_starts(self) -> list["CallSite"]:
+        """The file's own `init_process_group(...)` calls whose group runs on GPUs: an NCCL
+        backend, or one not written as a literal (none, a config value: torch picks NCCL when
+        CUDA is there) in a file that uses CUDA or names NCCL for another of its starts."""
+        starts = [
+            (site, string_value(argument(site.node, "backend", 0)))
+            for site in self.facts.calls_named("torch.distributed.init_process_group")
+        ]
+        names_nccl = any(text is not None and "nccl" in text.lower() for _, text in starts)
+        on_gpus = names_nccl or self.uses_gpu
+        return [site for site, text in starts if (text is None and on_gpus) or (text is not None and "nccl" in text.lower())]
+
+    @cached_property
+    def group_may_run_on_gpus(self) -> bool:
+        """The process group is NCCL, or may be: the file starts none itself (a helper does), or
+        one of its starts is NCCL. A file that starts only `gloo` groups keeps CUDA out of its
+        communication; its placements name their devices."""
+        own = any(True for _ in self.facts.calls_named("torch.distributed.init_process_group"))
+        return not own or bool(self.gpu_group_starts)
+
     @cached_property
     def uses_gpu(self) -> bool:
         """The script puts work on CUDA: a placement, a `torch.cuda.*` call, or "cuda" in a string
@@ -239,6 +289,37 @@ class DeviceModel:
                 ):
                     return True
         return False
+
+
+def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cst.BaseExpression]:
+    """The computed index of a CUDA device written at `node`, or None if `node` writes none."""
+    if isinstance(node, cst.Call):
+        if TORCH_DEVICE in facts.qualified_names(node.func):
+            kind, index = argument(node, "type", 0), argument(node, "index", 1)
+            if index is not None and _is_cuda(string_value(kind) or "") and int_value(index) is None:
+                return index
+            return None
+        if last_name(node.func) == "format" and isinstance(node.func, cst.Attribute) and node.args:
+            if _is_cuda_prefix(string_value(node.func.value)):  # "cuda:{}".format(i)
+                return node.args[0].value
+        return None
+    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:  # f"cuda:{i}"
+        text, value = node.parts
+        if isinstance(text, cst.FormattedStringText) and isinstance(value, cst.FormattedStringExpression):
+            return value.expression if _is_cuda_prefix(text.value) else None
+        return None
+    if isinstance(node, cst.BinaryOperation) and _is_cuda_prefix(string_value(node.left)):
+        if isinstance(node.operator, cst.Add) or isinstance(node.operator, cst.Modulo):
+            return node.right  # "cuda:" + str(i), "cuda:%d" % i
+    return None
+
+
+def _is_cuda_prefix(text: Optional[str]) -> bool:
+    """`cuda:` followed at most by one format placeholder (`cuda:{}`, `cuda:%d`)."""
+    if text is None:
+        return False
+    lowered = text.strip().lower()
+    return lowered.startswith("cuda:") and (lowered[5:] == "" or re.fullmatch(r"\{\}|%[ds]|\{0\}", lowered[5:]) is not None)
 
 
 def _is_cuda(text: str) -> bool:

@@ -34,7 +34,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
         else:
             current.append(placement)
-    if current and devices.starts_process_group and not devices.sets_device_per_rank:
+    if not devices.starts_process_group or devices.sets_device_per_rank:
+        pass
+    elif not current:
+        yield from _device_never_current(facts)
+    else:
         first, more = current[0], len(current) - 1
         others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""
         yield RULE.finding(
@@ -58,6 +62,58 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"collide on one device (NCCL: 'Duplicate GPU detected') while the other GPUs idle; "
                 f"pass device_ids=[local_rank], output_device=local_rank",
             )
+
+
+def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
+    """The script starts the process group and places nothing on the current device, but nothing
+    makes the rank's GPU current either: what runs on the current device without naming one
+    (the CUDA context, NCCL's barrier, `torch.cuda.synchronize()`, memory queries, extensions)
+    runs on GPU 0 in every rank. Reported once: where the rank's device is computed, else where
+    the group starts."""
+    if not facts.devices.group_may_run_on_gpus:
+        return
+    for device in facts.devices.rank_devices:
+        if _context_on_one_path_only(facts, device.node, device.context):
+            continue
+        text = _short(facts.module.code_for_node(device.node))
+        yield RULE.finding(
+            device.node,
+            f"{text} is this rank's GPU, but nothing makes it the current device: every rank's implicit CUDA work runs on GPU 0",
+            why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
+            f"stays GPU 0 in every process: the CUDA context each process opens, NCCL's barrier, "
+            f"torch.cuda.synchronize(), memory queries and extensions that use the current device "
+            f"all land on GPU 0 (N contexts and caches there, a barrier that may hang); call "
+            f"torch.cuda.set_device() with this device right after computing it",
+        )
+        return
+    for site in facts.devices.gpu_group_starts:
+        if _on_one_path_only(facts, site):
+            continue
+        yield RULE.finding(
+            site.node,
+            "the process group starts on the GPUs, but nothing sets each rank's CUDA device: every rank's implicit CUDA work runs on GPU 0",
+            why="nothing in this script calls torch.cuda.set_device(local_rank): NCCL's "
+            "communicators and barrier, the CUDA context each process opens and everything placed "
+            "on the current device (`.cuda()`, `\"cuda\"`) land on GPU 0 in every rank; call "
+            "torch.cuda.set_device(local_rank) before init_process_group (or pass "
+            "device_id=torch.device('cuda', local_rank))",
+        )
+        return
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:
+    """`_on_one_path_only` for a value rather than a call."""
+    ranks = facts.ranks
+    return (
+        ranks.runs_on_one_rank_only(context)
+        or ranks.after_other_ranks_left(context)
+        or not facts.where.in_a_rank(context)
+        or facts.where.value_on_single_process_path(node)
+    )
 
 
 def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
@@ -164,7 +220,7 @@ RULE = Rule(
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
     """,
-    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0"),
+    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl"),
     distributed_only=True,
     # No `requires`: a literal 0 anywhere may flow into `.to(x)` / `.cuda(x)` / `torch.device(x)`
     # (analysis/devices.py follows values), and such a placement needs neither a rank word nor a
