@@ -35,6 +35,16 @@ SET_DEVICE = {
     "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
 }
 _PLACEMENT_METHODS = {"to", "cuda"}
+# `torch.cuda` calls that act on the current device when no device is passed: with none set per
+# rank, they act on GPU 0 in every process.
+_CURRENT_DEVICE_CALLS = frozenset(
+    "torch.cuda." + name
+    for name in (
+        "synchronize", "empty_cache", "current_device", "current_stream", "Stream", "Event",
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+        "reset_peak_memory_stats", "mem_get_info", "memory_stats", "get_device_properties",
+    )
+)
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 
 
@@ -188,6 +198,20 @@ class DeviceModel:
         names_nccl = any(text is not None and "nccl" in text.lower() for _, text in starts)
         on_gpus = names_nccl or self.uses_gpu
         return [site for site, text in starts if (text is None and on_gpus) or (text is not None and "nccl" in text.lower())]
+
+    @cached_property
+    def current_device_work(self) -> list["CallSite"]:
+        """Calls that work on the current CUDA device without naming one: `torch.cuda.synchronize()`,
+        `torch.cuda.current_device()`, memory queries, and an NCCL `dist.barrier()` without
+        `device_ids` (it picks the current device for its communicator)."""
+        out = []
+        for site in self.facts.calls:
+            names = self.facts.qualified_names(site.node.func)
+            if not site.node.args and not names.isdisjoint(_CURRENT_DEVICE_CALLS):
+                out.append(site)
+            elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
+                out.append(site)
+        return out
 
     @cached_property
     def group_may_run_on_gpus(self) -> bool:

@@ -68,8 +68,9 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     """The script starts the process group and places nothing on the current device, but nothing
     makes the rank's GPU current either: what runs on the current device without naming one
     (the CUDA context, NCCL's barrier, `torch.cuda.synchronize()`, memory queries, extensions)
-    runs on GPU 0 in every rank. Reported once: where the rank's device is computed, else where
-    the group starts."""
+    runs on GPU 0 in every rank. Reported once: where the rank's device is computed (the place
+    to make it current), else, in a program (not a helper module whose importer may choose the
+    device after calling it), where the group starts."""
     if not facts.devices.group_may_run_on_gpus:
         return
     for device in facts.devices.rank_devices:
@@ -86,17 +87,23 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             f"torch.cuda.set_device() with this device right after computing it",
         )
         return
+    if not facts.where.is_program:
+        return  # a set-up helper: the program that imports it may choose the device after it returns
+    work = next((site for site in facts.devices.current_device_work if not _on_one_path_only(facts, site)), None)
+    if work is None:
+        return  # every CUDA call names its device: nothing is left to the current one
     for site in facts.devices.gpu_group_starts:
         if _on_one_path_only(facts, site):
             continue
+        text = _short(facts.module.code_for_node(work.node))
         yield RULE.finding(
             site.node,
-            "the process group starts on the GPUs, but nothing sets each rank's CUDA device: every rank's implicit CUDA work runs on GPU 0",
-            why="nothing in this script calls torch.cuda.set_device(local_rank): NCCL's "
-            "communicators and barrier, the CUDA context each process opens and everything placed "
-            "on the current device (`.cuda()`, `\"cuda\"`) land on GPU 0 in every rank; call "
-            "torch.cuda.set_device(local_rank) before init_process_group (or pass "
-            "device_id=torch.device('cuda', local_rank))",
+            f"the process group starts on the GPUs, but nothing sets each rank's CUDA device: {text} runs on GPU 0 in every rank",
+            why=f"nothing in this script calls torch.cuda.set_device(local_rank), so the current "
+            f"CUDA device is GPU 0 in every process: {text} and anything else that does not name a device "
+            f"(NCCL's barrier, the CUDA context, `.cuda()`) land there in every rank; call "
+            f"torch.cuda.set_device(local_rank) before init_process_group (or pass "
+            f"device_id=torch.device('cuda', local_rank))",
         )
         return
 

@@ -93,6 +93,10 @@ def test_rank_device_of_rank_zero_alone_is_not_where_it_is_reported(lint):
             dist.init_process_group("nccl", rank=rank, world_size=world_size)
             if rank == 0:
                 probe = torch.device("cuda", rank)
+            dist.barrier()
+
+        if __name__ == "__main__":
+            main(0, 1)
         """
     # one process builds that device: the report goes to the NCCL start instead
     assert ddp005_lines(lint, source) == [5]
@@ -114,7 +118,7 @@ def test_rank_device_in_a_gloo_only_script_is_left_alone(lint):
 
 def test_nccl_group_without_any_device_choice_is_flagged(lint):
     source = """
-        import os
+        import torch
         import torch.distributed as dist
 
         def init_distributed(config):
@@ -122,9 +126,55 @@ def test_nccl_group_without_any_device_choice_is_flagged(lint):
                 dist.init_process_group(backend=config["backend"], rank=config["rank"], world_size=config["world"])
             else:
                 dist.init_process_group(backend="nccl")
+            torch.cuda.synchronize()
+
+        if __name__ == "__main__":
+            init_distributed({"slurm": False})
         """
     # the config-chosen backend counts as NCCL: the same file names NCCL for its other start
     assert ddp005_lines(lint, source) == [6]
+
+
+def test_nccl_group_started_by_a_helper_module_is_left_alone(lint):
+    source = """
+        import torch.distributed as dist
+
+        def init_distributed():
+            dist.init_process_group(backend="nccl")
+        """
+    # the program that imports this helper may choose each rank's device after calling it
+    assert ddp005_lines(lint, source) == []
+
+
+def test_nccl_group_whose_cuda_calls_all_name_their_device_is_left_alone(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            dist.barrier(device_ids=[rank])
+            torch.cuda.synchronize(rank)
+
+        if __name__ == "__main__":
+            torch.multiprocessing.spawn(worker, args=(2,), nprocs=2)
+        """
+    assert ddp005_lines(lint, source) == []
+
+
+def test_nccl_group_of_spawned_workers_with_a_bare_barrier_is_flagged(lint):
+    source = """
+        import torch
+        import torch.distributed as dist
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            dist.barrier()
+
+        if __name__ == "__main__":
+            torch.multiprocessing.spawn(worker, args=(2,), nprocs=2)
+        """
+    assert ddp005_lines(lint, source) == [5]
 
 
 def test_nccl_group_with_device_id_is_left_alone(lint):
@@ -135,6 +185,7 @@ def test_nccl_group_with_device_id_is_left_alone(lint):
 
         local_rank = int(os.environ["LOCAL_RANK"])
         dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+        dist.barrier()
         """
     assert ddp005_lines(lint, source) == []
 
@@ -145,6 +196,10 @@ def test_group_from_config_in_a_file_without_cuda_is_left_alone(lint):
 
         def init_distributed(config):
             dist.init_process_group(backend=config["backend"])
+            dist.barrier()
+
+        if __name__ == "__main__":
+            init_distributed({"backend": "gloo"})
         """
     assert ddp005_lines(lint, source) == []
 
@@ -156,6 +211,7 @@ def test_gloo_group_is_left_alone(lint):
 
         dist.init_process_group("gloo")
         torch.cuda.is_available()
+        dist.barrier()
         """
     assert ddp005_lines(lint, source) == []
 
@@ -246,6 +302,7 @@ def test_strings_that_are_no_computed_cuda_index_are_not_taken_for_one(lint, spe
 
         dist.init_process_group("nccl")
         label = {spelling}
+        dist.barrier()
         """
     # the report stays on the NCCL start: the string is not the rank's device
     assert ddp005_lines(lint, source) == [4]
