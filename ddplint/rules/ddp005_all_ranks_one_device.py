@@ -67,43 +67,52 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     """The script starts the process group and places nothing on the current device, but nothing
     makes the rank's GPU current either: what runs on the current device without naming one
-    (the CUDA context, NCCL's barrier, `torch.cuda.synchronize()`, memory queries, extensions)
-    runs on GPU 0 in every rank. Reported once: where the rank's device is computed (the place
-    to make it current), else, in a program (not a helper module whose importer may choose the
-    device after calling it), where the group starts."""
-    if not facts.devices.group_may_run_on_gpus:
+    (NCCL's barrier, `torch.cuda.synchronize()`, memory queries, CUDA events and streams,
+    extensions) runs on GPU 0 in every rank. Reported once: where the rank's device is computed
+    (the place to make it current), else where the group starts.
+
+    A program (a `__main__` block, a group started at module level) shows all its own CUDA work:
+    it is reported only when some of it uses the current device. A helper module hands its
+    device to code it does not see, so a rank device there is reported by itself; a helper that
+    only starts the group is not (its importer may choose the device after calling it)."""
+    devices = facts.devices
+    if not devices.group_may_run_on_gpus:
         return
-    for device in facts.devices.rank_devices:
+    work = next((site for site in devices.current_device_work if not _on_one_path_only(facts, site)), None)
+    program = facts.where.is_program
+    if program and work is None:
+        return  # every CUDA call of the program names its device: nothing is left to the current one
+    uses = f"{_short(facts.module.code_for_node(work.node))} runs on GPU 0 in every rank" if work else (
+        "every rank's implicit CUDA work runs on GPU 0"
+    )
+    for device in devices.rank_devices:
         if _context_on_one_path_only(facts, device.node, device.context):
             continue
         text = _short(facts.module.code_for_node(device.node))
         yield RULE.finding(
             device.node,
-            f"{text} is this rank's GPU, but nothing makes it the current device: every rank's implicit CUDA work runs on GPU 0",
+            f"{text} is this rank's GPU, but nothing makes it the current device: {uses}",
             why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
-            f"stays GPU 0 in every process: the CUDA context each process opens, NCCL's barrier, "
-            f"torch.cuda.synchronize(), memory queries and extensions that use the current device "
-            f"all land on GPU 0 (N contexts and caches there, a barrier that may hang); call "
-            f"torch.cuda.set_device() with this device right after computing it",
+            f"stays GPU 0 in every process: NCCL's barrier, torch.cuda.synchronize(), memory "
+            f"queries, CUDA events and streams, and extensions that use the current device all "
+            f"act on GPU 0 (the wrong GPU synchronised or measured, contexts and caches piled on "
+            f"GPU 0, a barrier that may hang); call torch.cuda.set_device() with this device "
+            f"right after computing it",
         )
         return
-    if not facts.where.is_program:
+    if not program:
         return  # a set-up helper: the program that imports it may choose the device after it returns
-    work = next((site for site in facts.devices.current_device_work if not _on_one_path_only(facts, site)), None)
-    if work is None:
-        return  # every CUDA call names its device: nothing is left to the current one
-    for site in facts.devices.gpu_group_starts:
+    for site in devices.gpu_group_starts:
         if _on_one_path_only(facts, site):
             continue
-        text = _short(facts.module.code_for_node(work.node))
         yield RULE.finding(
             site.node,
-            f"the process group starts on the GPUs, but nothing sets each rank's CUDA device: {text} runs on GPU 0 in every rank",
-            why=f"nothing in this script calls torch.cuda.set_device(local_rank), so the current "
-            f"CUDA device is GPU 0 in every process: {text} and anything else that does not name a device "
-            f"(NCCL's barrier, the CUDA context, `.cuda()`) land there in every rank; call "
-            f"torch.cuda.set_device(local_rank) before init_process_group (or pass "
-            f"device_id=torch.device('cuda', local_rank))",
+            f"the process group starts on the GPUs, but nothing sets each rank's CUDA device: {uses}",
+            why="nothing in this script calls torch.cuda.set_device(local_rank), so the current "
+            "CUDA device is GPU 0 in every process: what does not name a device (NCCL's barrier, "
+            "torch.cuda.synchronize(), memory queries, `.cuda()`) acts there in every rank; call "
+            "torch.cuda.set_device(local_rank) before init_process_group (or pass "
+            "device_id=torch.device('cuda', local_rank))",
         )
         return
 

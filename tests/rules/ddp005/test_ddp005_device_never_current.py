@@ -290,8 +290,27 @@ def test_each_spelling_of_a_computed_cuda_device_is_flagged(lint, spelling):
         dist.init_process_group("nccl")
         rank = int(os.environ["LOCAL_RANK"])
         device = {spelling}
+        torch.cuda.synchronize()
         """
     assert ddp005_lines(lint, source) == [7]
+
+
+def test_program_whose_cuda_work_all_names_the_rank_device_is_left_alone(lint):
+    source = """
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("nccl")
+        rank = int(os.environ["LOCAL_RANK"])
+        device = torch.device(f"cuda:{rank}")
+        model = DDP(torch.nn.Linear(2, 2).to(device), device_ids=[rank])
+        torch.cuda.synchronize(device)
+        dist.barrier(device_ids=[rank])
+        """
+    # the whole program is in view and none of it uses the current device
+    assert ddp005_lines(lint, source) == []
 
 
 @pytest.mark.parametrize("spelling", ['"cuda:%d" % 0', '"cuda:{}:{}".format(a, b)', '"cudas" + str(rank)'])
