@@ -221,6 +221,63 @@ class DeviceModel:
         own = any(True for _ in self.facts.calls_named("torch.distributed.init_process_group"))
         return not own or bool(self.gpu_group_starts)
 
+    # -- a launcher flag as the rank's GPU ---------------------------------------------------------
+    @cached_property
+    def local_rank_flag_defaulting_to_zero(self) -> Optional[cst.Call]:
+        """`parser.add_argument("--local_rank", default=0)` whose value picks this rank's GPU
+        (`torch.cuda.set_device(args.local_rank)`, `.cuda(args.local_rank)`, `device_ids=[...]`)
+        in a file that never reads LOCAL_RANK from the environment. `torch.distributed.launch`
+        filled that flag; torchrun only sets the environment variable (and launch, since torch
+        2.0, passes `--local-rank`), so under today's launchers every rank keeps the default,
+        GPU 0."""
+        facts = self.facts
+        if not self.starts_process_group or self._mentions_local_rank_variable:
+            return None
+        if facts.project is not None and any(facts.project.sets_device(facts, site) for site in facts.calls):
+            return None
+        for site in facts.calls:
+            dest = _local_rank_flag_with_zero_default(site.node)
+            if dest is not None and any(self._comes_from_flag(value, use, dest) for value, use in self._device_choices):
+                return site.node
+        return None
+
+    @cached_property
+    def _mentions_local_rank_variable(self) -> bool:
+        return any(string_value(node) == "LOCAL_RANK" for node in self._string_nodes if isinstance(node, cst.SimpleString))
+
+    @cached_property
+    def _device_choices(self) -> list[tuple[cst.BaseExpression, "CallSite"]]:
+        """The values that choose a GPU: `set_device(x)`, `.cuda(x)` / `.to(x)`, `torch.device("cuda", x)`,
+        `DistributedDataParallel(device_ids=[x])`."""
+        out = []
+        for site in self.facts.calls:
+            call = site.node
+            names = self.facts.qualified_names(call.func)
+            if not names.isdisjoint(SET_DEVICE) or last_name(call.func) in _PLACEMENT_METHODS:
+                value = argument(call, "device", 0)
+            elif TORCH_DEVICE in names:
+                value = argument(call, "index", 1)
+            else:
+                ids = keyword_arg(call, "device_ids")
+                value = ids.value.elements[0].value if ids is not None and isinstance(ids.value, cst.List) and ids.value.elements else None
+            if value is not None:
+                out.append((value, site))
+        return out
+
+    def _comes_from_flag(self, value: cst.BaseExpression, use: "CallSite", dest: str) -> bool:
+        """`value` is (or holds, through assignments) `args.<dest>` of a `parse_args()` result."""
+        for source in self.facts.flow.sources(value, use.context.scope, use.context.branches):
+            node = source.node
+            if isinstance(node, cst.Attribute) and node.attr.value == dest and isinstance(node.value, cst.Name):
+                context = self.facts.context_of(node)
+                if context is not None and any(
+                    isinstance(holder.node, cst.Call) and last_name(holder.node.func) in ("parse_args", "parse_known_args")
+                    or isinstance(holder.node, cst.Subscript)  # parse_known_args()[0]
+                    for holder in self.facts.flow.sources(node.value, context.scope, context.branches)
+                ):
+                    return True
+        return False
+
     @cached_property
     def uses_gpu(self) -> bool:
         """The script puts work on CUDA: a placement, a `torch.cuda.*` call, or "cuda" in a string
@@ -313,6 +370,20 @@ class DeviceModel:
                 ):
                     return True
         return False
+
+
+def _local_rank_flag_with_zero_default(call: cst.Call) -> Optional[str]:
+    """The destination of `add_argument("--local_rank", ..., default=0)` (or `--local-rank`)."""
+    if last_name(call.func) != "add_argument":
+        return None
+    flags = [string_value(arg.value) for arg in call.args if arg.keyword is None]
+    if not any(flag in ("--local_rank", "--local-rank") for flag in flags):
+        return None
+    default = keyword_arg(call, "default")
+    if default is None or int_value(default.value) != 0:
+        return None
+    dest = keyword_arg(call, "dest")
+    return string_value(dest.value) if dest is not None else "local_rank"
 
 
 def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cst.BaseExpression]:

@@ -50,6 +50,17 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"torch.cuda.set_device(local_rank) right after init_process_group (or place with "
             f"f'cuda:{{local_rank}}')",
         )
+    flag = devices.local_rank_flag_defaulting_to_zero
+    if flag is not None:
+        yield RULE.finding(
+            flag,
+            "--local_rank defaults to 0 and is this script's only source of the rank's GPU: under torchrun every rank uses GPU 0",
+            why="the rank's GPU comes from the --local_rank option, which only the old "
+            "torch.distributed.launch passed (since torch 2.0 it passes --local-rank); torchrun "
+            "sets the LOCAL_RANK environment variable instead, so every rank keeps the default 0 "
+            "and all of them work on GPU 0; take the default from the environment: "
+            "default=int(os.environ.get('LOCAL_RANK', 0))",
+        )
     for site in facts.calls_named(*DDP):
         if _on_one_path_only(facts, site):
             continue
