@@ -18,11 +18,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     devices = facts.devices
     if devices.one_gpu_per_process:
         return  # CUDA_VISIBLE_DEVICES=<local rank> or set_device(0): each process's GPU is cuda:0
-    current = []
+    current, gpu0_reported = [], False
     for placement in devices.placements:
         if _on_one_path_only(facts, placement.site):
             continue
         if placement.kind == "gpu0":
+            gpu0_reported = True
             yield RULE.finding(
                 placement.site.node,
                 f"{placement.detail} puts every rank on GPU 0: use the rank's own GPU (LOCAL_RANK)",
@@ -37,7 +38,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not devices.starts_process_group or devices.sets_device_per_rank:
         pass
     elif not current:
-        yield from _device_never_current(facts)
+        if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
+            yield from _device_never_current(facts)
     else:
         first, more = current[0], len(current) - 1
         others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""

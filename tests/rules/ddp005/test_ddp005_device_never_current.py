@@ -325,3 +325,16 @@ def test_strings_that_are_no_computed_cuda_index_are_not_taken_for_one(lint, spe
         """
     # the report stays on the NCCL start: the string is not the rank's device
     assert ddp005_lines(lint, source) == [4]
+
+
+def test_nccl_string_lets_a_zero_through_a_variable_past_the_screen(lint):
+    # no "cuda" / "device" word anywhere: the NCCL backend string is what makes DDP005 look
+    source = """
+        import torch.distributed as dist
+
+        def main(model):
+            dist.init_process_group("nccl")
+            gpu = 0
+            model.to(gpu)
+        """
+    assert ddp005_lines(lint, source) == [6]
