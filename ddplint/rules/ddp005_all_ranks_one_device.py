@@ -171,21 +171,34 @@ RULE = Rule(
         In a distributed script, flags placements that name GPU 0 outright (`"cuda:0"`,
         `torch.device("cuda", 0)`, `.cuda(0)`, `.to(0)`, `device="cuda:0"`, also through a variable
         holding the string), `DistributedDataParallel(..., device_ids=[0])` / `output_device=0`,
-        and, in a file that starts the process group itself but never chooses a device per rank,
-        the first placement on the current CUDA device (`.cuda()`, `.to("cuda")`,
-        `torch.device("cuda")`).
+        and, in a file that starts the process group itself (or through a project helper) but
+        never chooses a device per rank, the first placement on the current CUDA device
+        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
+        it reports once that the current device is never set: where the file computes the
+        rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
+        `"cuda:%d" % rank`, `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
+        `init_process_group` call. It also flags a `--local_rank` option with `default=0` that is
+        the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
+        never passes that option.
     """,
     why="""
         Every rank runs the same code. A hard-coded GPU 0, or the current CUDA device that
         `torch.cuda.set_device` never moved off GPU 0, puts all N processes on the first GPU: its
         memory is shared N ways (out-of-memory errors), its compute is time-sliced, the other GPUs
         idle, and NCCL refuses the setup with "Duplicate GPU detected" as soon as DDP is built.
+        Placing tensors on `cuda:<local_rank>` without `torch.cuda.set_device` leaves the
+        current device at GPU 0: `dist.barrier()` (torch picks the current device for it and
+        warns that this may hang), `torch.cuda.synchronize()`, memory queries, CUDA events and
+        streams, and extensions that launch on the current device all act on GPU 0 in every
+        rank, and each process piles a context and caches there.
     """,
     fix="""
         Read the local rank (`local_rank = int(os.environ["LOCAL_RANK"])` under torchrun, the
         first argument of an `mp.spawn` worker), call `torch.cuda.set_device(local_rank)` right
         after `init_process_group`, and place with `device = torch.device("cuda", local_rank)`;
-        wrap with `DistributedDataParallel(model, device_ids=[local_rank])`.
+        wrap with `DistributedDataParallel(model, device_ids=[local_rank])`. A script that keeps a
+        `--local_rank` option for the old launcher takes its default from the environment:
+        `default=int(os.environ.get("LOCAL_RANK", 0))`.
     """,
     silent="""
         - Devices that come from a rank: `f"cuda:{local_rank}"`, `.to(rank)`, `.cuda(args.gpu)`,
@@ -227,6 +240,15 @@ RULE = Rule(
           own code stays in the one launcher process (a k-NN or retrieval step run after the
           workers are done). Handing the helper a function of the file (`launch(main, ...)`)
           makes that function run on every rank, and it is checked.
+        - The never-set current device: in a program (a `__main__` block or a process group
+          started at module level) whose CUDA work all names its device (`synchronize(device)`,
+          `barrier(device_ids=[rank])`, placements on the rank's device): nothing is left to the
+          current device. In a helper module that only starts the group (the program that
+          imports it may set the device after calling it). Beside groups that are all `gloo`.
+          In a file that already hard-codes GPU 0 (that finding comes first).
+        - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
+          anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
+          chooses no device.
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
           ranks call them through RPC on the object's reference.
@@ -245,6 +267,20 @@ RULE = Rule(
           `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
+        - Whether the device is set is read from the file and the project helpers it calls,
+          never from the modules that import it: a set-up helper that starts an NCCL group and
+          never sets the device is silent (its importer may set it), and a helper module that
+          computes the rank's device is reported even when its importer sets the device later.
+        - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
+          worker) and that receives CUDA tensors without choosing a device is not recognised:
+          its CUDA work is done by callbacks the file does not show.
+        - A `--local_rank` option reaches the device only through assignments and attributes:
+          handed to a function as an argument (`main(args.local_rank)`) it is not followed.
+        - A device set late (DeepSpeed's engine sets it in `deepspeed.initialize`, after an
+          earlier `dist.barrier()`) counts as set: the order is not checked.
+        - A fix that belongs between statements (a `set_device` inserted into a loop of
+          environment set-up, before a later `init_process_group`) is reported at the group
+          start or the device, not where the call is missing.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
@@ -282,6 +318,17 @@ RULE = Rule(
         dist.init_process_group("nccl")
         model.to("cuda:0")  # <- DDP005
         batch = batch.cuda(0)  # <- DDP005
+        """,
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        device = torch.device("cuda", local_rank)  # <- DDP005
+        model = Net().to(device)
+        torch.cuda.synchronize()  # waits for GPU 0, not for this rank's GPU
         """,
     ),
     valid=(
