@@ -271,8 +271,7 @@ class DeviceModel:
             if isinstance(node, cst.Attribute) and node.attr.value == dest and isinstance(node.value, cst.Name):
                 context = self.facts.context_of(node)
                 if context is not None and any(
-                    isinstance(holder.node, cst.Call) and last_name(holder.node.func) in ("parse_args", "parse_known_args")
-                    or isinstance(holder.node, cst.Subscript)  # parse_known_args()[0]
+                    _parsed_arguments(holder.node)
                     for holder in self.facts.flow.sources(node.value, context.scope, context.branches)
                 ):
                     return True
@@ -370,6 +369,13 @@ class DeviceModel:
                 ):
                     return True
         return False
+
+
+def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:
+    """`parser.parse_args()`, `parser.parse_known_args()[0]`."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    return isinstance(node, cst.Call) and last_name(node.func) in ("parse_args", "parse_known_args")
 
 
 def _local_rank_flag_with_zero_default(call: cst.Call) -> Optional[str]:
