@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from case_files import CASE_FILES
 from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
 from ddplint.api import lint_paths
 from ddplint.engine import lint_source
@@ -61,7 +62,7 @@ def test_distributed_only_rules_need_a_distributed_token():
 
 def test_every_rule_on_real_files_matches_the_regex_screen():
     root = Path(__file__).parent.parent
-    for path in sorted(root.glob("examples/*.py")) + sorted(root.glob("tests/corpus/**/*.py"))[:150]:
+    for path in sorted(root.glob("examples/*.py")) + CASE_FILES[:150]:
         data = path.read_bytes()
         distributed = any(token in data for token in DISTRIBUTED_TOKENS)
         expected = [
@@ -92,7 +93,7 @@ def _findings(diagnostics) -> list[tuple]:
 
 def test_screens_change_no_finding_over_the_corpus_and_the_examples(monkeypatch):
     """Files checked together (cross-module summaries included), every rule selected."""
-    paths = [str(ROOT / "tests" / "corpus"), str(ROOT / "examples")]
+    paths = [*map(str, CASE_FILES), str(ROOT / "examples")]
     screened = _findings(lint_paths(paths, ALL_RULES, [], jobs=1))
     _without_screens(monkeypatch)
     assert _findings(lint_paths(paths, ALL_RULES, [], jobs=1)) == screened
@@ -211,7 +212,7 @@ def test_files_the_distributed_screen_drops_are_not_distributed():
     from ddplint.analysis.facts import build_facts
 
     dropped = kept = 0
-    for path in sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/corpus/**/*.py")):
+    for path in sorted(ROOT.glob("examples/*.py")) + CASE_FILES:
         data = path.read_bytes()
         if _distributed_screen(data):
             kept += 1

@@ -56,7 +56,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if flag is not None:
         yield RULE.finding(
             flag,
-            "--local_rank defaults to 0 and is this script's only source of the rank's GPU: under torchrun every rank uses GPU 0",
+            "--local_rank defaults to 0 and is the only source of the rank's GPU: under torchrun every rank uses GPU 0",
             why="the rank's GPU comes from the --local_rank option, which only the old "
             "torch.distributed.launch passed (since torch 2.0 it passes --local-rank); torchrun "
             "sets the LOCAL_RANK environment variable instead, so every rank keeps the default 0 "
@@ -95,16 +95,16 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     program = facts.where.is_program
     if program and work is None:
         return  # every CUDA call of the program names its device: nothing is left to the current one
-    uses = f"{_short(facts.module.code_for_node(work.node))} runs on GPU 0 in every rank" if work else (
+    uses = f"{_short(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
         "every rank's implicit CUDA work runs on GPU 0"
     )
     for device in devices.rank_devices:
         if _context_on_one_path_only(facts, device.node, device.context):
             continue
-        text = _short(facts.module.code_for_node(device.node))
+        text = _short(facts.module.code_for_node(device.node), 32)
         yield RULE.finding(
             device.node,
-            f"{text} is this rank's GPU, but nothing makes it the current device: {uses}",
+            f"{text} is never made current: {uses}",
             why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
             f"stays GPU 0 in every process: NCCL's barrier, torch.cuda.synchronize(), memory "
             f"queries, CUDA events and streams, and extensions that use the current device all "
@@ -120,7 +120,7 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         yield RULE.finding(
             site.node,
-            f"the process group starts on the GPUs, but nothing sets each rank's CUDA device: {uses}",
+            f"NCCL starts but no rank sets its CUDA device: {uses}",
             why="nothing in this script calls torch.cuda.set_device(local_rank), so the current "
             "CUDA device is GPU 0 in every process: what does not name a device (NCCL's barrier, "
             "torch.cuda.synchronize(), memory queries, `.cuda()`) acts there in every rank; call "

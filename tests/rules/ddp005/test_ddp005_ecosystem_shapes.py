@@ -1,19 +1,14 @@
-"""Shapes from the ecosystem check (issue 11, second pass) for DDP005, DDP001 and DDP008: each one
-on what the rule must leave alone and on the nearest case it must still flag. Written in our own
-words, after the shapes seen in real repositories."""
+"""DDP005 on shapes seen in the ecosystem check: GPU work in the launching process after its workers
+finish, and in methods of an object only one rank builds. Each is checked on what the rule must
+leave alone and on the nearest case it must still flag. Written in our own words."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from ddplint.api import lint_paths
 from ddplint.rules import RULES_BY_CODE
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, source in files.items():
-        (root / name).write_text(textwrap.dedent(source).lstrip("\n"))
+from rule_snippets import write_files
 
 
 def _project_findings(root: Path, code: str) -> list[tuple[str, int]]:
@@ -40,7 +35,7 @@ def launch_workers(cfg):
 
 
 def test_gpu_work_in_the_launcher_process_after_the_workers_finish_is_left_alone(tmp_path):
-    _write(
+    write_files(
         tmp_path,
         {
             "launcher.py": _LAUNCHER_MODULE,
@@ -64,7 +59,7 @@ def test_gpu_work_in_the_launcher_process_after_the_workers_finish_is_left_alone
 def test_launcher_that_runs_a_function_of_the_caller_in_every_worker_still_flags(tmp_path):
     # The helper spawns a worker of its own that calls back the function it was given: that
     # function runs on every rank, so its bare .cuda() without set_device is the bug.
-    _write(
+    write_files(
         tmp_path,
         {
             "launcher.py": """
@@ -95,7 +90,7 @@ def test_launcher_that_runs_a_function_of_the_caller_in_every_worker_still_flags
 
 
 def test_project_helper_that_joins_the_group_in_process_still_flags(tmp_path):
-    _write(
+    write_files(
         tmp_path,
         {
             "dist_utils.py": """
@@ -171,96 +166,3 @@ def test_object_of_a_class_other_classes_derive_from_is_not_assumed_single(lint)
         "class Actor:", "class FastLearner(Learner):\n    pass\n\n\nclass Actor:"
     ).replace("    rpc.shutdown()", "    FastLearner(world_size)\n    rpc.shutdown()")
     assert lint(derived, ["DDP005"]) == [(8, "DDP005")]
-
-
-# -- DDP001: a notebook that pins its local rank to the single-process value -------------------
-
-_PINNED_NOTEBOOK = """
-import torch
-from torch.utils.data import DataLoader, Dataset, RandomSampler
-
-
-class Tokens(Dataset):
-    def __init__(self, args, split):
-        if args.local_rank not in [-1, 0] and split == "train":
-            torch.distributed.barrier()  # copied from a launcher script
-        self.rows = load_rows(split)
-        if args.local_rank == 0 and split == "train":
-            torch.distributed.barrier()
-
-
-class Options(dict):
-    def __init__(self, *a, **k):
-        super().__init__(*a, **k)
-        self.__dict__ = self
-
-
-args = Options({"local_rank": -1, "max_len": 512})
-train_set = Tokens(args, "train")
-loader = DataLoader(train_set, sampler=RandomSampler(train_set), batch_size=16)
-for batch in loader:
-    loss = model(**batch).loss
-    loss.backward()
-    optimizer.step()
-"""
-
-
-def test_barriers_under_rank_tests_a_pinned_minus_one_never_passes_are_left_alone(lint):
-    assert lint(_PINNED_NOTEBOOK, ["DDP001"]) == []
-
-
-def test_rank_that_a_launcher_can_fill_still_flags(lint):
-    from_launcher = _PINNED_NOTEBOOK.replace(
-        'args = Options({"local_rank": -1, "max_len": 512})',
-        'import argparse\np = argparse.ArgumentParser()\np.add_argument("--local_rank", type=int, default=-1)\n'
-        "args = p.parse_args()",
-    )
-    assert lint(from_launcher, ["DDP001"]) == [(25, "DDP001")]
-
-
-def test_rank_pinned_to_minus_one_but_a_barrier_outside_any_guard_still_flags(lint):
-    unguarded = _PINNED_NOTEBOOK.replace(
-        'train_set = Tokens(args, "train")', 'torch.distributed.barrier()\ntrain_set = Tokens(args, "train")'
-    )
-    assert lint(unguarded, ["DDP001"]) == [(23, "DDP001")]
-
-
-def test_rank_guard_that_does_run_for_minus_one_keeps_its_calls(lint):
-    # `local_rank in [-1, 0]` holds for -1: the barrier in its body runs, so the file is distributed.
-    runs = _PINNED_NOTEBOOK.replace("if args.local_rank == 0 and", "if args.local_rank in [-1, 0] and")
-    assert lint(runs, ["DDP001"]) == [(22, "DDP001")]
-
-
-# -- DDP008: an object that reloads the state it saved, under a file name its caller picks ------
-
-_OWN_STATE = """
-import torch
-import torch.distributed as dist
-
-
-class ShardedOptimizer:
-    def state_shapes(self):
-        shapes = [None] * dist.get_world_size()
-        dist.all_gather_object(shapes, self.shapes)
-        return shapes
-
-    def save_to(self, filename):
-        torch.save(self.state_dict(), filename)
-
-    def load_from(self, filename):
-        self.load_state_dict(torch.load(filename))
-"""
-
-
-def test_object_reloading_its_own_saved_state_from_a_caller_given_path_is_left_alone(lint):
-    assert lint(_OWN_STATE, ["DDP008"]) == []
-
-
-def test_load_from_a_caller_given_path_without_the_matching_save_still_flags(lint):
-    other_state = _OWN_STATE.replace("torch.save(self.state_dict(), filename)", "torch.save(model.state_dict(), filename)")
-    assert lint(other_state, ["DDP008"]) == [(15, "DDP008")]
-
-
-def test_load_of_a_fixed_path_in_such_a_class_still_flags(lint):
-    fixed = _OWN_STATE.replace("torch.load(filename)", 'torch.load("optimizer.pt")')
-    assert lint(fixed, ["DDP008"]) == [(15, "DDP008")]

@@ -10,6 +10,7 @@ import pytest
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.loaders import SamplerKind
+from rule_snippets import PLAIN_DATA_MODULE, write_files
 
 
 def facts_of(source: str):
@@ -580,58 +581,11 @@ def test_iterable_dataset_splits_its_stream(iter_body, unsplit):
 
 
 # -- cross-module flow (analysis/project.py) ---------------------------------------------------------
-def _write_project(root, files):
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
-
-
-PLAIN_DATA_MODULE = """
-    from torch.utils.data import DataLoader
-
-    def build_loader(dataset, batch_size):
-        return DataLoader(dataset, batch_size=batch_size, shuffle=True)
-    """
-
-TRAIN_SCRIPT = """
-    import torch.distributed as dist
-    from {module} import build_loader
-
-    dist.init_process_group("nccl")
-    train_loader = build_loader(train_set, 32)
-    for epoch in range(3):
-        for x in train_loader:
-            model(x).backward()
-            optimizer.step()
-    """
-
-
-@pytest.mark.parametrize("layout", ["package", "scripts side by side"])
-def test_loader_built_in_another_module_is_judged_where_it_is_trained(tmp_path, layout):
-    from ddplint.api import lint_paths
-    from ddplint.rules import RULES_BY_CODE
-
-    if layout == "package":
-        files = {"pkg/__init__.py": "", "pkg/data.py": PLAIN_DATA_MODULE, "pkg/train.py": TRAIN_SCRIPT.format(module=".data")}
-        script = tmp_path / "pkg" / "train.py"
-    else:
-        files = {"data.py": PLAIN_DATA_MODULE, "train.py": TRAIN_SCRIPT.format(module="data")}
-        script = tmp_path / "train.py"
-    _write_project(tmp_path, files)
-    found = [(d.filename, d.location.row, d.code) for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP001"]])]
-    assert found == [(str(script), 5, "DDP001")]
-    assert "data.py:4" in next(iter(lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP001"]]))).explanation
-    # Alone, the script cannot know what build_loader returns: silent, as before.
-    assert list(lint_paths([str(script)], [RULES_BY_CODE["DDP001"]])) == []
-
-
 def test_project_summaries_and_dependencies(tmp_path):
     from ddplint.analysis.project import ProjectIndex
     from ddplint.engine import parses_safely
 
-    _write_project(
+    write_files(
         tmp_path,
         {
             "pkg/__init__.py": "",
@@ -659,86 +613,3 @@ def test_project_summaries_and_dependencies(tmp_path):
     assert data_summary.iterable_classes == {"Stream": False}
     assert index.resolve(train, ".dist.setup") == (str(tmp_path / "pkg" / "dist.py"), "setup")
     assert index.resolve(train, "os.path") is None
-
-
-def test_process_group_started_in_another_module_makes_the_script_distributed(tmp_path):
-    from ddplint.api import lint_paths
-    from ddplint.rules import RULES_BY_CODE
-
-    _write_project(
-        tmp_path,
-        {
-            "utils.py": "import torch.distributed as dist\ndef init_distributed():\n    dist.init_process_group('nccl')\n",
-            "train.py": "from utils import init_distributed\ninit_distributed()\nmodel = Net().cuda()\n",
-        },
-    )
-    found = [(d.location.row, d.code) for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP005"]])]
-    assert found == [(3, "DDP005")]
-
-
-def test_set_epoch_in_a_per_epoch_helper_of_another_module(tmp_path):
-    from ddplint.api import lint_paths
-    from ddplint.rules import RULES_BY_CODE
-
-    engine = """
-        def train_one_epoch(model, loader, optimizer, epoch):
-            loader.sampler.set_epoch(epoch)
-            for x in loader:
-                model(x).backward()
-                optimizer.step()
-
-        def log_epoch(model, loader, optimizer, epoch):
-            print(epoch, len(loader))
-        """
-    train = """
-        import torch.distributed as dist
-        from torch.utils.data import DataLoader, DistributedSampler
-        from engine import {helper}
-
-        dist.init_process_group("nccl")
-        loader = DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set))
-        for epoch in range(10):
-            {helper}(model, loader, optimizer, epoch)
-            for x in loader:
-                model(x).backward()
-                optimizer.step()
-        """
-    rule = [RULES_BY_CODE["DDP002"]]
-    for helper, expected in (("train_one_epoch", []), ("log_epoch", [7])):
-        root = tmp_path / helper
-        _write_project(root, {"engine.py": engine, "train.py": train.format(helper=helper)})
-        assert [d.location.row for d in lint_paths([str(root)], rule)] == expected
-
-
-def test_collective_inside_a_helper_of_another_module(tmp_path):
-    from ddplint.api import lint_paths
-    from ddplint.rules import RULES_BY_CODE
-
-    _write_project(
-        tmp_path,
-        {
-            "dist_utils.py": """
-                import torch.distributed as dist
-
-                def reduce_mean(t):
-                    dist.all_reduce(t)
-                    return t / dist.get_world_size()
-
-                def maybe_barrier(rank):
-                    if rank != 0:
-                        dist.barrier()
-                """,
-            "train.py": """
-                import torch.distributed as dist
-                from dist_utils import maybe_barrier, reduce_mean
-
-                dist.init_process_group("nccl")
-                rank = dist.get_rank()
-                if rank == 0:
-                    print(reduce_mean(loss))
-                    maybe_barrier(rank)
-                """,
-        },
-    )
-    found = list(lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP007"]]))
-    assert [(d.location.row, "reduce_mean" in d.message) for d in found] == [(7, True)]

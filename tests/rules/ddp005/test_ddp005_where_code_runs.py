@@ -1,28 +1,18 @@
-"""Where code runs (issue 20, item 3): a finding about ranks needs its code to run in a rank.
-
-Each shape comes twice: left alone where the code runs in one process only (the launching process
-before or after `mp.spawn`, the single-process path beside the launcher, a class or test nobody
-runs as part of the training), and flagged where the same lines run in every spawned or launched
-rank. Expected findings are marked `# <- DDPNNN` on their line.
-"""
+"""DDP005 and where code runs (issue 20, item 3): a finding about ranks needs its code to run in a
+rank. Each shape comes twice: left alone where the code runs in one process only, flagged where the
+same lines run in every spawned or launched rank (the launching process before and after `mp.spawn`,
+the single-process path beside the launcher, classes nobody builds, test classes, `set_device(0)` in
+a spawned worker or under an outside launcher). Expected findings are marked `# <- DDP005` on their
+line."""
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 import pytest
 
 from ddplint.analysis.facts import build_facts
 from ddplint.analysis.where import Where
-
-_MARK = re.compile(r"#\s*<-\s*(DDP\d{3})")
-
-
-def _expected(source: str) -> list[tuple[int, str]]:
-    lines = source.lstrip("\n").splitlines()
-    return sorted((number, code) for number, line in enumerate(lines, 1) for code in _MARK.findall(line))
-
+from rule_snippets import line_of, marked_findings
 
 # -- a worker called directly on the single-GPU path, spawned on the others ---------------------
 SPAWN_WORKER = """
@@ -65,7 +55,7 @@ def test_direct_call_with_zero_that_every_rank_makes_is_flagged(lint):
     dist.init_process_group("nccl")
     work(0, opts)"""
     source = SPAWN_WORKER.format(net_mark="  # <- DDP005", batch_mark="  # <- DDP005", launch=launch)
-    assert lint(source, ["DDP005"]) == _expected(source)
+    assert lint(source, ["DDP005"]) == marked_findings(source)
 
 
 # -- the launching process ------------------------------------------------------------------
@@ -121,7 +111,7 @@ def test_the_same_lines_inside_the_spawned_worker_are_flagged(lint):
     state = torch.load("summary.pt")  # <- DDP008
 """
     source = LAUNCHER.format(init_mark="", worker_extra=worker_extra, reference_mark="  # <- DDP005")
-    assert lint(source, ["DDP005", "DDP008"]) == _expected(source)
+    assert lint(source, ["DDP005", "DDP008"]) == marked_findings(source)
 
 
 def test_class_also_built_in_the_worker_is_flagged(lint):
@@ -129,7 +119,7 @@ def test_class_also_built_in_the_worker_is_flagged(lint):
     extra = Regressor("cuda:0")
 """
     source = LAUNCHER.format(init_mark="  # <- DDP005", worker_extra=worker_extra, reference_mark="")
-    assert lint(source, ["DDP005"]) == _expected(source)
+    assert lint(source, ["DDP005"]) == marked_findings(source)
 
 
 # -- a device chosen by the rank the launcher always sets --------------------------------------
@@ -158,56 +148,7 @@ def test_gpu0_only_when_the_launcher_did_not_set_the_rank(lint, read):
     source = DEFAULT_RANK.format(read=read, choice='"cuda:0" if local_rank == -1 else f"cuda:{local_rank}"')
     assert lint(source, ["DDP005"]) == []
     flipped = DEFAULT_RANK.format(read=read, choice='"cuda:0" if local_rank != -1 else "cpu"')
-    assert lint(flipped, ["DDP005"]) == [(_line_of(flipped, "torch.device("), "DDP005")]
-
-
-def _line_of(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.lstrip("\n").splitlines(), 1) if text in line)
-
-
-# -- a single-process entry point beside the distributed one ------------------------------------
-ENTRY_POINTS = """
-import sys
-import torch.distributed as dist
-from torch.utils.data import DataLoader, DistributedSampler
-
-
-def plain():
-    loader = DataLoader(make_set(), batch_size=16, shuffle=True){plain_mark}
-    for epoch in range(5):
-        for batch in loader:
-            learn(batch)
-
-
-def multi():
-    dist.init_process_group("nccl")
-    data = make_set()
-    sampler = DistributedSampler(data)
-    loader = DataLoader(data, batch_size=16, sampler=sampler)
-    for epoch in range(5):
-        sampler.set_epoch(epoch)
-        for batch in loader:
-            learn(batch)
-{multi_extra}
-
-if __name__ == "__main__":
-{dispatch}
-"""
-
-
-def test_entry_point_that_only_runs_without_the_launcher(lint):
-    dispatch = """\
-    if "--multi" in sys.argv:
-        multi()
-    else:
-        plain()"""
-    source = ENTRY_POINTS.format(plain_mark="", multi_extra="", dispatch=dispatch)
-    assert lint(source, ["DDP001"]) == []
-
-
-def test_entry_point_the_distributed_path_also_runs_is_flagged(lint):
-    source = ENTRY_POINTS.format(plain_mark="  # <- DDP001", multi_extra="    plain()\n", dispatch="    multi()")
-    assert lint(source, ["DDP001"]) == _expected(source)
+    assert lint(flipped, ["DDP005"]) == [(line_of(flipped, "torch.device("), "DDP005")]
 
 
 def test_option_chosen_arm_beside_a_process_group_start_still_runs_in_ranks(lint):
@@ -225,85 +166,7 @@ def main(args):
         device = torch.device("cuda", args.local_rank)
     return device
 """
-    assert lint(source, ["DDP005"]) == _expected(source)
-
-
-# -- a final evaluation nobody waits for -----------------------------------------------------------
-FINAL_TEST = """
-import torch
-import torch.distributed as dist
-
-
-def train(opts):
-    for epoch in range(opts.epochs):
-        for images, targets in train_loader:
-            loss = model(images).sum()
-            loss.backward()
-            optimizer.step()
-    if opts.rank in (-1, 0):
-        model.eval()
-        with torch.no_grad():
-            for images, targets in test_loader:{mark}
-                score(model(images), targets)
-    else:
-        dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    opts = parse()
-    if opts.rank != -1:
-        dist.init_process_group("nccl")
-    if not opts.search:
-        train(opts)
-    else:
-{search}
-"""
-
-
-def test_final_evaluation_after_training_is_left_alone(lint):
-    """The search rounds are asserted single-process: in a distributed run train() runs once and
-    the other ranks only tear down after the final test."""
-    search = """\
-        assert opts.rank == -1, "no search under the launcher"
-        for trial in range(50):
-            train(opts)"""
-    source = FINAL_TEST.format(mark="", search=search)
-    assert lint(source, ["DDP010"]) == []
-
-
-def test_final_evaluation_repeated_by_a_loop_the_ranks_run_is_flagged(lint):
-    search = """\
-        for trial in range(50):
-            train(opts)"""
-    source = FINAL_TEST.format(mark="", search=search)
-    guard = _line_of(source, "if opts.rank in (-1, 0):")
-    assert lint(source, ["DDP010"]) == [(guard, "DDP010")]
-
-
-# -- one epoch ---------------------------------------------------------------------------------
-ONE_EPOCH = """
-import torch.distributed as dist
-from torch.utils.data import DataLoader, DistributedSampler
-
-EPOCHS = {epochs}
-dist.init_process_group("nccl")
-sampler = DistributedSampler(train_set)
-loader = DataLoader(train_set, batch_size=8, sampler=sampler)
-for epoch in {loop}:{mark}
-    for batch in loader:
-        learn(batch)
-"""
-
-
-@pytest.mark.parametrize("loop", ["range(1)", "range(0, 1)", "range(EPOCHS)"])
-def test_a_single_epoch_needs_no_set_epoch(lint, loop):
-    assert lint(ONE_EPOCH.format(epochs=1, loop=loop, mark=""), ["DDP002"]) == []
-
-
-@pytest.mark.parametrize("loop", ["range(2)", "range(1, 3)", "range(EPOCHS)", "range(args.epochs)"])
-def test_several_epochs_still_need_set_epoch(lint, loop):
-    source = ONE_EPOCH.format(epochs=4, loop=loop, mark="  # <- DDP002")
-    assert lint(source, ["DDP002"]) == _expected(source)
+    assert lint(source, ["DDP005"]) == marked_findings(source)
 
 
 # -- code nobody runs as part of a training run ---------------------------------------------------
@@ -352,7 +215,7 @@ def test_class_a_script_never_builds_is_left_alone(lint):
 
 def test_class_the_script_builds_is_flagged(lint):
     source = UNUSED_CLASS.format(mark="  # <- DDP005", load_mark="  # <- DDP008", use="\nLegacyRunner().prepare()")
-    assert lint(source, ["DDP005", "DDP008"]) == _expected(source)
+    assert lint(source, ["DDP005", "DDP008"]) == marked_findings(source)
 
 
 def test_class_of_a_library_module_is_still_checked(lint):
@@ -368,7 +231,7 @@ class Runner:
         dist.barrier()
         self.net = Net().to("cuda:0")  # <- DDP005
 """
-    assert lint(source, ["DDP005"]) == _expected(source)
+    assert lint(source, ["DDP005"]) == marked_findings(source)
 
 
 # -- the model itself ----------------------------------------------------------------------------
@@ -405,28 +268,6 @@ def main(n):
     assert where.of(step_in_baseline.context) is Where.LAUNCHER
     direct = next(s for s in facts.calls if s.name == "worker")
     assert where.of(direct.context) is Where.SINGLE_PROCESS
-
-
-def test_an_epoch_count_that_is_one_by_default_still_needs_set_epoch(lint):
-    """`def main(epochs=1)`: a default is what the user changes, not a fixed single epoch."""
-    source = """
-import torch.distributed as dist
-from torch.utils.data import DataLoader, DistributedSampler
-
-
-def main(epochs=1):
-    dist.init_process_group("nccl")
-    sampler = DistributedSampler(train_set)
-    loader = DataLoader(train_set, batch_size=8, sampler=sampler)
-    for epoch in range(epochs):  # <- DDP002
-        for batch in loader:
-            learn(batch)
-
-
-if __name__ == "__main__":
-    main()
-"""
-    assert lint(source, ["DDP002"]) == _expected(source)
 
 
 PICK_DEVICE = """
@@ -466,7 +307,7 @@ def test_bare_cuda_for_a_none_only_the_single_process_path_passes(lint):
 
 def test_bare_cuda_for_a_none_every_rank_passes_is_flagged(lint):
     source = PICK_DEVICE.format(mark="  # <- DDP005", argument="None")
-    assert lint(source, ["DDP005"]) == _expected(source)
+    assert lint(source, ["DDP005"]) == marked_findings(source)
 
 
 SET_DEVICE_ZERO = """

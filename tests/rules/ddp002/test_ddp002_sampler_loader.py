@@ -1,46 +1,29 @@
-"""Sampler and loader shapes that used to go unreported (issue 20, "where the misses are"):
-what DDP001 / DDP002 must flag, and the look-alikes they must leave alone. Each shape is judged by
-what the code does when it runs: which value reaches `set_epoch`, which object gets the attribute,
-what a helper of another module builds or re-iterates. Snippets are our own."""
+"""DDP002 on sampler and loader shapes that used to go unreported: the value given to `set_epoch`,
+`.epoch = ...` assignments, samplers rebuilt every epoch, endless generators re-iterating the loader
+and samplers built by a helper of another module. Each shape is flagged, and its look-alike left
+alone, by what the code does when it runs. Snippets are our own."""
 
 from __future__ import annotations
 
-import io
-import json
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from ddplint.api import lint_paths
 from ddplint.cli import main
-from ddplint.engine import lint_source
 from ddplint.rules import select_rules
-
-HEAD = """\
-import torch
-import torch.distributed as dist
-from torch.utils.data import DataLoader, DistributedSampler
-
-dist.init_process_group("nccl")
-"""
+from rule_snippets import findings_every_way, sampler_findings
 
 
-def findings(body: str, code: str) -> list:
-    source = HEAD + textwrap.dedent(body)
-    return [d for d in lint_source(source, "train.py", select_rules([code])) if d.code == code]
+def sampler_rows(body: str, code: str) -> list[int]:
+    return [d.location.row for d in sampler_findings(body, code)]
 
 
-def rows(body: str, code: str) -> list[int]:
-    return [d.location.row for d in findings(body, code)]
-
-
-# -- 1. set_epoch(<a variable nothing in the epoch loop changes>) -------------------------------
+# -- set_epoch(<a variable nothing in the epoch loop changes>) -------------------------------
 
 
 def test_set_epoch_with_a_step_counter_that_never_moves():
-    found = findings(
+    found = sampler_findings(
         """
         sampler = DistributedSampler(train_set)
         loader = DataLoader(train_set, batch_size=32, sampler=sampler)
@@ -59,7 +42,7 @@ def test_set_epoch_with_a_step_counter_that_never_moves():
 
 
 def test_set_epoch_with_a_counter_advanced_only_after_the_epoch_loop():
-    assert rows(
+    assert sampler_rows(
         """
         def train(model, loader, sampler, start):
             step = start
@@ -95,12 +78,12 @@ def test_set_epoch_with_a_counter_the_loop_advances_is_left_alone(advance):
         "    sampler.set_epoch(global_step)\n"
         f"    {advance}\n"
     )
-    assert rows(body, "DDP002") == []
+    assert sampler_rows(body, "DDP002") == []
 
 
 def test_set_epoch_inside_a_phase_loop_of_the_epoch_loop_is_left_alone():
     # `epoch` does not change between the phases, but it does between epochs.
-    assert rows(
+    assert sampler_rows(
         """
         sampler = DistributedSampler(train_set)
         loaders = {"train": DataLoader(train_set, sampler=sampler), "val": DataLoader(val_set)}
@@ -116,7 +99,7 @@ def test_set_epoch_inside_a_phase_loop_of_the_epoch_loop_is_left_alone():
 
 def test_set_epoch_in_a_loop_of_a_helper_called_each_epoch_is_left_alone():
     # The helper's own loop is not the epoch loop: its `epoch` parameter changes from call to call.
-    assert rows(
+    assert sampler_rows(
         """
         def set_epochs(samplers, epoch):
             for each in samplers:
@@ -134,7 +117,7 @@ def test_set_epoch_in_a_loop_of_a_helper_called_each_epoch_is_left_alone():
 
 
 def test_set_epoch_with_a_global_another_function_advances_is_left_alone():
-    assert rows(
+    assert sampler_rows(
         """
         epochs_done = 0
 
@@ -154,11 +137,11 @@ def test_set_epoch_with_a_global_another_function_advances_is_left_alone():
     ) == []
 
 
-# -- 2. `.epoch = ...` assignments ---------------------------------------------------------------
+# -- `.epoch = ...` assignments ---------------------------------------------------------------
 
 
 def test_epoch_set_on_the_dataloader_does_nothing():
-    found = findings(
+    found = sampler_findings(
         """
         sampler = DistributedSampler(train_set)
         loader = DataLoader(train_set, batch_size=32, sampler=sampler)
@@ -176,7 +159,7 @@ def test_epoch_set_on_the_dataloader_does_nothing():
 
 @pytest.mark.parametrize("target", ["sampler.epoch", "loader.sampler.epoch"])
 def test_epoch_set_on_the_sampler_is_what_set_epoch_does(target):
-    assert rows(
+    assert sampler_rows(
         f"""
         sampler = DistributedSampler(train_set)
         loader = DataLoader(train_set, batch_size=32, sampler=sampler)
@@ -190,7 +173,7 @@ def test_epoch_set_on_the_sampler_is_what_set_epoch_does(target):
 
 
 def test_epoch_set_on_a_trainers_sampler_attribute_is_what_set_epoch_does():
-    assert rows(
+    assert sampler_rows(
         """
         class Trainer:
             def __init__(self, dataset):
@@ -210,7 +193,7 @@ def test_epoch_set_on_a_trainers_sampler_attribute_is_what_set_epoch_does():
 
 
 def test_an_unrelated_epoch_attribute_does_not_count_as_set_epoch():
-    assert rows(
+    assert sampler_rows(
         """
         sampler = DistributedSampler(train_set)
         loader = DataLoader(train_set, batch_size=32, sampler=sampler)
@@ -223,11 +206,11 @@ def test_an_unrelated_epoch_attribute_does_not_count_as_set_epoch():
     ) == [9]
 
 
-# -- 3. a DistributedSampler built anew on every pass of the epoch loop --------------------------
+# -- a DistributedSampler built anew on every pass of the epoch loop --------------------------
 
 
 def test_a_sampler_rebuilt_every_epoch_starts_at_epoch_zero():
-    found = findings(
+    found = sampler_findings(
         """
         for epoch in range(10):
             sampler = DistributedSampler(train_set)
@@ -255,7 +238,7 @@ def test_a_sampler_rebuilt_every_epoch_by_a_helper_of_the_file(set_epoch):
         "    for x, y in loader:\n"
         "        model(x).sum().backward()\n"
     )
-    found = findings(body, "DDP002")
+    found = sampler_findings(body, "DDP002")
     if set_epoch:
         assert found == []
     else:
@@ -279,133 +262,14 @@ def test_a_rebuilt_sampler_given_its_epoch_or_not_shuffling_is_left_alone(sample
         "    for x, y in loader:\n"
         "        model(x).sum().backward()\n"
     )
-    assert rows(body, "DDP002") == []
+    assert sampler_rows(body, "DDP002") == []
 
 
-# -- 4. `loader.sampler = ...` after the DataLoader is built ------------------------------------
-
-
-def test_torch_refuses_a_sampler_set_after_the_loader_is_built():
-    """What the DDP001 message below claims, checked against the installed torch."""
-    torch = pytest.importorskip("torch")
-    from torch.utils.data import DataLoader, SequentialSampler, TensorDataset
-
-    dataset = TensorDataset(torch.zeros(4, 1))
-    loader = DataLoader(dataset, batch_size=2, shuffle=True)
-    with pytest.raises(ValueError, match="sampler attribute should not be set"):
-        loader.sampler = SequentialSampler(dataset)
-
-
-def test_a_sampler_assigned_to_a_built_loader_shards_nothing():
-    found = findings(
-        """
-        loader = DataLoader(train_set, batch_size=32, shuffle=True)
-        loader.sampler = DistributedSampler(train_set)
-        for epoch in range(10):
-            loader.sampler.set_epoch(epoch)
-            for x, y in loader:
-                model(x).sum().backward()
-        """,
-        "DDP001",
-    )
-    assert [d.location.row for d in found] == [7]
-    assert "raises ValueError" in found[0].explanation
-    assert "`loader.sampler = DistributedSampler(train_set)`" in found[0].explanation
-    assert found[0].fix is None  # passing a sampler would leave the raising line in place
-
-
-def test_a_sampler_attribute_on_something_else_is_not_that_mistake():
-    found = findings(
-        """
-        sampler = DistributedSampler(train_set)
-        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
-        config.sampler = sampler
-        for epoch in range(10):
-            sampler.set_epoch(epoch)
-            for x, y in loader:
-                model(x).sum().backward()
-        """,
-        "DDP001",
-    )
-    assert found == []
-
-
-# -- cross-module shapes: the same answer from `ddplint .`, `ddplint FILE` and stdin ---------------
-
-
-def _run(argv: list[str], capsys, monkeypatch, stdin: bytes = b"") -> list[dict]:
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    capsys.readouterr()
-    main(["--no-cache", "--select", "DDP001,DDP002", "--output-format", "json", *argv])
-    return json.loads(capsys.readouterr().out or "[]")
-
-
-def project_findings(tmp_path: Path, monkeypatch, capsys, files: dict[str, str]) -> list[tuple[int, str, str]]:
-    """train.py's findings, asserted identical however ddplint is run: (row, code, message)."""
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    monkeypatch.chdir(tmp_path)
-    source = (tmp_path / "train.py").read_bytes()
-    ways = {
-        "folder": _run(["."], capsys, monkeypatch),
-        "file": _run(["train.py"], capsys, monkeypatch),
-        "stdin": _run(["-", "--stdin-filename", "train.py"], capsys, monkeypatch, source),
-    }
-    answers = {
-        way: sorted((f["location"]["row"], f["code"], f["message"]) for f in found if Path(f["filename"]).name == "train.py")
-        for way, found in ways.items()
-    }
-    assert answers["file"] == answers["folder"] == answers["stdin"], answers
-    return answers["folder"]
-
-
-# -- 5. a DataLoader subclass of another module ---------------------------------------------------
-
-SUBCLASS_TRAIN = """\
-import torch.distributed as dist
-from loaders import ShardLoader
-
-dist.init_process_group("nccl")
-loader = ShardLoader(train_set, batch_size=32, shuffle=True)
-for epoch in range(10):
-    for x, y in loader:
-        model(x).sum().backward()
-        optimizer.step()
-"""
-
-
-def test_a_project_dataloader_subclass_without_a_sampler(tmp_path, monkeypatch, capsys):
-    loaders = """\
-        from torch.utils.data import DataLoader
-
-
-        class ShardLoader(DataLoader):
-            def __init__(self, dataset, **options):
-                options.setdefault("num_workers", 4)
-                super().__init__(dataset, **options)
-        """
-    found = project_findings(tmp_path, monkeypatch, capsys, {"loaders.py": loaders, "train.py": SUBCLASS_TRAIN})
-    assert [(row, code) for row, code, _ in found] == [(5, "DDP001")]
-
-
-def test_a_project_dataloader_subclass_that_shards_itself(tmp_path, monkeypatch, capsys):
-    loaders = """\
-        from torch.utils.data import DataLoader, DistributedSampler
-
-
-        class ShardLoader(DataLoader):
-            def __init__(self, dataset, shuffle=True, **options):
-                super().__init__(dataset, sampler=DistributedSampler(dataset, shuffle=shuffle), **options)
-        """
-    assert project_findings(tmp_path, monkeypatch, capsys, {"loaders.py": loaders, "train.py": SUBCLASS_TRAIN}) == []
-
-
-# -- 6. an endless generator re-iterating the loader ---------------------------------------------
+# -- an endless generator re-iterating the loader ---------------------------------------------
 
 
 def test_yield_from_the_loader_in_an_endless_loop():
-    found = findings(
+    found = sampler_findings(
         """
         def batches_forever(loader):
             while True:
@@ -423,7 +287,7 @@ def test_yield_from_the_loader_in_an_endless_loop():
 
 
 def test_yield_from_with_set_epoch_in_the_generator_loop_is_left_alone():
-    assert rows(
+    assert sampler_rows(
         """
         def batches_forever(loader):
             passes = 0
@@ -466,7 +330,7 @@ for step in range(10_000):
     ids=["yield-from", "for-yield"],
 )
 def test_a_generator_of_another_module_restarts_the_passes(tmp_path, monkeypatch, capsys, generator):
-    found = project_findings(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN})
+    found = findings_every_way(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN})
     assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]
     assert found[0][2] == "each new pass over `train_loader` replays the same order: no set_epoch()"
     [diagnostic] = [d for d in lint_paths(["."], select_rules(["DDP002"])) if d.filename.endswith("train.py")]
@@ -482,10 +346,10 @@ def test_a_generator_of_another_module_that_sets_the_epoch(tmp_path, monkeypatch
                 yield from loader
                 done += 1
         """
-    assert project_findings(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN}) == []
+    assert findings_every_way(tmp_path, monkeypatch, capsys, {"streams.py": generator, "train.py": GENERATOR_TRAIN}) == []
 
 
-# -- 7. a sampler built by a helper of another module ---------------------------------------------
+# -- a sampler built by a helper of another module ---------------------------------------------
 
 KWARGS_HELPER = """\
     from torch.utils.data import DistributedSampler
@@ -531,7 +395,7 @@ HELPERS = {
 def test_a_helper_built_sampler_needs_set_epoch(tmp_path, monkeypatch, capsys, helper):
     module, uses, loader = HELPERS[helper]
     train = _train(uses, sets_epoch=False).replace("LOADER", loader)
-    found = project_findings(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train})
+    found = findings_every_way(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train})
     assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]  # and no DDP001: the sampler is seen
 
 
@@ -539,7 +403,7 @@ def test_a_helper_built_sampler_needs_set_epoch(tmp_path, monkeypatch, capsys, h
 def test_a_helper_built_sampler_given_its_epoch(tmp_path, monkeypatch, capsys, helper):
     module, uses, loader = HELPERS[helper]
     train = _train(uses, sets_epoch=True).replace("LOADER", loader)
-    assert project_findings(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train}) == []
+    assert findings_every_way(tmp_path, monkeypatch, capsys, {"data.py": module, "train.py": train}) == []
 
 
 @pytest.mark.parametrize("helper", ["kwargs", "loader-factory"])
