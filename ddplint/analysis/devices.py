@@ -231,13 +231,13 @@ class DeviceModel:
         2.0, passes `--local-rank`), so under today's launchers every rank keeps the default,
         GPU 0."""
         facts = self.facts
-        if not self.starts_process_group or self._mentions_local_rank_variable:
+        flags = [(site, dest) for site in facts.calls if (dest := _local_rank_flag_with_zero_default(site.node))]
+        if not flags or not self.starts_process_group or self._mentions_local_rank_variable:
             return None
         if facts.project is not None and any(facts.project.sets_device(facts, site) for site in facts.calls):
             return None
-        for site in facts.calls:
-            dest = _local_rank_flag_with_zero_default(site.node)
-            if dest is not None and any(self._comes_from_flag(value, use, dest) for value, use in self._device_choices):
+        for site, dest in flags:
+            if any(self._comes_from_flag(value, use, dest) for value, use in self._device_choices):
                 return site.node
         return None
 
