@@ -73,11 +73,13 @@ def test_download_only_with_inline_transforms(lint):
     assert lint(
         """
         import os
+        import torch
         import torch.distributed as dist
         from torchvision import datasets, transforms
 
         local_rank = int(os.getenv("LOCAL_RANK", 0))
         dist.init_process_group("nccl")
+        torch.cuda.set_device(local_rank)  # the bare barrier below runs on this GPU
         if local_rank == 0:
             dataset = datasets.FashionMNIST("./data", train=True, download=True, transform=transforms.ToTensor())
         dist.barrier()

@@ -3,6 +3,7 @@ import torch.distributed as dist
 from torchvision import datasets
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 rank = dist.get_rank()
 try:
     if rank == 0:  # <- DDP004

@@ -13,6 +13,7 @@ def get_data(path):
 
 def main():
     dist.init_process_group("nccl")
+    torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
     data = get_data("train.bin")
     print(len(data), torch.cuda.current_device())
 

@@ -1,8 +1,10 @@
 import os
+import torch
 import torch.distributed as dist
 from datasets import load_dataset
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 local_rank = int(os.environ["LOCAL_RANK"])
 shared = [None]
 if local_rank in [-1, 0]:  # <- DDP004

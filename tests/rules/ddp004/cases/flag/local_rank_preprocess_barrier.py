@@ -28,7 +28,7 @@ class Encoded(Dataset):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--local_rank", type=int, default=0)
+    parser.add_argument("--local_rank", type=int, default=0)  # <- DDP005
     parser.add_argument("--train_file", default="/data/intents/train.jsonl")
     parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()

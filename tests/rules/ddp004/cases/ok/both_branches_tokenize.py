@@ -1,8 +1,10 @@
 import datasets
+import torch
 import torch.distributed as dist
 from transformers import AutoTokenizer
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 rank = dist.get_rank()
 tokenizer = AutoTokenizer.from_pretrained("gpt2")
 raw = datasets.load_dataset("wikitext", "wikitext-2-raw-v1", split="train").shard(dist.get_world_size(), rank)

@@ -1,8 +1,10 @@
 import os
+import torch
 import torch.distributed as dist
 from torchvision import datasets, transforms
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 rank = dist.get_rank()
 root = os.path.expanduser("~/data")
 if rank == 0:

@@ -1,9 +1,11 @@
 import os
+import torch
 import torch.distributed as dist
 from datasets import load_dataset
 from transformers import AutoTokenizer
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 local_rank = int(os.environ["LOCAL_RANK"])
 tokenizer = AutoTokenizer.from_pretrained("gpt2")
 

@@ -1,4 +1,5 @@
 import argparse
+import torch
 import torch.distributed as dist
 from datasets import load_dataset
 
@@ -8,6 +9,7 @@ parser.add_argument("--data", default="sft.jsonl")
 args = parser.parse_args()
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 rank = args.lora_rank  # LoRA rank, not the process rank
 if rank == 0:
     dataset = load_dataset("json", data_files=args.data, split="train")

@@ -1,3 +1,4 @@
+import torch
 import torch.distributed as dist
 from torchvision import datasets
 
@@ -10,4 +11,5 @@ def prepare(root):
 
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 train_ds = prepare("data")

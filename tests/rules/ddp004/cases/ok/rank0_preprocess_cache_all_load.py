@@ -5,6 +5,7 @@ import torch
 import torch.distributed as dist
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 rank = dist.get_rank()
 cache = "features.npy"
 if rank == 0 and not os.path.exists(cache):

@@ -1,7 +1,9 @@
+import torch
 import torch.distributed as dist
 from datasets import load_dataset, load_from_disk
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 cache_dir = "/scratch/tokenized_c4"
 if dist.get_rank() == 0:
     ds = load_dataset("c4", "en", split="train[:1%]")

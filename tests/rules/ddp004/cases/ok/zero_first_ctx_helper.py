@@ -1,4 +1,5 @@
 from contextlib import contextmanager
+import torch
 import torch.distributed as dist
 from datasets import load_dataset
 
@@ -14,5 +15,6 @@ def rank0_first():
 
 
 dist.init_process_group("nccl")
+torch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())  # each rank's own GPU
 with rank0_first():
     ds = load_dataset("imdb", split="train").map(lambda e: {"n": len(e["text"])})
