@@ -57,6 +57,7 @@ from typing import (
     TypeVar,
 )
 
+from ddplint.analysis.search_path import added_folders
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
@@ -408,7 +409,13 @@ class ProjectIndex:
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
+        # (importer, name) -> the module that re-exports it, where `_resolved` names another
+        self._reexported_by: dict[tuple[str, str], tuple[str, str]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
+        # sys.path additions of `_init_paths`-style modules (search_path.py), worked out lazily
+        self._path_additions: dict[str, list[str]] = {}
+        self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
+        self._files_by_folder: Optional[dict[str, list[str]]] = None
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -437,8 +444,31 @@ class ProjectIndex:
         `utils.init_distributed`), or None if it is not one of the project's files."""
         key = (importer, qualified)
         if key not in self._resolved:
-            self._resolved[key] = self._resolve(importer, qualified)
+            direct = self._resolve(importer, qualified)
+            self._resolved[key] = self._defining(*direct) if direct is not None else None
+            if direct is not None and self._resolved[key] != direct:
+                self._reexported_by[key] = direct
         return self._resolved[key]
+
+    def _defining(self, file: str, attribute: str, depth: int = 0) -> tuple[str, str]:
+        """Where `attribute` of module `file` is defined, following the module's re-exports of
+        project names (`from .build import make_loader` in a package's `__init__.py`, also
+        `from .build import *` where build.py defines it): a summary records what a module
+        defines, not what it imports."""
+        if not attribute or depth > 2:
+            return file, attribute
+        data = _defines(file, attribute)
+        if data is None:
+            return file, attribute  # defined here, or unreadable
+        for statement in _IMPORT_STATEMENT.finditer(data):
+            for qualified, starred in _reexported_as(statement.group(0), attribute):
+                found = self._resolve(file, qualified)
+                if found is None or found[0] == file:
+                    continue
+                deeper = self._defining(*found, depth=depth + 1)
+                if not starred or _defines(*deeper) is None:
+                    return deeper
+        return file, attribute
 
     def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
         dots = len(qualified) - len(qualified.lstrip("."))
@@ -447,7 +477,7 @@ class ProjectIndex:
         if dots:
             bases = [parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(parents) else []
         else:
-            bases = [here, *within]
+            bases = [here, *self._search_path_additions(importer_file, here), *within]
         # `module.attribute` (what calls name), else the module itself (`from . import data`,
         # attribute ""); deeper chains (`data.sub.attr`) are not followed.
         splits = [(parts[:-1], parts[-1])] if len(parts) >= 2 else []
@@ -460,6 +490,51 @@ class ProjectIndex:
                     if resolved in self.files and resolved != importer_file:
                         return resolved, attribute
         return None
+
+    def _search_path_additions(self, importer_file: str, here: str) -> list[str]:
+        """Folders that the importer, or a module beside it that it imports (`import
+        _init_paths`), puts on sys.path when imported (search_path.py)."""
+        if importer_file not in self._path_additions:
+            self._path_additions[importer_file] = self._find_path_additions(importer_file, here)
+        return self._path_additions[importer_file]
+
+    def _find_path_additions(self, importer_file: str, here: str) -> list[str]:
+        adders = self._path_adders(here)
+        if not adders:
+            return []
+        try:
+            data = read_file(importer_file)
+        except OSError:
+            return []
+        out: list[str] = []
+        for module, folders in adders.items():
+            stem = os.path.splitext(os.path.basename(module))[0].encode()
+            imported = re.search(rb"(?m)^[ \t]*(?:import[ \t]+|from[ \t]+)" + re.escape(stem) + rb"\b", data)
+            if module == importer_file or imported is not None:
+                out += [folder for folder in folders if folder not in out]
+        return out
+
+    def _path_adders(self, folder: str) -> dict[str, list[str]]:
+        """The modules of `folder` that put folders on sys.path, with those folders."""
+        if folder not in self._adders_by_folder:
+            adders = {}
+            for module in self._files_in(folder):
+                try:
+                    data = read_file(module)
+                except OSError:
+                    continue
+                added = added_folders(data, module)
+                if added:
+                    adders[module] = added
+            self._adders_by_folder[folder] = adders
+        return self._adders_by_folder[folder]
+
+    def _files_in(self, folder: str) -> list[str]:
+        if self._files_by_folder is None:
+            self._files_by_folder = {}
+            for f in sorted(self.files):
+                self._files_by_folder.setdefault(os.path.dirname(f), []).append(f)
+        return self._files_by_folder.get(folder, [])
 
     def _places(self, importer: str) -> tuple[str, str, list[str], list[str]]:
         """(real path, its folder, the folder's parents, those parents within the project's
@@ -564,6 +639,10 @@ class ProjectIndex:
                 target = self.resolve(path, qualified)
                 if target is not None:
                     found.add(target[0])
+                    # the re-exporting module too: an edit there may point the name elsewhere
+                    reexporter = self._reexported_by.get((path, qualified))
+                    if reexporter is not None:
+                        found.add(reexporter[0])
         return sorted(found)
 
     # -- summaries -----------------------------------------------------------------------------
@@ -981,6 +1060,40 @@ def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
         return build_facts(module, data.decode(module.encoding, errors="replace"))
     except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
         return None
+
+
+def _defines(file: str, attribute: str) -> Optional[bytes]:
+    """None when module `file` defines `attribute` by `def` / `class` (or cannot be read),
+    else its source."""
+    try:
+        data = read_file(file)
+    except OSError:
+        return None
+    pattern = rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(attribute.encode()) + rb"\b"
+    return None if re.search(pattern, data) else data
+
+
+def _reexported_as(statement: bytes, name: str) -> list[tuple[str, bool]]:
+    """What an import statement of a module binds `name` to, as the module would resolve it,
+    and whether through a star: `from .build import make_loader` -> [(".build.make_loader",
+    False)], `from .build import loader as name` -> [(".build.loader", False)], `from .build
+    import *` -> [(".build.name", True)] (there only if build.py has it)."""
+    try:
+        tree = ast.parse(statement.decode("utf-8", "replace").strip())
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, bool]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = "." * node.level + (node.module or "")
+        prefix = module if module.endswith(".") else module + "."
+        for alias in node.names:
+            if alias.name == "*":
+                out.append((f"{prefix}{name}", True))
+            elif (alias.asname or alias.name) == name:
+                out.append((f"{prefix}{alias.name}", False))
+    return out
 
 
 def _imported_names(statement: bytes) -> list[str]:

@@ -302,7 +302,12 @@ class Samplers:
     def _handed_to_an_outside_call(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite]) -> bool:
         """The sampler itself goes, once per epoch, into a function this file does not define
         (`train(..., sampler=train_sampler)` of an imported module): setting its epoch is the
-        one thing such a function does with a sampler, and the tool cannot look inside."""
+        one thing such a function does with a sampler, and the tool cannot look inside. Not so
+        for a sampler built inside another module's loader factory (`site` is then the factory
+        call, which gives the loader): a function handed a loader iterates it, as it would a
+        loader built in this file."""
+        if sampler.inside is not None:
+            return False
         target = sampler.site.node
         for site in self.facts.calls:
             if epoch_loop is not None and not any(loop is epoch_loop for loop in site.context.loops):
