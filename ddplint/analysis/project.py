@@ -64,6 +64,7 @@ from ddplint.analysis.torch_api import (
     BROADCAST_COLLECTIVES,
     COLLECTIVES,
     DATALOADER,
+    DISTRIBUTED_ENTRY_POINTS,
     DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
@@ -86,6 +87,8 @@ _IMPORT_STATEMENT = re.compile(
 )
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+# The wrapper classes a module may subclass (`class DistributedDataParallel(parallel.DistributedDataParallel)`).
+_ENTRY_POINT_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
@@ -97,12 +100,14 @@ def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
          "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES,
+        | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
-        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader)\s*[,)]"
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
+        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES))
+        + rb")\s*[,)]"
     )
 
 
@@ -124,7 +129,7 @@ def _summary_evidence() -> re.Pattern:
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+        classes | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
@@ -214,13 +219,16 @@ class ModuleSummary:
     loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
     # function -> where the shuffling DistributedSampler it builds and returns is built
     sampler_factories: dict[str, str] = field(default_factory=dict)
+    # class -> the torch class of DISTRIBUTED_ENTRY_POINTS it extends (a project's own
+    # DistributedSampler or DistributedDataParallel subclass, `torchft.DistributedSampler`)
+    distributed_classes: dict[str, str] = field(default_factory=dict)
 
 
     def _tables(self) -> tuple:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
-            self.sampler_factories,
+            self.sampler_factories, self.distributed_classes,
         )
 
     def offered_names(self) -> set[str]:
@@ -260,6 +268,9 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     for name in data.iterable_dataset_classes:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
+    for base in sorted(DISTRIBUTED_ENTRY_POINTS):
+        for name in sorted(facts.subclasses_of({base}) & set(facts.classes)):
+            summary.distributed_classes.setdefault(name, base)
     for name in data.loader_model.loader_classes:
         if name in facts.classes:
             summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
@@ -1209,6 +1220,12 @@ class ProjectView:
         """Where the shuffling DistributedSampler a project function returns is built, if it does."""
         target = self._target(facts, site.node.func)
         return target[0].sampler_factories.get(target[1]) if target else None
+
+    def distributed_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[str]:
+        """The torch class (DistributedSampler, DistributedDataParallel, ...) that the project
+        class `func` names extends, if it is one."""
+        target = self._target(facts, func)
+        return target[0].distributed_classes.get(target[1]) if target else None
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""
