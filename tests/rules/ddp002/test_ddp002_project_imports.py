@@ -126,3 +126,10 @@ def test_training_function_of_another_module_that_sets_the_epoch_is_left_alone(t
     engine = ENGINE.replace("    for batch", "    loader.sampler.set_epoch(epoch)\n    for batch")
     _write(tmp_path, {"engine.py": engine})
     assert _ddp002(tmp_path) == []
+
+
+def test_factory_loader_handed_to_an_imported_epoch_function_is_flagged(tmp_path):
+    """No re-export at all: the factory's loader goes to another module's function each epoch.
+    That function iterates the loader; it is not a place that sets the sampler's epoch."""
+    _write(tmp_path, {"data.py": FACTORY, "engine.py": ENGINE, "train.py": _train("from data import make_loader", False)})
+    assert _ddp002(tmp_path) == [("train.py", 9)]
