@@ -307,7 +307,14 @@ RULE = Rule(
         reported at the call that hands it the loader, naming the generator's loop. The sampler
         may come from a helper of another module too: a loader factory, a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
-        with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`).
+        with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
+        are found through a package's re-exports (`from .build import make_dataloader` in its
+        `__init__.py`) and in folders a module beside the script puts on `sys.path` (`import
+        _init_paths`, then `from dataset import make_dataloader` out of `lib/`). A loader from
+        such a factory that each epoch goes to a training function of another module
+        (`do_train(cfg, model, train_loader, ...)`) still needs its epoch set in the loop, unless
+        that function sets it. PyG's graph `DataLoader` is a DataLoader like torch's, and a
+        DistributedSampler subclass another module defines is a DistributedSampler.
 
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
@@ -378,7 +385,13 @@ RULE = Rule(
         - Samplers and loaders built in another module, and per-epoch helpers of another module
           that call `set_epoch`, are followed within the file's project (the folder holding its
           pyproject.toml / setup.cfg / .git); a file outside any project sees only the files named
-          with it.
+          with it. A helper of another module that hands the loader on to a third module which
+          sets the epoch is not followed: the epoch loop is reported.
+        - `sys.path` additions are understood only as paths built from the adding module's own
+          location and literal parts (`os.path.join(os.path.dirname(__file__), "..", "lib")`).
+        - A method that builds a new shuffling DistributedSampler and loader on each call
+          (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
+          made elsewhere, through the framework.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,
