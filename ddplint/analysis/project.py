@@ -422,6 +422,7 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # (importer, name) -> the module that re-exports it, where `_resolved` names another
         self._reexported_by: dict[tuple[str, str], tuple[str, str]] = {}
+        self._definitions: dict[tuple[str, str], tuple[str, str]] = {}  # (module, name) -> where defined
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # sys.path additions of `_init_paths`-style modules (search_path.py), worked out lazily
         self._path_additions: dict[str, list[str]] = {}
@@ -468,6 +469,12 @@ class ProjectIndex:
         defines, not what it imports."""
         if not attribute or depth > 2:
             return file, attribute
+        key = (file, attribute)
+        if key not in self._definitions:  # many importers ask about one module's names
+            self._definitions[key] = self._find_definition(file, attribute, depth)
+        return self._definitions[key]
+
+    def _find_definition(self, file: str, attribute: str, depth: int) -> tuple[str, str]:
         data = _defines(file, attribute)
         if data is None:
             return file, attribute  # defined here, or unreadable
