@@ -288,15 +288,18 @@ class Loaders:
         """Every value a `**kwargs` dict may hold under `key`: its literal entries, items set on
         it (`d[key] = v`) and what `d.update(...)` merges in (`d.update(key=v)`, `d.update(other)`
         with `other` read the same way). None when some part of the dict cannot be read (a dict
-        from a call, an entry whose key is not literal): an unread part may hold `key` too."""
+        from a call, an entry whose key is not literal): an unread part may hold `key` too. Also
+        None for a name that holds one of several dicts (`{"batch_sampler": b}` in one arm,
+        `{"sampler": s, "batch_size": n}` in the other): their entries never meet."""
         if depth > 3:
             return None
-        values: list = []
-        for source in self.flow.sources(expr, scope):
-            entries = _literal_dict_entries(source.node)
-            if entries is None:
-                return None
-            values += entries.get(key, [])
+        sources = self.flow.sources(expr, scope)
+        if len(sources) != 1:
+            return None
+        entries = _literal_dict_entries(sources[0].node)
+        if entries is None:
+            return None
+        values: list = list(entries.get(key, []))
         name = dotted_name(expr)
         if name is not None:
             for holder in _scopes_up(scope):

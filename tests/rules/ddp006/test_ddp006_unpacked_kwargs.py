@@ -67,3 +67,29 @@ def test_shuffle_in_kwargs_without_a_sampler_is_left_alone(lint):
     loader = DataLoader(train_set, sampler=None, **options)
     """
     assert lint(source, select=["DDP006"]) == []
+
+
+def test_dicts_from_exclusive_arms_are_left_alone(lint):
+    """A batch sampler in one arm, a sampler and a batch size in the other: never together."""
+    source = """
+    from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+    sampler = DistributedSampler(train_set)
+    if grouped:
+        picking = {"batch_sampler": BatchSampler(sampler, 8, drop_last=True)}
+    else:
+        picking = {"sampler": sampler, "batch_size": 8, "drop_last": True}
+    loader = DataLoader(train_set, num_workers=2, **picking)
+    """
+    assert lint(source, select=["DDP006"]) == []
+
+
+def test_batch_sampler_and_batch_size_in_one_dict_is_flagged(lint):
+    source = """
+    from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+    batches = BatchSampler(DistributedSampler(train_set), 8, drop_last=True)
+    picking = {"batch_sampler": batches, "batch_size": 8}
+    loader = DataLoader(train_set, num_workers=2, **picking)
+    """
+    assert lint(source, select=["DDP006"]) == [(5, "DDP006")]
