@@ -45,7 +45,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 reported.add(id(loop.node))
                 reach = _sampler_reach(facts, sampler, loader, loop)
                 hint = reach or "sampler"  # the hint's receiver: the name the code has, else the generic one
-                whole_passes = isinstance(iteration.where, (LoopSite, YieldSite))  # not a step loop
+                whole_passes = _runs_whole_passes(iteration)  # not a step loop
                 epoch = _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None) or "epoch"
                 fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
@@ -71,7 +71,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"iterated (or build it once, before the loop)"
                     )
                     short = "this loop builds a new DistributedSampler each epoch and never calls set_epoch() on it"
-                elif isinstance(iteration.where, (LoopSite, YieldSite)):
+                elif whole_passes:
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
@@ -88,6 +88,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     )
                     short = f"new iterators over {held_as(facts, loader.site.node, 'this loader')} replay the same order: no set_epoch()"
                 yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop, whole_passes), why=message)
+
+
+def _runs_whole_passes(iteration) -> bool:
+    """Each turn of the epoch loop makes a whole pass over the loader: a loop over it, a
+    generator's, or a training function called with it (`do_train(model, loader, epoch)`); not
+    `iter(loader)` made again when a step loop exhausts the last iterator."""
+    where = iteration.where
+    return isinstance(where, (LoopSite, YieldSite)) or where.name not in ("iter", "cycle")
 
 
 def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:

@@ -133,3 +133,15 @@ def test_factory_loader_handed_to_an_imported_epoch_function_is_flagged(tmp_path
     That function iterates the loader; it is not a place that sets the sampler's epoch."""
     _write(tmp_path, {"data.py": FACTORY, "engine.py": ENGINE, "train.py": _train("from data import make_loader", False)})
     assert _ddp002(tmp_path) == [("train.py", 9)]
+
+
+def test_epoch_loop_calling_a_training_function_gets_the_epoch_message_and_a_fix(tmp_path):
+    """Each call of the training function is a whole pass: the message names the epoch loop's
+    variable and the fix sets the epoch at the top of that loop (not the 'new iterators' text
+    of a step loop that re-makes `iter(loader)`)."""
+    _write(tmp_path, {"data.py": FACTORY, "engine.py": ENGINE, "train.py": _train("from data import make_loader", False)})
+    [finding] = [d for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP002"]]) if d.code == "DDP002"]
+    assert "set_epoch(epoch)" in finding.message and "new iterators" not in finding.message
+    assert finding.fix is not None
+    inserted = " ".join(edit.content for edit in finding.fix.edits)
+    assert "loader.sampler.set_epoch(epoch)" in inserted
