@@ -85,6 +85,9 @@ if TYPE_CHECKING:
 _IMPORT_STATEMENT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)|from[ \t]+\.*[\w.]*[ \t]+import[^\n;#]*|import[ \t][^\n;#]*)"
 )
+# `def name` / `class name` anywhere in a module (a re-export is followed only past a module
+# that does not define the name itself).
+_DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
 # The wrapper classes a module may subclass (`class DistributedDataParallel(parallel.DistributedDataParallel)`).
@@ -423,6 +426,7 @@ class ProjectIndex:
         # (importer, name) -> the module that re-exports it, where `_resolved` names another
         self._reexported_by: dict[tuple[str, str], tuple[str, str]] = {}
         self._definitions: dict[tuple[str, str], tuple[str, str]] = {}  # (module, name) -> where defined
+        self._names_of_module: dict[str, tuple[Optional[frozenset[str]], dict[str, list[tuple[str, bool]]]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # sys.path additions of `_init_paths`-style modules (search_path.py), worked out lazily
         self._path_additions: dict[str, list[str]] = {}
@@ -475,18 +479,42 @@ class ProjectIndex:
         return self._definitions[key]
 
     def _find_definition(self, file: str, attribute: str, depth: int) -> tuple[str, str]:
-        data = _defines(file, attribute)
-        if data is None:
+        defined, bound = self._outline_of_names(file)
+        if defined is None or attribute in defined:
             return file, attribute  # defined here, or unreadable
-        for statement in _IMPORT_STATEMENT.finditer(data):
-            for qualified, starred in _reexported_as(statement.group(0), attribute):
-                found = self._resolve(file, qualified)
-                if found is None or found[0] == file:
-                    continue
-                deeper = self._defining(*found, depth=depth + 1)
-                if not starred or _defines(*deeper) is None:
-                    return deeper
+        for qualified, starred in bound.get(attribute, []) + bound.get("*", []):
+            if starred:
+                qualified = f"{qualified}{attribute}"
+            found = self._resolve(file, qualified)
+            if found is None or found[0] == file:
+                continue
+            deeper = self._defining(*found, depth=depth + 1)
+            if not starred or self._defines(*deeper):
+                return deeper
         return file, attribute
+
+    def _defines(self, file: str, attribute: str) -> bool:
+        defined, _ = self._outline_of_names(file)
+        return defined is None or attribute in defined
+
+    def _outline_of_names(self, file: str) -> tuple[Optional[frozenset[str]], dict[str, list[tuple[str, bool]]]]:
+        """(the names module `file` defines by `def` / `class`, None if unreadable; what its
+        `from ... import` statements bind: name -> [(qualified, False)], and "*" -> [(module
+        prefix, True)] for star imports). Read once per module, without parsing it."""
+        if file not in self._names_of_module:
+            try:
+                data = read_file(file)
+            except OSError:
+                self._names_of_module[file] = (None, {})
+                return self._names_of_module[file]
+            defined = frozenset(match.decode("utf-8", "replace") for match in _DEFINED_NAME.findall(data))
+            bound: dict[str, list[tuple[str, bool]]] = {}
+            for statement in _IMPORT_STATEMENT.finditer(data):
+                if statement.group(0).lstrip().startswith(b"from"):
+                    for name, qualified, starred in _from_import_bindings(statement.group(0)):
+                        bound.setdefault(name, []).append((qualified, starred))
+            self._names_of_module[file] = (defined, bound)
+        return self._names_of_module[file]
 
     def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
         dots = len(qualified) - len(qualified.lstrip("."))
@@ -1080,27 +1108,16 @@ def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
         return None
 
 
-def _defines(file: str, attribute: str) -> Optional[bytes]:
-    """None when module `file` defines `attribute` by `def` / `class` (or cannot be read),
-    else its source."""
-    try:
-        data = read_file(file)
-    except OSError:
-        return None
-    pattern = rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(attribute.encode()) + rb"\b"
-    return None if re.search(pattern, data) else data
-
-
-def _reexported_as(statement: bytes, name: str) -> list[tuple[str, bool]]:
-    """What an import statement of a module binds `name` to, as the module would resolve it,
-    and whether through a star: `from .build import make_loader` -> [(".build.make_loader",
-    False)], `from .build import loader as name` -> [(".build.loader", False)], `from .build
-    import *` -> [(".build.name", True)] (there only if build.py has it)."""
+def _from_import_bindings(statement: bytes) -> list[tuple[str, str, bool]]:
+    """(local name, what the module would resolve it as, through a star) for a `from` import:
+    `from .build import make_loader` -> [("make_loader", ".build.make_loader", False)], `from
+    .build import loader as name` -> [("name", ".build.loader", False)], `from .build import *`
+    -> [("*", ".build.", True)] (the prefix: a name is there only if build.py has it)."""
     try:
         tree = ast.parse(statement.decode("utf-8", "replace").strip())
     except (SyntaxError, ValueError):
         return []
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, str, bool]] = []
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom):
             continue
@@ -1108,9 +1125,9 @@ def _reexported_as(statement: bytes, name: str) -> list[tuple[str, bool]]:
         prefix = module if module.endswith(".") else module + "."
         for alias in node.names:
             if alias.name == "*":
-                out.append((f"{prefix}{name}", True))
-            elif (alias.asname or alias.name) == name:
-                out.append((f"{prefix}{alias.name}", False))
+                out.append(("*", prefix, True))
+            else:
+                out.append((alias.asname or alias.name, f"{prefix}{alias.name}", False))
     return out
 
 
