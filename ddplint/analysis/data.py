@@ -68,6 +68,10 @@ class DataModel:
     def loaders(self) -> list[LoaderInfo]:
         return self.loader_model.all
 
+    def unpacked_entries(self, kwargs: cst.BaseExpression, scope, key: str) -> Optional[list]:
+        """The values a `**kwargs` dict may hold under `key`; None when it cannot be read."""
+        return self.loader_model.entries_under(kwargs, scope, key)
+
     def handed_to_framework(self, loader: LoaderInfo) -> bool:
         return self.loader_model.handed_to_framework(loader)
 

@@ -213,6 +213,9 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
+            extended = facts.project.distributed_class(facts, site.node.func)
+            if extended is not None:  # a project's own DistributedSampler / DDP subclass
+                return DistributedContext(f"builds {site.name}, a {extended} subclass of another module")
     if facts.imports.imports_any(OTHER_FRAMEWORKS):
         # A JAX / TensorFlow script that copied the `--local_rank` / LOCAL_RANK boilerplate:
         # reading the variable starts no torch process group.

@@ -235,6 +235,8 @@ class Flow:
                     if self._feeds(field_value, base.scope, target, depth + 1):
                         return True
                     continue
+            if base.node is target and node.attr.value in _NEVER_THE_HOLDER:
+                continue  # `loader.dataset.ignore_index` is the loader's data, not the loader
             if self._source_feeds(base, target, depth + 1):
                 return True
         return False
@@ -281,6 +283,10 @@ class Flow:
 
 
 _ANY = object()  # a subscript whose key is not a literal: any element
+# Attributes that DataLoaders and samplers keep for what they draw from: never the object itself
+# (a loop over `zip(losses, ...)` where the losses were built from `loader.dataset.ignore_index`
+# does not iterate the loader).
+_NEVER_THE_HOLDER = frozenset({"dataset"})
 
 
 def _literal_key(node: cst.BaseExpression):

@@ -284,6 +284,43 @@ class Loaders:
                 return None
         return keys
 
+    def entries_under(self, expr: cst.BaseExpression, scope, key: str, depth: int = 0) -> Optional[list]:
+        """Every value a `**kwargs` dict may hold under `key`: its literal entries, items set on
+        it (`d[key] = v`) and what `d.update(...)` merges in (`d.update(key=v)`, `d.update(other)`
+        with `other` read the same way). None when some part of the dict cannot be read (a dict
+        from a call, an entry whose key is not literal): an unread part may hold `key` too. Also
+        None for a name that holds one of several dicts (`{"batch_sampler": b}` in one arm,
+        `{"sampler": s, "batch_size": n}` in the other): their entries never meet."""
+        if depth > 3:
+            return None
+        sources = self.flow.sources(expr, scope)
+        if len(sources) != 1:
+            return None
+        entries = _literal_dict_entries(sources[0].node)
+        if entries is None:
+            return None
+        values: list = list(entries.get(key, []))
+        name = dotted_name(expr)
+        if name is not None:
+            for holder in _scopes_up(scope):
+                values += [b.value for b in holder.bindings.get(name, []) if b.kind == "item" and b.item == key]
+            for site in self.facts.calls:
+                owner = receiver(site.node.func)
+                if site.name not in ("update", "setdefault") or owner is None or dotted_name(owner) != name:
+                    continue
+                if site.name == "setdefault":
+                    return None
+                for arg in site.node.args:
+                    if arg.keyword is not None:
+                        values += [arg.value] if arg.keyword.value == key else []
+                        continue
+                    merged = self.entries_under(arg.value, site.context.scope, key, depth + 1)
+                    if merged is None:
+                        return None
+                    values += merged
+        values += [binding.value for binding in self.items_set_on(expr, scope) if binding.item == key]
+        return values
+
     def _stored_names(self, site: "CallSite") -> set[str]:
         """Words of the names a loader is assigned to or handed over as (`train_loader` ->
         {'train', 'loader'}), and of its dataset argument."""
@@ -514,18 +551,26 @@ def _asserts(function: cst.FunctionDef) -> bool:
 
 def _literal_dict_keys(node: Optional[cst.CSTNode]) -> Optional[set[str]]:
     """Keys of `{"a": 1}` or `dict(a=1)`; None for anything whose keys are not all literal."""
+    entries = _literal_dict_entries(node)
+    return set(entries) if entries is not None else None
+
+
+def _literal_dict_entries(node: Optional[cst.CSTNode]) -> Optional[dict[str, list[cst.BaseExpression]]]:
+    """Key -> values of `{"a": 1}` or `dict(a=1)`; None for anything whose keys are not all literal."""
+    entries: dict[str, list[cst.BaseExpression]] = {}
     if isinstance(node, cst.Dict):
-        keys = set()
         for element in node.elements:
             literal = string_value(element.key) if isinstance(element, cst.DictElement) else None
-            if literal is None:
+            if literal is None or not isinstance(element, cst.DictElement):
                 return None
-            keys.add(literal)
-        return keys
+            entries.setdefault(literal, []).append(element.value)
+        return entries
     if isinstance(node, cst.Call) and last_name(node.func) == "dict":
-        if any(arg.keyword is None for arg in node.args):
-            return None
-        return {arg.keyword.value for arg in node.args if arg.keyword is not None}
+        for arg in node.args:
+            if arg.keyword is None:
+                return None
+            entries.setdefault(arg.keyword.value, []).append(arg.value)
+        return entries
     return None
 
 

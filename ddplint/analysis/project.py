@@ -60,12 +60,14 @@ from typing import (
     TypeVar,
 )
 
+from ddplint.analysis.search_path import added_folders
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
     BROADCAST_COLLECTIVES,
     COLLECTIVES,
     DATALOADER,
+    DISTRIBUTED_ENTRY_POINTS,
     DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
@@ -86,8 +88,13 @@ if TYPE_CHECKING:
 _IMPORT_STATEMENT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)|from[ \t]+\.*[\w.]*[ \t]+import[^\n;#]*|import[ \t][^\n;#]*)"
 )
+# `def name` / `class name` anywhere in a module (a re-export is followed only past a module
+# that does not define the name itself).
+_DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+# The wrapper classes a module may subclass (`class DistributedDataParallel(parallel.DistributedDataParallel)`).
+_ENTRY_POINT_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
@@ -99,12 +106,14 @@ def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
          "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES,
+        | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
-        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader)\s*[,)]"
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
+        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES))
+        + rb")\s*[,)]"
     )
 
 
@@ -126,7 +135,7 @@ def _summary_evidence() -> re.Pattern:
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+        classes | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
@@ -216,13 +225,16 @@ class ModuleSummary:
     loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
     # function -> where the shuffling DistributedSampler it builds and returns is built
     sampler_factories: dict[str, str] = field(default_factory=dict)
+    # class -> the torch class of DISTRIBUTED_ENTRY_POINTS it extends (a project's own
+    # DistributedSampler or DistributedDataParallel subclass, `torchft.DistributedSampler`)
+    distributed_classes: dict[str, str] = field(default_factory=dict)
 
 
     def _tables(self) -> tuple:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
-            self.sampler_factories,
+            self.sampler_factories, self.distributed_classes,
         )
 
     def offered_names(self) -> set[str]:
@@ -262,6 +274,9 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     for name in data.iterable_dataset_classes:
         if name in facts.classes:
             summary.iterable_classes[name] = data.class_splits_stream(name)
+    for base in sorted(DISTRIBUTED_ENTRY_POINTS):
+        for name in sorted(facts.subclasses_of({base}) & set(facts.classes)):
+            summary.distributed_classes.setdefault(name, base)
     for name in data.loader_model.loader_classes:
         if name in facts.classes:
             summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
@@ -413,7 +428,15 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         # path -> (the names its `from M import *` hands on to imports, the files they come from)
         self._star_exports: dict[str, tuple[dict[str, frozenset[str]], frozenset[str]]] = {}
+        # (importer, name) -> the module that re-exports it, where `_resolved` names another
+        self._reexported_by: dict[tuple[str, str], tuple[str, str]] = {}
+        self._definitions: dict[tuple[str, str], tuple[str, str]] = {}  # (module, name) -> where defined
+        self._names_of_module: dict[str, tuple[Optional[frozenset[str]], dict[str, list[tuple[str, bool]]]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
+        # sys.path additions of `_init_paths`-style modules (search_path.py), worked out lazily
+        self._path_additions: dict[str, list[str]] = {}
+        self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
+        self._files_by_folder: Optional[dict[str, list[str]]] = None
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -442,8 +465,61 @@ class ProjectIndex:
         `utils.init_distributed`), or None if it is not one of the project's files."""
         key = (importer, qualified)
         if key not in self._resolved:
-            self._resolved[key] = self._resolve(importer, qualified)
+            direct = self._resolve(importer, qualified)
+            self._resolved[key] = self._defining(*direct) if direct is not None else None
+            if direct is not None and self._resolved[key] != direct:
+                self._reexported_by[key] = direct
         return self._resolved[key]
+
+    def _defining(self, file: str, attribute: str, depth: int = 0) -> tuple[str, str]:
+        """Where `attribute` of module `file` is defined, following the module's re-exports of
+        project names (`from .build import make_loader` in a package's `__init__.py`, also
+        `from .build import *` where build.py defines it): a summary records what a module
+        defines, not what it imports."""
+        if not attribute or depth > 2:
+            return file, attribute
+        key = (file, attribute)
+        if key not in self._definitions:  # many importers ask about one module's names
+            self._definitions[key] = self._find_definition(file, attribute, depth)
+        return self._definitions[key]
+
+    def _find_definition(self, file: str, attribute: str, depth: int) -> tuple[str, str]:
+        defined, bound = self._outline_of_names(file)
+        if defined is None or attribute in defined:
+            return file, attribute  # defined here, or unreadable
+        for qualified, starred in bound.get(attribute, []) + bound.get("*", []):
+            if starred:
+                qualified = f"{qualified}{attribute}"
+            found = self._resolve(file, qualified)
+            if found is None or found[0] == file:
+                continue
+            deeper = self._defining(*found, depth=depth + 1)
+            if not starred or self._defines(*deeper):
+                return deeper
+        return file, attribute
+
+    def _defines(self, file: str, attribute: str) -> bool:
+        defined, _ = self._outline_of_names(file)
+        return defined is None or attribute in defined
+
+    def _outline_of_names(self, file: str) -> tuple[Optional[frozenset[str]], dict[str, list[tuple[str, bool]]]]:
+        """(the names module `file` defines by `def` / `class`, None if unreadable; what its
+        `from ... import` statements bind: name -> [(qualified, False)], and "*" -> [(module
+        prefix, True)] for star imports). Read once per module, without parsing it."""
+        if file not in self._names_of_module:
+            try:
+                data = read_file(file)
+            except OSError:
+                self._names_of_module[file] = (None, {})
+                return self._names_of_module[file]
+            defined = frozenset(match.decode("utf-8", "replace") for match in _DEFINED_NAME.findall(data))
+            bound: dict[str, list[tuple[str, bool]]] = {}
+            for statement in _IMPORT_STATEMENT.finditer(data):
+                if statement.group(0).lstrip().startswith(b"from"):
+                    for name, qualified, starred in _from_import_bindings(statement.group(0)):
+                        bound.setdefault(name, []).append((qualified, starred))
+            self._names_of_module[file] = (defined, bound)
+        return self._names_of_module[file]
 
     def _resolve(self, importer: str, qualified: str) -> Optional[tuple[str, str]]:
         dots = len(qualified) - len(qualified.lstrip("."))
@@ -452,7 +528,7 @@ class ProjectIndex:
         if dots:
             bases = [parents[dots - 2] if dots >= 2 else here] if dots - 1 <= len(parents) else []
         else:
-            bases = [here, *within]
+            bases = [here, *self._search_path_additions(importer_file, here), *within]
         # `module.attribute` (what calls name), else the module itself (`from . import data`,
         # attribute ""); deeper chains (`data.sub.attr`) are not followed.
         splits = [(parts[:-1], parts[-1])] if len(parts) >= 2 else []
@@ -465,6 +541,51 @@ class ProjectIndex:
                     if resolved in self.files and resolved != importer_file:
                         return resolved, attribute
         return None
+
+    def _search_path_additions(self, importer_file: str, here: str) -> list[str]:
+        """Folders that the importer, or a module beside it that it imports (`import
+        _init_paths`), puts on sys.path when imported (search_path.py)."""
+        if importer_file not in self._path_additions:
+            self._path_additions[importer_file] = self._find_path_additions(importer_file, here)
+        return self._path_additions[importer_file]
+
+    def _find_path_additions(self, importer_file: str, here: str) -> list[str]:
+        adders = self._path_adders(here)
+        if not adders:
+            return []
+        try:
+            data = read_file(importer_file)
+        except OSError:
+            return []
+        out: list[str] = []
+        for module, folders in adders.items():
+            stem = os.path.splitext(os.path.basename(module))[0].encode()
+            imported = re.search(rb"(?m)^[ \t]*(?:import[ \t]+|from[ \t]+)" + re.escape(stem) + rb"\b", data)
+            if module == importer_file or imported is not None:
+                out += [folder for folder in folders if folder not in out]
+        return out
+
+    def _path_adders(self, folder: str) -> dict[str, list[str]]:
+        """The modules of `folder` that put folders on sys.path, with those folders."""
+        if folder not in self._adders_by_folder:
+            adders = {}
+            for module in self._files_in(folder):
+                try:
+                    data = read_file(module)
+                except OSError:
+                    continue
+                added = added_folders(data, module)
+                if added:
+                    adders[module] = added
+            self._adders_by_folder[folder] = adders
+        return self._adders_by_folder[folder]
+
+    def _files_in(self, folder: str) -> list[str]:
+        if self._files_by_folder is None:
+            self._files_by_folder = {}
+            for f in sorted(self.files):
+                self._files_by_folder.setdefault(os.path.dirname(f), []).append(f)
+        return self._files_by_folder.get(folder, [])
 
     def _places(self, importer: str) -> tuple[str, str, list[str], list[str]]:
         """(real path, its folder, the folder's parents, those parents within the project's
@@ -574,6 +695,10 @@ class ProjectIndex:
                 target = self.resolve(path, qualified)
                 if target is not None:
                     found.add(target[0])
+                    # the re-exporting module too: an edit there may point the name elsewhere
+                    reexporter = self._reexported_by.get((path, qualified))
+                    if reexporter is not None:
+                        found.add(reexporter[0])
         for module in facts.imports.star_modules:
             found.update(self._star_module(path, module)[1])
         return sorted(found)
@@ -1044,6 +1169,29 @@ def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
         return None
 
 
+def _from_import_bindings(statement: bytes) -> list[tuple[str, str, bool]]:
+    """(local name, what the module would resolve it as, through a star) for a `from` import:
+    `from .build import make_loader` -> [("make_loader", ".build.make_loader", False)], `from
+    .build import loader as name` -> [("name", ".build.loader", False)], `from .build import *`
+    -> [("*", ".build.", True)] (the prefix: a name is there only if build.py has it)."""
+    try:
+        tree = ast.parse(statement.decode("utf-8", "replace").strip())
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, str, bool]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = "." * node.level + (node.module or "")
+        prefix = module if module.endswith(".") else module + "."
+        for alias in node.names:
+            if alias.name == "*":
+                out.append(("*", prefix, True))
+            else:
+                out.append((alias.asname or alias.name, f"{prefix}{alias.name}", False))
+    return out
+
+
 def _imported_names(statement: bytes) -> list[str]:
     """`from .data import a, b as c` -> [".data.a", ".data.b"]; `import x.y as z` -> ["x.y"]."""
     try:
@@ -1189,6 +1337,12 @@ class ProjectView:
         """Where the shuffling DistributedSampler a project function returns is built, if it does."""
         target = self._target(facts, site.node.func)
         return target[0].sampler_factories.get(target[1]) if target else None
+
+    def distributed_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[str]:
+        """The torch class (DistributedSampler, DistributedDataParallel, ...) that the project
+        class `func` names extends, if it is one."""
+        target = self._target(facts, func)
+        return target[0].distributed_classes.get(target[1]) if target else None
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""

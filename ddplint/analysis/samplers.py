@@ -77,6 +77,9 @@ class Samplers:
             shuffle = argument(site.node, "shuffle", 3)
             shuffles = not is_false(shuffle)
             out.append(SamplerInfo(site, shuffles, self._loaders_of(site)))
+        for site in self._project_sampler_classes_built:
+            # Another module's subclass may order its parameters its own way: keyword only.
+            out.append(SamplerInfo(site, not is_false(argument(site.node, "shuffle")), self._loaders_of(site)))
         for loader in self.loaders.from_project:
             # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
             # unpacked from the factory's result (`loader, sampler = build(...)`).
@@ -84,6 +87,19 @@ class Samplers:
                 out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in, inside="loader"))
         out += self._from_project_helpers()
         return out
+
+    @cached_property
+    def _project_sampler_classes_built(self) -> list["CallSite"]:
+        """Constructions of DistributedSampler subclasses that other project modules define
+        (`from torchft import DistributedSampler`)."""
+        project = self.facts.project
+        if project is None or not self.facts.imports.bindings:
+            return []
+        return [
+            site
+            for site in self.facts.calls
+            if project.distributed_class(self.facts, site.node.func) in DISTRIBUTED_SAMPLER
+        ]
 
     def _from_project_helpers(self) -> list[SamplerInfo]:
         """Shuffling DistributedSamplers that functions of other project modules build and
@@ -302,7 +318,12 @@ class Samplers:
     def _handed_to_an_outside_call(self, sampler: SamplerInfo, epoch_loop: Optional[LoopSite]) -> bool:
         """The sampler itself goes, once per epoch, into a function this file does not define
         (`train(..., sampler=train_sampler)` of an imported module): setting its epoch is the
-        one thing such a function does with a sampler, and the tool cannot look inside."""
+        one thing such a function does with a sampler, and the tool cannot look inside. Not so
+        for a sampler built inside another module's loader factory (`site` is then the factory
+        call, which gives the loader): a function handed a loader iterates it, as it would a
+        loader built in this file."""
+        if sampler.inside is not None:
+            return False
         target = sampler.site.node
         for site in self.facts.calls:
             if epoch_loop is not None and not any(loop is epoch_loop for loop in site.context.loops):

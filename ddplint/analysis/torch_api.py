@@ -172,8 +172,17 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 
 # -- data -------------------------------------------------------------------------------------
 # Loader classes that take `dataset, batch_size, shuffle, sampler` as torch's DataLoader does
-# (drop-ins: a subclass of one of these found in the file counts too).
-DATALOADER = frozenset({"torch.utils.data.DataLoader", "torchdata.stateful_dataloader.StatefulDataLoader"})
+# (drop-ins: a subclass of one of these found in the file counts too). PyG's graph DataLoader
+# subclasses torch's and hands it every keyword (`sampler=`, `shuffle=`, `num_workers=`)
+# unchanged; only its fourth position differs (`follow_batch`), which nobody passes by position.
+DATALOADER = frozenset(
+    {
+        "torch.utils.data.DataLoader",
+        "torchdata.stateful_dataloader.StatefulDataLoader",
+        "torch_geometric.loader.DataLoader",
+        "torch_geometric.data.DataLoader",  # the older name of the same class
+    }
+)
 DISTRIBUTED_SAMPLER = frozenset({"torch.utils.data.DistributedSampler"})
 # Samplers that always draw from the whole dataset: on every rank, the same data.
 WHOLE_DATASET_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"})

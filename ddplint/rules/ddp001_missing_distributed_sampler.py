@@ -167,10 +167,14 @@ RULE = Rule(
         on but gets no `sampler` / `batch_sampler`, or only a `RandomSampler`. The sampler is looked
         for as a keyword, positionally, through variables (`sampler if distributed else None`), and
         inside a `**loader_kwargs` dict (also one a function of another project module builds
-        and returns). DataLoader drop-ins count as DataLoaders: torchdata's `StatefulDataLoader`
-        and `DataLoader` subclasses of the file or of another module of the project. When a
-        DistributedSampler is built over the same dataset in the same function but given to no
-        loader, the message names it, and the fix passes it. A sampler assigned after the loader
+        and returns). DataLoader drop-ins count as DataLoaders: torchdata's `StatefulDataLoader`,
+        PyG's graph `DataLoader` (`torch_geometric.loader.DataLoader`) and `DataLoader` subclasses
+        of the file or of another module of the project. When a DistributedSampler (or a
+        subclass of it, also one another module of the project defines and its package
+        re-exports, such as a fault-tolerant `DistributedSampler` over replica groups) is built
+        over the same dataset in the same function but given to no loader, the message names it,
+        and the fix passes it. Building such a project subclass (of DistributedSampler or of
+        DistributedDataParallel) makes the file distributed. A sampler assigned after the loader
         is built (`loader.sampler = DistributedSampler(ds)`) is no sharding: DataLoader refuses
         `sampler` and `batch_sampler` once initialised (it raises ValueError, "sampler attribute
         should not be set after DataLoader is initialized"), so the loader keeps no sampler and
@@ -245,7 +249,14 @@ RULE = Rule(
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
           and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
           in another file with a loader named neutrally and not shuffled goes unflagged.
-        - Custom sampler classes are trusted to shard.
+        - Custom sampler classes are trusted to shard, and so is a sampler returned by another
+          module's function inside a tuple (`train_ds, valid_ds, sampler = get_datasets(...)`,
+          which may be a RandomSampler or None).
+        - A loader whose distributed placement is decided by a framework's own object (a NeMo
+          data layer told to place itself on all GPUs) is not known to run in several ranks.
+        - A DistributedSampler / DDP subclass of another module is recognised where the script's
+          text has a distributed word (its name, `Distributed...`, or another one): the screens
+          that run before any parse look for those.
         - A `**kwargs` dict returned by a function of another module is read only when that
           module names something ddplint summarises (a DataLoader, a DistributedSampler, a
           process group ...); otherwise it is assumed to hold a sampler.

@@ -45,7 +45,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 reported.add(id(loop.node))
                 reach = _sampler_reach(facts, sampler, loader, loop)
                 hint = reach or "sampler"  # the hint's receiver: the name the code has, else the generic one
-                whole_passes = isinstance(iteration.where, (LoopSite, YieldSite))  # not a step loop
+                whole_passes = _runs_whole_passes(iteration)  # not a step loop
                 epoch = _epoch_variable(loop) or (_pass_counter(loop) if whole_passes else None) or "epoch"
                 fixed = data.fixed_set_epoch(sampler, loop)
                 if fixed is not None:
@@ -71,7 +71,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         f"iterated (or build it once, before the loop)"
                     )
                     short = "this loop builds a new DistributedSampler each epoch and never calls set_epoch() on it"
-                elif isinstance(iteration.where, (LoopSite, YieldSite)):
+                elif whole_passes:
                     message = (
                         "this loop iterates a loader whose shuffling DistributedSampler never gets "
                         "set_epoch(): the sampler seeds its shuffle with the epoch, so every epoch "
@@ -88,6 +88,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     )
                     short = f"new iterators over {held_as(facts, loader.site.node, 'this loader')} replay the same order: no set_epoch()"
                 yield RULE.finding(loop.node, short, _set_epoch_fix(facts, sampler, loop, whole_passes), why=message)
+
+
+def _runs_whole_passes(iteration) -> bool:
+    """Each turn of the epoch loop makes a whole pass over the loader: a loop over it, a
+    generator's, or a training function called with it (`do_train(model, loader, epoch)`); not
+    `iter(loader)` made again when a step loop exhausts the last iterator."""
+    where = iteration.where
+    return isinstance(where, (LoopSite, YieldSite)) or where.name not in ("iter", "cycle")
 
 
 def _code(facts: ModuleFacts, node: cst.CSTNode) -> str:
@@ -307,7 +315,14 @@ RULE = Rule(
         reported at the call that hands it the loader, naming the generator's loop. The sampler
         may come from a helper of another module too: a loader factory, a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
-        with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`).
+        with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
+        are found through a package's re-exports (`from .build import make_dataloader` in its
+        `__init__.py`) and in folders a module beside the script puts on `sys.path` (`import
+        _init_paths`, then `from dataset import make_dataloader` out of `lib/`). A loader from
+        such a factory that each epoch goes to a training function of another module
+        (`do_train(cfg, model, train_loader, ...)`) still needs its epoch set in the loop, unless
+        that function sets it. PyG's graph `DataLoader` is a DataLoader like torch's, and a
+        DistributedSampler subclass another module defines is a DistributedSampler.
 
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
@@ -378,7 +393,13 @@ RULE = Rule(
         - Samplers and loaders built in another module, and per-epoch helpers of another module
           that call `set_epoch`, are followed within the file's project (the folder holding its
           pyproject.toml / setup.cfg / .git); a file outside any project sees only the files named
-          with it.
+          with it. A helper of another module that hands the loader on to a third module which
+          sets the epoch is not followed: the epoch loop is reported.
+        - `sys.path` additions are understood only as paths built from the adding module's own
+          location and literal parts (`os.path.join(os.path.dirname(__file__), "..", "lib")`).
+        - A method that builds a new shuffling DistributedSampler and loader on each call
+          (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
+          made elsewhere, through the framework.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
-from ddplint.analysis.syntax import alternatives, argument, int_value, is_none, is_true
+from ddplint.analysis.syntax import alternatives, argument, double_star_args, int_value, is_none, is_true
 from ddplint.analysis.torch_api import DATALOADER
 from ddplint.edits import remove_argument
 from ddplint.rules.base import Finding, FindingFix, Rule, held_as
@@ -32,11 +32,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
 
 
 def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
-    call = site.node
-    passed = {name: argument(call, name, position) for name, position in POSITIONS.items()}
+    passed = {name: _passed(facts, site, name, position) for name, position in POSITIONS.items()}
     if _may_be_given(facts, site, passed["batch_sampler"]):
-        clashing = [name for name in ("shuffle", "drop_last") if _is_true(passed[name])]
-        if passed["batch_size"] is not None and not _may_be_one(passed["batch_size"]):
+        clashing = [name for name in ("shuffle", "drop_last") if _surely_true(passed[name])]
+        if passed["batch_size"] and not any(_may_be_one(value) for value in passed["batch_size"]):
             clashing.append("batch_size")
         if _may_be_given(facts, site, passed["sampler"]):
             clashing.append("sampler")
@@ -49,19 +48,34 @@ def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
                 f"order and the last batch, so pass only batch_sampler"
             )
         return None
-    if _is_true(passed["shuffle"]) and _may_be_given(facts, site, passed["sampler"]):
+    if _surely_true(passed["shuffle"]) and _may_be_given(facts, site, passed["sampler"]):
         return SHUFFLE_CLASH
     return None
+
+
+def _passed(facts: ModuleFacts, site: CallSite, name: str, position: int) -> list[cst.BaseExpression]:
+    """What the call gives for argument `name`: the argument as written, else the entries under
+    `name` of the dicts it unpacks (`DataLoader(ds, sampler=s, **train_kwargs)` where
+    `train_kwargs.update({"shuffle": True})`). Empty when not given, or when an unpacked dict
+    cannot be read (it may or may not hold the argument: nothing is assumed)."""
+    written = argument(site.node, name, position)
+    if written is not None:
+        return [written]
+    values: list[cst.BaseExpression] = []
+    for kwargs in double_star_args(site.node):
+        entries = facts.data.unpacked_entries(kwargs, site.context.scope, name)
+        if entries is None or any(entry is None for entry in entries):
+            return []  # unreadable, or an item whose value is not written out (`d[k] += v`)
+        values += entries
+    return values
 
 
 SHUFFLE_CLASH = (
     "DataLoader gets both a sampler and shuffle=True: torch raises ValueError ('sampler "
     "option is mutually exclusive with shuffle') when this line runs, so the job dies at "
     "start-up on every rank; the sampler decides the order (DistributedSampler shuffles by "
-    "itself), so drop shuffle=True"
+    "itself), so drop shuffle=True (also from the keyword-argument dicts the call unpacks)"
 )
-
-
 def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
     """Delete `shuffle=True` with one of its separators. Safe: with the sampler there the call
     raises, so no working program loses anything (the sampler already decides the order)."""
@@ -74,8 +88,9 @@ def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
     return FindingFix("Remove `shuffle=True` (the sampler decides the order)", (edit,))
 
 
-def _is_true(expr: Optional[cst.BaseExpression]) -> bool:
-    return expr is not None and is_true(expr)
+def _surely_true(values: list[cst.BaseExpression]) -> bool:
+    """Given, and a literal `True` on every path the tool can see."""
+    return bool(values) and all(is_true(value) for value in values)
 
 
 def _may_be_one(expr: cst.BaseExpression) -> bool:
@@ -83,13 +98,15 @@ def _may_be_one(expr: cst.BaseExpression) -> bool:
     return any(int_value(option) == 1 for option in alternatives(expr))
 
 
-def _may_be_given(facts: ModuleFacts, site: CallSite, expr: Optional[cst.BaseExpression]) -> bool:
+def _may_be_given(facts: ModuleFacts, site: CallSite, values: list[cst.BaseExpression]) -> bool:
     """The argument is, on some path, a real object: one of its sources is known and not None.
     An untraceable value (a parameter nobody in the file passes) is not assumed to be one."""
-    if expr is None:
-        return False
-    sources = facts.data.flow.sources(expr, site.context.scope, site.context.branches)
-    return any(not source.unknown and not is_none(source.node) for source in sources)
+    flow = facts.data.flow
+    return any(
+        not source.unknown and not is_none(source.node)
+        for value in values
+        for source in flow.sources(value, site.context.scope, site.context.branches)
+    )
 
 
 RULE = Rule(
@@ -102,7 +119,10 @@ RULE = Rule(
         `sampler`, or a `batch_size` other than 1. Arguments are found by keyword or position, and
         a sampler held in a variable counts when some path gives it a value other than `None`
         (`sampler = DistributedSampler(ds) if distributed else None` next to `shuffle=True` raises
-        on the distributed path).
+        on the distributed path). Arguments the call unpacks from a dict (`**train_kwargs`)
+        count too: the dict's literal entries, items set on it, and dicts merged into it with
+        `update()` on some path (`train_kwargs.update({"shuffle": True, ...})` on the CUDA
+        path, then `DataLoader(ds, sampler=sampler, **train_kwargs)`).
     """,
     why="""
         torch checks these combinations when the DataLoader is built and raises `ValueError`: the
@@ -123,9 +143,13 @@ RULE = Rule(
         - A sampler that is `None` on every path the tool can see, or a value it cannot trace
           (a parameter no code in the file passes).
         - Subclasses of DataLoader, which may accept these arguments differently.
+        - A `**kwargs` dict the tool cannot read in full (built by a call, merged with a dict
+          from a call, given a key that is not literal), or whose `shuffle` entry is not `True`
+          on every path (`kwargs["shuffle"] = False` later).
     """,
     blind_spots="""
-        - Conflicting arguments hidden in `**loader_kwargs` are not looked at.
+        - A dict unpacked with `**` that comes from another module's function, or is filled
+          by a function it is passed to, is not read.
         - `shuffle=flag` with `flag = True` elsewhere is not followed.
     """,
     triggers=(b"*DataLoader*",),

@@ -77,7 +77,12 @@ RULE = Rule(
           stream across ranks; it is accepted, as the issue's definition of a split stream asks.
         - An IterableDataset class defined in another module is judged only when the project's
           modules are analysed together (cross-module flow), else not at all.
-        - Lightning does not shard IterableDatasets, but loaders given to it are trusted.
+        - Lightning does not shard IterableDatasets, but loaders given to it are trusted
+          (a `LightningDataModule` whose `train_dataloader` streams a Hugging Face dataset to
+          every rank is not reported).
+        - A stream built by a helper of another module (`load_dataset(..., streaming=cfg.flag)`
+          returned from a loader function, then mixed with `interleave_datasets`) is not known to
+          be a stream in the caller; nor is one whose `streaming=` comes from configuration.
     """,
     triggers=(b"*IterableDataset*", b"*streaming*", b"*WebDataset*", b"*IterableWrapper*"),
     distributed_only=True,

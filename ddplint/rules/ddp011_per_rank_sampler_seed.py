@@ -85,6 +85,9 @@ RULE = Rule(
         - A seed drawn from `random` after `random.seed(...)` with the same value on every rank is
           reported although the ranks agree.
         - Custom sampler classes that take a generator are not looked into.
+        - A seed read from an attribute of an object another module fills (`seed=flags.seed`
+          where the script's main sets `flags.seed = worker_seeds[local_rank]` before calling the
+          loader builder) is not traced across modules: only values computed in the file count.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=False,
