@@ -409,6 +409,7 @@ class ProjectIndex:
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
+        self._rank_callers: dict[tuple[str, str], list[str]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -597,7 +598,10 @@ class ProjectIndex:
     def forget_changed(self) -> None:
         """Drop what was worked out about modules changed on disk since (an index kept across
         analyses: the language server's). One stat per module it has looked at."""
-        for path in [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]:
+        changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
+        if changed:
+            self._rank_callers.clear()  # any module may have started or stopped calling a helper
+        for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)
             self._outlines.pop(path, None)
@@ -671,6 +675,99 @@ class ProjectIndex:
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
+
+    # -- callers in other modules ----------------------------------------------------------------
+    def rank_callers(self, path: str, functions: AbstractSet[str]) -> list[str]:
+        """Where ("train.py:194") a distributed module of the project calls one of `functions`
+        (top-level functions of the module at `path`) from code that runs on every rank: a
+        helper module with no distributed code of its own (`load_checkpoint` in utils.py) then
+        runs in the ranks. Imports through a package's `__init__` that re-exports the function
+        count. Only modules whose text names the function and imports a module of that name
+        are parsed, each once per index."""
+        path = self._real_path(path)
+        found: list[str] = []
+        for name in sorted(functions):
+            key = (path, name)
+            if key not in self._rank_callers:
+                self._rank_callers[key] = self._find_rank_callers(path, name)
+            found.extend(self._rank_callers[key])
+        return found
+
+    def caller_words(self, path: str) -> list[str]:
+        """The module names a file's result depends on through `rank_callers`: every module of
+        the project once the file asked who calls it (any module may start or stop calling it),
+        none otherwise. A results cache keys the file on them with its own imports."""
+        path = self._real_path(path)
+        if not any(key[0] == path for key in self._rank_callers):
+            return []
+        return sorted(name.decode("ascii", "replace") for name in self._names)
+
+    def _find_rank_callers(self, path: str, name: str) -> list[str]:
+        targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
+        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\(")
+        places = []
+        for caller in sorted(self.files - {path}):
+            self._stamps.setdefault(caller, _stamp(caller))  # forget_changed then sees it change
+            data = _caller_source(caller, word)
+            if data is None or not targets & set(self.imported_targets(caller, data)):
+                continue
+            facts = self._caller_facts(caller, data)
+            if facts is None or not facts.distributed:
+                continue
+            for site in facts.calls:
+                if not self._calls_target(caller, facts, site, targets):
+                    continue
+                if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
+                    places.append(f"{os.path.basename(caller)}:{_line_of(facts, site.node)}")
+                    break
+        return places
+
+    def _reexporters(self, path: str, name: str) -> list[str]:
+        """The package `__init__.py` files above `path` that import `name` from it."""
+        found = []
+        folder = os.path.dirname(path)
+        while folder and folder != os.path.dirname(folder):
+            init = os.path.join(folder, "__init__.py")
+            if init != path and init in self.files:
+                try:
+                    data = read_file(init)
+                except OSError:
+                    data = b""
+                if (path, name) in self.imported_targets(init, data):
+                    found.append(init)
+            folder = os.path.dirname(folder)
+        return found
+
+    def _calls_target(self, caller: str, facts: "ModuleFacts", site: "CallSite", targets: set) -> bool:
+        return any(self.resolve(caller, qualified) in targets for qualified in facts.qualified_names(site.node.func))
+
+    def _caller_facts(self, caller: str, data: bytes) -> Optional["ModuleFacts"]:
+        """The caller's facts, with its own view of the project (its process group may be
+        started by a helper of a third module)."""
+        import libcst as cst
+
+        from ddplint.analysis.facts import build_facts
+        from ddplint.analysis.syntax import parse_module
+
+        if not self._parses_safely(data, caller):
+            return None
+        try:
+            module = parse_module(data)
+            return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
+        except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
+            return None
+
+
+def _caller_source(path: str, call_word: re.Pattern) -> Optional[bytes]:
+    """A module's source when it may call the function (`call_word` matches) and can be
+    analysed (the engine's size limit), else None."""
+    try:
+        data = read_file(path)
+    except OSError:
+        return None
+    if len(data) > MAX_ANALYSED_BYTES or not call_word.search(data):
+        return None
+    return data
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
@@ -1096,6 +1193,11 @@ class ProjectView:
         """Where the shuffling DistributedSampler a project function returns is built, if it does."""
         target = self._target(facts, site.node.func)
         return target[0].sampler_factories.get(target[1]) if target else None
+
+    def rank_callers(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> list[str]:
+        """Where other modules of the project call these top-level functions of this file on
+        every rank (ProjectIndex.rank_callers)."""
+        return self.index.rank_callers(self.path, functions)
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""

@@ -22,14 +22,15 @@ from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 TORCH_LOAD = "torch.load"
+CUDA_AVAILABLE = "torch.cuda.is_available"
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
-        return
     for site in facts.calls_named(TORCH_LOAD):
         if _places_its_tensors(site):
             continue
+        if not facts.distributed and not _rank_callers(facts, site):
+            continue  # neither this file nor a distributed caller in another module runs it in ranks
         if facts.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
         if not facts.where.call_in_a_rank(site):
@@ -72,12 +73,39 @@ def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
     the device per case, and this arm is the one-process-for-all-GPUs case."""
     for branch_node, in_body in site.context.branches:
         branch = next((b for b in facts.branches if b.node is branch_node), None)
-        if branch is None:
+        if branch is None or _gpu_arm(facts, branch_node, in_body):
             continue
         for other in facts.calls_in_arm(branch, not in_body):
             if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
                 return True
     return False
+
+
+def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
+    """In a module with no distributed code of its own (a `load_checkpoint` helper), where
+    another module of the project calls the top-level function holding the load (or one of this
+    file's top-level functions that reaches it) from code every rank runs: the helper then runs
+    in every rank too."""
+    if facts.project is None or is_script(facts):
+        return []
+    function = facts.function_of(site.context.scope)
+    if function is None:
+        return []
+    entries = {
+        f.name for f in facts.functions_reaching(lambda call: call is site)
+        if f.class_name is None and f.scope.parent is facts.module_scope
+    }
+    return facts.project.rank_callers(facts, entries) if entries else []
+
+
+def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
+    """The arm runs when CUDA is there (`if torch.cuda.is_available():` / its `else:` under a
+    `not`): the other arm's map_location is the fallback for a machine without a GPU, not a
+    choice of device per rank, and this arm is the one every rank of a GPU run takes."""
+    test = getattr(branch, "test", None)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, in_body = test.expression, not in_body
+    return in_body and isinstance(test, cst.Call) and CUDA_AVAILABLE in facts.qualified_names(test.func)
 
 
 def _own_rank_file(facts: ModuleFacts, site: CallSite) -> bool:
@@ -235,7 +263,7 @@ RULE = Rule(
           `torch.hub`) is not looked into.
     """,
     triggers=(b"load",),
-    distributed_only=True,
+    distributed_only=False,  # a helper module is judged by its distributed callers (_rank_callers)
     check=check,
     invalid=(
         """
