@@ -410,6 +410,7 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         self._rank_callers: dict[tuple[str, str], list[str]] = {}
+        self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -601,6 +602,7 @@ class ProjectIndex:
         changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
         if changed:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
+            self._cpu_saves.clear()
         for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)
@@ -694,11 +696,12 @@ class ProjectIndex:
         return found
 
     def caller_words(self, path: str) -> list[str]:
-        """The module names a file's result depends on through `rank_callers`: every module of
-        the project once the file asked who calls it (any module may start or stop calling it),
-        none otherwise. A results cache keys the file on them with its own imports."""
+        """The module names a file's result depends on through other modules that import it
+        or write its files (`rank_callers`, `saved_only_from_cpu`): every module of the project
+        once the file asked (any module may start calling it or writing the file), none
+        otherwise. A results cache keys the file on them with its own imports."""
         path = self._real_path(path)
-        if not any(key[0] == path for key in self._rank_callers):
+        if not any(key[0] == path for key in (*self._rank_callers, *self._cpu_saves)):
             return []
         return sorted(name.decode("ascii", "replace") for name in self._names)
 
@@ -721,6 +724,40 @@ class ProjectIndex:
                     places.append(f"{os.path.basename(caller)}:{_line_of(facts, site.node)}")
                     break
         return places
+
+    def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
+        """Whether the modules that import this one (the training script that calls the
+        evaluation helper after it saved its model) write files of these names
+        (`model_final.pth`), and every `torch.save` there that does writes CPU tensors
+        (analysis/checkpoints.py): the helper reads back what its caller wrote."""
+        key = (self._real_path(path), frozenset(names))
+        if key not in self._cpu_saves:
+            self._cpu_saves[key] = self._only_cpu_saves(key[0], names)
+        return self._cpu_saves[key]
+
+    def _only_cpu_saves(self, path: str, names: AbstractSet[str]) -> bool:
+        from ddplint.analysis.checkpoints import saves_cpu_tensors, saves_of
+
+        literals = [name.encode() for name in names]
+        found = False
+        for other in sorted(self.files - {path}):
+            self._stamps.setdefault(other, _stamp(other))  # forget_changed then sees it change
+            try:
+                data = read_file(other)
+            except OSError:
+                continue
+            if b"save" not in data or not any(literal in data for literal in literals):
+                continue
+            if not any(target == path for target, _ in self.imported_targets(other, data)):
+                continue
+            facts = _facts_of(data) if len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, other) else None
+            if facts is None:
+                return False  # a module that may write the file and cannot be read: unknown
+            for save in saves_of(facts, set(names)):
+                if not saves_cpu_tensors(facts, save):
+                    return False
+                found = True
+        return found
 
     def _reexporters(self, path: str, name: str) -> list[str]:
         """The package `__init__.py` files above `path` that import `name` from it."""
@@ -1198,6 +1235,10 @@ class ProjectView:
         """Where other modules of the project call these top-level functions of this file on
         every rank (ProjectIndex.rank_callers)."""
         return self.index.rank_callers(self.path, functions)
+
+    def saved_only_from_cpu(self, names: AbstractSet[str]) -> bool:
+        """Other modules write files of these names, from CPU tensors only."""
+        return self.index.saved_only_from_cpu(self.path, names)
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""

@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.checkpoints import loaded_names, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -15,8 +16,6 @@ from ddplint.analysis.syntax import (
     is_none,
     keyword_arg,
     positional_args,
-    string_value,
-    walk,
 )
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
@@ -149,43 +148,17 @@ def _own_state(node: Optional[cst.BaseExpression]) -> bool:
 
 
 def _saved_from_cpu(facts: ModuleFacts, site: CallSite) -> bool:
-    """The file is written in this file by `torch.save(x.cpu(), ...)` under the same file name
-    (`"trainfeat.pth"`): it holds CPU tensors, which load onto the CPU."""
-    names = _file_names(argument(site.node, "f", 0))
+    """The file is written in this file from CPU tensors under the same file name
+    (`torch.save(x.cpu(), ".../trainfeat.pth")`), or written only from CPU tensors by the
+    project's other modules (`net.cpu()` before `torch.save(net.state_dict(), ".../model_final.pth")`
+    in train.py): it loads onto the CPU."""
+    names = loaded_names(facts, site)
     if not names:
         return False
-    for save in facts.calls_named("torch.save"):
-        saved, where = argument(save.node, "obj", 0), argument(save.node, "f", 1)
-        if saved is None or where is None or names.isdisjoint(_file_names(where)):
-            continue
-        sources = facts.flow.sources(saved, save.context.scope, save.context.branches)
-        if sources and all(_is_cpu_copy(source.node) for source in sources):
-            return True
-    return False
-
-
-def _file_names(path: Optional[cst.BaseExpression]) -> set[str]:
-    """The literal file names (`name.ext`) written in a path expression."""
-    if path is None:
-        return set()
-    names = set()
-    for node in walk(path):
-        text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
-        if isinstance(node, cst.FormattedStringText):
-            text = node.value
-        if text and "." in text.rsplit("/", 1)[-1]:
-            names.add(text.rsplit("/", 1)[-1])
-    return names
-
-
-def _is_cpu_copy(node: Optional[cst.CSTNode]) -> bool:
-    """`x.cpu()`, `x.detach().cpu()`, `x.to("cpu")`, `x.numpy()`: a value that lives on the CPU."""
-    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-        return False
-    method = node.func.attr.value
-    if method in ("cpu", "numpy", "tolist"):
-        return True
-    return method == "to" and bool(node.args) and string_value(node.args[0].value) == "cpu"
+    own = saves_of(facts, names)
+    if own:
+        return any(saves_cpu_tensors(facts, save, site.node) for save in own)
+    return facts.project is not None and facts.project.saved_only_from_cpu(names)
 
 
 def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
