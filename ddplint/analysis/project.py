@@ -411,6 +411,7 @@ class ProjectIndex:
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         self._rank_callers: dict[tuple[str, str], list[str]] = {}
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
+        self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -603,6 +604,7 @@ class ProjectIndex:
         if changed:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
             self._cpu_saves.clear()
+            self._rank_calls.clear()
         for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)
@@ -714,16 +716,67 @@ class ProjectIndex:
             data = _caller_source(caller, word)
             if data is None or not targets & set(self.imported_targets(caller, data)):
                 continue
+            for target, place in self._called_in_ranks(caller, data).items():
+                if target in targets:
+                    places.append(place)
+        return places
+
+    def _called_in_ranks(self, caller: str, data: bytes) -> dict[tuple[str, str], str]:
+        """(project file, function) -> "train.py:194" for each project function a distributed
+        module calls from code every rank runs; worked out once per module."""
+        known = self._rank_calls.get(caller)
+        if known is None:
+            known = self._rank_calls[caller] = {}
             facts = self._caller_facts(caller, data)
             if facts is None or not facts.distributed:
-                continue
+                return known
+            first: dict[tuple[str, str], cst.CSTNode] = {}
             for site in facts.calls:
-                if not self._calls_target(caller, facts, site, targets):
+                targets = {t for t in (self.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
+                if not targets or set(first).issuperset(targets):
                     continue
                 if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
-                    places.append(f"{os.path.basename(caller)}:{_line_of(facts, site.node)}")
-                    break
-        return places
+                    for target in targets:
+                        first.setdefault(target, site.node)
+            if first:
+                from ddplint.positions import positions_of
+
+                lines = positions_of(facts.module, list(first.values()))
+                for target, node in first.items():
+                    known[target] = f"{os.path.basename(caller)}:{lines[node].start.line}"
+        return known
+
+    def _reexporters(self, path: str, name: str) -> list[str]:
+        """The package `__init__.py` files above `path` that import `name` from it."""
+        found = []
+        folder = os.path.dirname(path)
+        while folder and folder != os.path.dirname(folder):
+            init = os.path.join(folder, "__init__.py")
+            if init != path and init in self.files:
+                try:
+                    data = read_file(init)
+                except OSError:
+                    data = b""
+                if (path, name) in self.imported_targets(init, data):
+                    found.append(init)
+            folder = os.path.dirname(folder)
+        return found
+
+    def _caller_facts(self, caller: str, data: bytes) -> Optional["ModuleFacts"]:
+        """The caller's facts, with its own view of the project (its process group may be
+        started by a helper of a third module)."""
+        import libcst as cst
+
+        from ddplint.analysis.facts import build_facts
+        from ddplint.analysis.syntax import parse_module
+
+        if not self._parses_safely(data, caller):
+            return None
+        try:
+            module = parse_module(data)
+            return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
+        except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
+            return None
 
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the
@@ -758,41 +811,6 @@ class ProjectIndex:
                     return False
                 found = True
         return found
-
-    def _reexporters(self, path: str, name: str) -> list[str]:
-        """The package `__init__.py` files above `path` that import `name` from it."""
-        found = []
-        folder = os.path.dirname(path)
-        while folder and folder != os.path.dirname(folder):
-            init = os.path.join(folder, "__init__.py")
-            if init != path and init in self.files:
-                try:
-                    data = read_file(init)
-                except OSError:
-                    data = b""
-                if (path, name) in self.imported_targets(init, data):
-                    found.append(init)
-            folder = os.path.dirname(folder)
-        return found
-
-    def _calls_target(self, caller: str, facts: "ModuleFacts", site: "CallSite", targets: set) -> bool:
-        return any(self.resolve(caller, qualified) in targets for qualified in facts.qualified_names(site.node.func))
-
-    def _caller_facts(self, caller: str, data: bytes) -> Optional["ModuleFacts"]:
-        """The caller's facts, with its own view of the project (its process group may be
-        started by a helper of a third module)."""
-        import libcst as cst
-
-        from ddplint.analysis.facts import build_facts
-        from ddplint.analysis.syntax import parse_module
-
-        if not self._parses_safely(data, caller):
-            return None
-        try:
-            module = parse_module(data)
-            return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
-        except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
-            return None
 
 
 def _caller_source(path: str, call_word: re.Pattern) -> Optional[bytes]:
