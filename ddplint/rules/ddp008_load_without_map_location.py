@@ -184,7 +184,13 @@ RULE = Rule(
     summary="torch.load without map_location in a distributed script: every rank loads onto GPU 0.",
     what="""
         Flags `torch.load(...)` in a distributed script when it gets no `map_location` (neither as a
-        keyword nor as the second positional argument, or `map_location=None`).
+        keyword nor as the second positional argument, or `map_location=None`). A module with no
+        distributed code of its own (a `load_checkpoint()` / `resume_checkpoint()` helper) is
+        judged by its callers: its load is flagged when a distributed module of the project calls
+        the function holding it (or a top-level function of the helper's module that reaches it,
+        also through a package `__init__` that re-exports it) from code every rank runs. A load
+        on the CUDA arm of `if torch.cuda.is_available():` whose other arm maps to the CPU is
+        flagged too: that arm is the one every rank of a GPU run takes.
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -215,7 +221,15 @@ RULE = Rule(
         - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
           from its own GPU, onto its own GPU.
         - Files this script writes from CPU tensors under the same name
-          (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`).
+          (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`,
+          the name also read through the variable holding the path): CPU copies, tensors a factory
+          makes without a `device` (`torch.zeros(n, 2)`), dicts of them, the state of a module
+          moved by `net.cpu()` before the save (analysis/checkpoints.py).
+        - Files that the modules importing this one (the training script that calls the evaluation
+          helper after training) write only from CPU tensors under that name (`net.cpu()` then
+          `torch.save(net.state_dict(), ".../model_final.pth")`).
+        - A helper module whose functions no distributed module calls on every rank (only the
+          single-process tools, only under a rank-0 guard, or nobody).
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
@@ -225,8 +239,17 @@ RULE = Rule(
           per rank in sharded optimizers).
     """,
     blind_spots="""
-        - Whether the file really holds CUDA tensors is only known when this file saves it; a
-          checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
+        - Whether the file really holds CUDA tensors is only known when this file, or a module
+          importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
+          unrelated module (or a released pretrained file) is flagged although it loads to CPU.
+        - A helper is followed to its callers by import and direct call only: a load reached
+          through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`), a table of hooks
+          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a method of an object a caller holds
+          (`self.checkpointer.recover()`) or a callback the user passes is missed. A rank-0-only
+          load is left alone by design, even where the fix maps it for CPU-only machines.
+        - The results cache keys such a helper on the project's modules as they were: a module
+          added later that starts calling it is seen after the helper itself changes (or with
+          `--no-cache`).
         - In such a save/load pair, a caller (in another module) that hands every rank the
           same file name rank 0 saved is missed: the caller is not followed.
         - The launching process is the function that calls `mp.spawn` / `start_processes` in
