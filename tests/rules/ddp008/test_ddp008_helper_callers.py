@@ -127,3 +127,31 @@ def test_load_on_the_cuda_arm_of_a_negated_test_is_flagged(lint):
 
 def test_load_beside_a_per_rank_mapping_is_left_alone(lint):
     assert _gpu_arm(lint, "gpu is None", "", ', map_location=f"cuda:{gpu}"') == []
+
+
+def test_cached_helper_is_judged_again_when_its_caller_changes(tmp_path):
+    """The helper's result depends on the module that calls it: a cached answer from when the
+    caller ran in one process must not outlive the caller becoming distributed."""
+    from ddplint.cache import ResultCache
+
+    single = """\
+    import torch
+    from helpers import restore
+
+    model = torch.nn.Linear(4, 4).cuda()
+    restore(model, "last.pt")
+    """
+    project = tmp_path / "project"
+    project.mkdir()
+    rules = select_rules(["DDP008"])
+
+    def run() -> list[str]:
+        cache = ResultCache(tmp_path / "cache", "DDP008")
+        found = [Path(d.filename).name for d in lint_paths([str(project)], rules, jobs=1, cache=cache)]
+        assert cache.save() is None
+        return found
+
+    assert _project(project, {"helpers.py": HELPER, "train.py": single}) == []
+    assert run() == []
+    (project / "train.py").write_text(DISTRIBUTED_CALLER + "\n# now distributed\n")
+    assert run() == ["helpers.py"]
