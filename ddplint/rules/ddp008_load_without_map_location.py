@@ -87,9 +87,6 @@ def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     in every rank too."""
     if facts.project is None or is_script(facts):
         return []
-    function = facts.function_of(site.context.scope)
-    if function is None:
-        return []
     entries = {
         f.name for f in facts.functions_reaching(lambda call: call is site)
         if f.class_name is None and f.scope.parent is facts.module_scope
