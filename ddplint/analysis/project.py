@@ -412,6 +412,7 @@ class ProjectIndex:
         self._rank_callers: dict[tuple[str, str], list[str]] = {}
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
+        self._calls_named: dict[str, frozenset[str]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -605,6 +606,7 @@ class ProjectIndex:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
             self._cpu_saves.clear()
             self._rank_calls.clear()
+            self._calls_named.clear()
         for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)
@@ -709,17 +711,28 @@ class ProjectIndex:
 
     def _find_rank_callers(self, path: str, name: str) -> list[str]:
         targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
-        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*\(")
         places = []
         for caller in sorted(self.files - {path}):
-            self._stamps.setdefault(caller, _stamp(caller))  # forget_changed then sees it change
-            data = _caller_source(caller, word)
+            if name not in self._called_names(caller):
+                continue
+            data = _caller_source(caller)
             if data is None or not targets & set(self.imported_targets(caller, data)):
                 continue
             for target, place in self._called_in_ranks(caller, data).items():
                 if target in targets:
                     places.append(place)
         return places
+
+    def _called_names(self, path: str) -> frozenset[str]:
+        """The names a module calls by (`restore(` / `ckpt.restore(`), read off its bytes once
+        per index: most modules never call a given helper and are not read again for it."""
+        known = self._calls_named.get(path)
+        if known is None:
+            self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
+            data = _caller_source(path)
+            found = _CALLED_NAME.findall(data) if data is not None else []
+            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in found)
+        return known
 
     def _called_in_ranks(self, caller: str, data: bytes) -> dict[tuple[str, str], str]:
         """(project file, function) -> "train.py:194" for each project function a distributed
@@ -794,16 +807,14 @@ class ProjectIndex:
         literals = [name.encode() for name in names]
         found = False
         for other in sorted(self.files - {path}):
-            self._stamps.setdefault(other, _stamp(other))  # forget_changed then sees it change
-            try:
-                data = read_file(other)
-            except OSError:
-                continue
-            if b"save" not in data or not any(literal in data for literal in literals):
+            if "save" not in self._called_names(other):
+                continue  # writes nothing with torch.save
+            data = _caller_source(other)
+            if data is None or not any(literal in data for literal in literals):
                 continue
             if not any(target == path for target, _ in self.imported_targets(other, data)):
                 continue
-            facts = _facts_of(data) if len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, other) else None
+            facts = _facts_of(data) if self._parses_safely(data, other) else None
             if facts is None:
                 return False  # a module that may write the file and cannot be read: unknown
             for save in saves_of(facts, set(names)):
@@ -813,16 +824,16 @@ class ProjectIndex:
         return found
 
 
-def _caller_source(path: str, call_word: re.Pattern) -> Optional[bytes]:
-    """A module's source when it may call the function (`call_word` matches) and can be
-    analysed (the engine's size limit), else None."""
+_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
+
+
+def _caller_source(path: str) -> Optional[bytes]:
+    """A module's source when it can be analysed (the engine's size limit), else None."""
     try:
         data = read_file(path)
     except OSError:
         return None
-    if len(data) > MAX_ANALYSED_BYTES or not call_word.search(data):
-        return None
-    return data
+    return data if len(data) <= MAX_ANALYSED_BYTES else None
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
