@@ -739,24 +739,12 @@ class ProjectIndex:
         module calls from code every rank runs; worked out once per module."""
         known = self._rank_calls.get(caller)
         if known is None:
-            known = self._rank_calls[caller] = {}
             facts = self._caller_facts(caller, data)
-            if facts is None or not facts.distributed:
-                return known
-            first: dict[tuple[str, str], cst.CSTNode] = {}
-            for site in facts.calls:
-                targets = {t for t in (self.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
-                if not targets or set(first).issuperset(targets):
-                    continue
-                if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
-                    for target in targets:
-                        first.setdefault(target, site.node)
-            if first:
-                from ddplint.positions import positions_of
-
-                lines = positions_of(facts.module, list(first.values()))
-                for target, node in first.items():
-                    known[target] = f"{os.path.basename(caller)}:{lines[node].start.line}"
+            try:
+                known = _rank_calls_of(self, caller, facts) if facts is not None and facts.distributed else {}
+            except Exception:  # RecursionError, or a bug: that caller says nothing, the run goes on
+                known = {}
+            self._rank_calls[caller] = known
         return known
 
     def _reexporters(self, path: str, name: str) -> list[str]:
@@ -815,13 +803,32 @@ class ProjectIndex:
             if not any(target == path for target, _ in self.imported_targets(other, data)):
                 continue
             facts = _facts_of(data) if self._parses_safely(data, other) else None
-            if facts is None:
-                return False  # a module that may write the file and cannot be read: unknown
-            for save in saves_of(facts, set(names)):
-                if not saves_cpu_tensors(facts, save):
-                    return False
-                found = True
+            try:
+                saves = [saves_cpu_tensors(facts, save) for save in saves_of(facts, set(names))] if facts else None
+            except Exception:  # RecursionError, or a bug: that module's saves are unknown
+                saves = None
+            if saves is None or not all(saves):
+                return False  # a module that may write the file from the GPU, or cannot be read
+            found = found or bool(saves)
         return found
+
+
+def _rank_calls_of(index: ProjectIndex, caller: str, facts: "ModuleFacts") -> dict[tuple[str, str], str]:
+    """ProjectIndex._called_in_ranks for a distributed module's facts."""
+    first: dict[tuple[str, str], "cst.CSTNode"] = {}
+    for site in facts.calls:
+        targets = {t for t in (index.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
+        if not targets or set(first).issuperset(targets):
+            continue
+        if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
+            for target in targets:
+                first.setdefault(target, site.node)
+    if not first:
+        return {}
+    from ddplint.positions import positions_of
+
+    lines = positions_of(facts.module, list(first.values()))
+    return {target: f"{os.path.basename(caller)}:{lines[node].start.line}" for target, node in first.items()}
 
 
 _CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")

@@ -155,3 +155,10 @@ def test_cached_helper_is_judged_again_when_its_caller_changes(tmp_path):
     assert run() == []
     (project / "train.py").write_text(DISTRIBUTED_CALLER + "\n# now distributed\n")
     assert run() == ["helpers.py"]
+
+
+def test_a_caller_that_does_not_parse_costs_the_helper_nothing(tmp_path):
+    broken = "from helpers import restore\nrestore(model, 'a.pt'\ndef (:\n"
+    found = _project(tmp_path, {"helpers.py": HELPER, "train.py": DISTRIBUTED_CALLER, "broken.py": broken})
+    assert ("helpers.py", 5) in found
+    assert all(name in ("helpers.py", "broken.py") for name, _ in found)
