@@ -43,16 +43,22 @@ _MAX_DEPTH = 6
 
 
 def file_names(path: Optional[cst.BaseExpression]) -> set[str]:
-    """The literal file names (`name.ext`) written in a path expression."""
+    """The literal file names (`name.ext`) written in a path expression; in an f-string, with
+    `{}` for each value (`f"{out}/memory_{kind}.pth"` -> `memory_{}.pth`). A name that is only
+    values and an extension (`f"{name}.pth"`) names no file in particular and is left out."""
     if path is None:
         return set()
     names = set()
     for node in walk(path):
-        text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
-        if isinstance(node, cst.FormattedStringText):
-            text = node.value
-        if text and "." in text.rsplit("/", 1)[-1]:
-            names.add(text.rsplit("/", 1)[-1])
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            text = string_value(node)
+        elif isinstance(node, cst.FormattedString):
+            text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+        else:
+            continue
+        name = text.rsplit("/", 1)[-1] if text else ""
+        if "." in name and name.split(".", 1)[0].replace("{}", ""):
+            names.add(name)
     return names
 
 

@@ -93,3 +93,15 @@ def test_file_the_calling_script_saves_from_cpu_is_left_alone(tmp_path):
 
 def test_file_the_calling_script_saves_from_the_gpu_is_flagged(tmp_path):
     assert _project(tmp_path, "net.train()") == [("evaluate.py", 7)]
+
+
+def test_cpu_file_of_another_f_string_name_does_not_excuse_the_load(lint):
+    source = """
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl")
+    torch.save(features.cpu(), f"{out}/features_{epoch}.pth")
+    state = torch.load(f"{out}/checkpoint_{epoch}.pth")
+    """
+    assert lint(source, select=["DDP008"]) == [(6, "DDP008")]
