@@ -256,7 +256,8 @@ RULE = Rule(
           `torch.hub`) is not looked into.
     """,
     triggers=(b"load",),
-    distributed_only=False,  # a helper module is judged by its distributed callers (_rank_callers)
+    distributed_only=True,
+    judged_by_callers=True,  # a helper module is judged by its distributed callers (_rank_callers)
     check=check,
     invalid=(
         """
