@@ -27,7 +27,14 @@ from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
-from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
+from ddplint.screen import (
+    Unparsable,
+    able_to_fire,
+    candidates_by_bytes,
+    candidates_by_names,
+    compile_screen,
+    triggered_by_bytes,
+)
 from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
@@ -275,7 +282,7 @@ def _caller_judged_by_bytes(rules: Sequence[Rule], data: bytes, filename: str, p
     `.py` module holds, distributed code or not."""
     if project is None or not filename.endswith(".py"):
         return []
-    return candidates_by_bytes(data, [rule for rule in rules if rule.judged_by_callers], need_distributed=False)
+    return triggered_by_bytes(data, [rule for rule in rules if rule.judged_by_callers])
 
 
 def _with_caller_judged_rules(
