@@ -408,6 +408,14 @@ def _holding_tree(size: int) -> ContextManager[object]:
     return _LARGE_TREES if _LARGE_TREES is not None and size >= LARGE_FILE_BYTES else nullcontext()
 
 
+def _dependency_words(path: str, data: bytes) -> tuple[str, ...]:
+    """The module names a file's result depends on: those its imports mention, and, for a
+    helper judged by the modules that call it (DDP008), every module of the project."""
+    if _PROJECT is None:
+        return ()
+    return tuple(sorted(set(_PROJECT.import_words(data)) | set(_PROJECT.caller_words(path))))
+
+
 def _check_job(job: _Job) -> tuple[int, _Outcome]:
     data, problem = _read(job.path)
     if problem is not None:
@@ -420,7 +428,7 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
         diagnostics = lint_document(
             data, job.path, load_rules(job.codes), errors, _PROJECT, UNUSED_NOQA_CODE in job.codes, job.options
         )
-    import_words = tuple(_PROJECT.import_words(data)) if _PROJECT is not None else ()
+    import_words = _dependency_words(job.path, data)
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
 

@@ -27,7 +27,14 @@ from ddplint.positions import positions_of
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
-from ddplint.screen import Unparsable, able_to_fire, candidates_by_bytes, candidates_by_names, compile_screen
+from ddplint.screen import (
+    Unparsable,
+    able_to_fire,
+    candidates_by_bytes,
+    candidates_by_names,
+    compile_screen,
+    triggered_by_bytes,
+)
 from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
@@ -74,7 +81,8 @@ def lint_source(
     # A file may get its loader or process group from the project's own modules without a
     # single trigger word of its own: then the names it uses from them decide (below).
     if not active and (project is None or not project.imported_targets(filename, data)):
-        return []  # the common case: nothing here any selected rule could care about
+        if not _caller_judged_by_bytes(rules, data, filename, project):
+            return []  # the common case: nothing here any selected rule could care about
     if len(data) > MAX_ANALYSED_BYTES:
         if not _linked(active, project, filename, data):
             return []
@@ -100,6 +108,7 @@ def lint_source(
     active = able_to_fire(active, data, names, started_elsewhere, guard_words) if active else []
     if project is not None:
         active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
+        active = _with_caller_judged_rules(active, rules, data, names, filename, project)
     if not active:
         return []
     return _analysed_at_any_depth(data, filename, active, errors, project, parser, options)
@@ -295,6 +304,31 @@ def _with_project_rules(
     if not able or not project.offers_any_of(filename, data, names):
         return active
     chosen.update(able)
+    return [rule for rule in rules if rule in chosen]
+
+
+def _caller_judged_by_bytes(rules: Sequence[Rule], data: bytes, filename: str, project: Optional[ProjectIndex]) -> list[Rule]:
+    """The rules judged by their callers (`Rule.judged_by_callers`) whose triggers a project's
+    `.py` module holds, distributed code or not."""
+    if project is None or not filename.endswith(".py"):
+        return []
+    return triggered_by_bytes(data, [rule for rule in rules if rule.judged_by_callers])
+
+
+def _with_caller_judged_rules(
+    active: Sequence[Rule], rules: Sequence[Rule], data: bytes, names: frozenset[str], filename: str,
+    project: ProjectIndex,
+) -> list[Rule]:
+    """The rules a file's own words select, plus the distributed-only rules judged by their
+    callers (`Rule.judged_by_callers`) whose triggers it holds, when the screens left them out
+    for want of distributed code: in a project's `.py` module (one other modules can import)
+    the rule asks the project whether a distributed module runs it in its ranks. Not for a
+    notebook or a lone file, which nothing imports."""
+    wanted = [rule for rule in _caller_judged_by_bytes(rules, data, filename, project) if rule not in active]
+    added = candidates_by_names(wanted, data, names) if wanted else []
+    if not added:
+        return list(active)
+    chosen = set(active) | set(added)
     return [rule for rule in rules if rule in chosen]
 
 

@@ -159,14 +159,15 @@ def _triggers_of(rule: Triggered) -> _RuleTriggers:
 R = TypeVar("R", bound=Triggered)
 
 
-def candidates_by_bytes(data: bytes, rules: Sequence[R]) -> list[R]:
+def candidates_by_bytes(data: bytes, rules: Sequence[R], need_distributed: bool = True) -> list[R]:
     """Stage 1: the rules whose triggers occur in the raw bytes. Substring tests only (a regex
     only behind a substring hit, for the rare pattern with a `*` inside): a file costs a few
-    memchr-speed passes, and the distributed tokens are looked for only if a rule needs them."""
+    memchr-speed passes, and the distributed tokens are looked for only if a rule needs them
+    (`need_distributed=False`: not even then, `triggered_by_bytes`)."""
     found: list[R] = []
     distributed: Optional[bool] = None
     for rule in rules:
-        if rule.distributed_only:
+        if rule.distributed_only and need_distributed:
             if distributed is None:
                 distributed = any(token in data for token in DISTRIBUTED_TOKENS)
             if not distributed:
@@ -174,6 +175,12 @@ def candidates_by_bytes(data: bytes, rules: Sequence[R]) -> list[R]:
         if any(trigger.in_bytes(data) for trigger in _triggers_of(rule).triggers):
             found.append(rule)
     return found
+
+
+def triggered_by_bytes(data: bytes, rules: Sequence[R]) -> list[R]:
+    """Stage 1 without the distributed tokens: for rules that callers in other modules may
+    judge (`Rule.judged_by_callers`) in a module with no distributed code of its own."""
+    return candidates_by_bytes(data, rules, need_distributed=False)
 
 
 def candidates_by_names(rules: Sequence[R], data: bytes, names: frozenset[str]) -> list[R]:

@@ -437,6 +437,10 @@ class ProjectIndex:
         self._path_additions: dict[str, list[str]] = {}
         self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
         self._files_by_folder: Optional[dict[str, list[str]]] = None
+        self._rank_callers: dict[tuple[str, str], list[str]] = {}
+        self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
+        self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
+        self._calls_named: dict[str, frozenset[str]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -783,7 +787,13 @@ class ProjectIndex:
         analyses: the language server's). One stat per module it has looked at. What star
         imports hand on is read again (import lines only: cheaper than a stat of each module)."""
         self._star_exports.clear()
-        for path in [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]:
+        changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
+        if changed:
+            self._rank_callers.clear()  # any module may have started or stopped calling a helper
+            self._cpu_saves.clear()
+            self._rank_calls.clear()
+            self._calls_named.clear()
+        for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)
             self._outlines.pop(path, None)
@@ -857,6 +867,166 @@ class ProjectIndex:
 
     def view_for(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.realpath(path))
+
+    # -- callers in other modules ----------------------------------------------------------------
+    def rank_callers(self, path: str, functions: AbstractSet[str]) -> list[str]:
+        """Where ("train.py:194") a distributed module of the project calls one of `functions`
+        (top-level functions of the module at `path`) from code that runs on every rank: a
+        helper module with no distributed code of its own (`load_checkpoint` in utils.py) then
+        runs in the ranks. Imports through a package's `__init__` that re-exports the function
+        count. Only modules whose text names the function and imports a module of that name
+        are parsed, each once per index."""
+        path = self._real_path(path)
+        found: list[str] = []
+        for name in sorted(functions):
+            key = (path, name)
+            if key not in self._rank_callers:
+                self._rank_callers[key] = self._find_rank_callers(path, name)
+            found.extend(self._rank_callers[key])
+        return found
+
+    def caller_words(self, path: str) -> list[str]:
+        """The module names a file's result depends on through other modules that import it
+        or write its files (`rank_callers`, `saved_only_from_cpu`): every module of the project
+        once the file asked (any module may start calling it or writing the file), none
+        otherwise. A results cache keys the file on them with its own imports."""
+        path = self._real_path(path)
+        if not any(key[0] == path for key in (*self._rank_callers, *self._cpu_saves)):
+            return []
+        return sorted(name.decode("ascii", "replace") for name in self._names)
+
+    def _find_rank_callers(self, path: str, name: str) -> list[str]:
+        targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
+        places = []
+        for caller in sorted(self.files - {path}):
+            if name not in self._called_names(caller):
+                continue
+            data = _caller_source(caller)
+            if data is None or not targets & set(self.imported_targets(caller, data)):
+                continue
+            for target, place in self._called_in_ranks(caller, data).items():
+                if target in targets:
+                    places.append(place)
+        return places
+
+    def _called_names(self, path: str) -> frozenset[str]:
+        """The names a module calls by (`restore(` / `ckpt.restore(`), read off its bytes once
+        per index: most modules never call a given helper and are not read again for it."""
+        known = self._calls_named.get(path)
+        if known is None:
+            self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
+            data = _caller_source(path)
+            found = _CALLED_NAME.findall(data) if data is not None else []
+            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in found)
+        return known
+
+    def _called_in_ranks(self, caller: str, data: bytes) -> dict[tuple[str, str], str]:
+        """(project file, function) -> "train.py:194" for each project function a distributed
+        module calls from code every rank runs; worked out once per module."""
+        known = self._rank_calls.get(caller)
+        if known is None:
+            facts = self._caller_facts(caller, data)
+            try:
+                known = _rank_calls_of(self, caller, facts) if facts is not None and facts.distributed else {}
+            except Exception:  # RecursionError, or a bug: that caller says nothing, the run goes on
+                known = {}
+            self._rank_calls[caller] = known
+        return known
+
+    def _reexporters(self, path: str, name: str) -> list[str]:
+        """The package `__init__.py` files above `path` that import `name` from it."""
+        found = []
+        folder = os.path.dirname(path)
+        while folder and folder != os.path.dirname(folder):
+            init = os.path.join(folder, "__init__.py")
+            if init != path and init in self.files:
+                try:
+                    data = read_file(init)
+                except OSError:
+                    data = b""
+                if (path, name) in self.imported_targets(init, data):
+                    found.append(init)
+            folder = os.path.dirname(folder)
+        return found
+
+    def _caller_facts(self, caller: str, data: bytes) -> Optional["ModuleFacts"]:
+        """The caller's facts, with its own view of the project (its process group may be
+        started by a helper of a third module)."""
+        import libcst as cst
+
+        from ddplint.analysis.facts import build_facts
+        from ddplint.analysis.syntax import parse_module
+
+        if not self._parses_safely(data, caller):
+            return None
+        try:
+            module = parse_module(data)
+            return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
+        except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
+            return None
+
+    def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
+        """Whether the modules that import this one (the training script that calls the
+        evaluation helper after it saved its model) write files of these names
+        (`model_final.pth`), and every `torch.save` there that does writes CPU tensors
+        (analysis/checkpoints.py): the helper reads back what its caller wrote."""
+        key = (self._real_path(path), frozenset(names))
+        if key not in self._cpu_saves:
+            self._cpu_saves[key] = self._only_cpu_saves(key[0], names)
+        return self._cpu_saves[key]
+
+    def _only_cpu_saves(self, path: str, names: AbstractSet[str]) -> bool:
+        from ddplint.analysis.checkpoints import saves_cpu_tensors, saves_of
+
+        literals = [name.encode() for name in names]
+        found = False
+        for other in sorted(self.files - {path}):
+            if "save" not in self._called_names(other):
+                continue  # writes nothing with torch.save
+            data = _caller_source(other)
+            if data is None or not any(literal in data for literal in literals):
+                continue
+            if not any(target == path for target, _ in self.imported_targets(other, data)):
+                continue
+            facts = _facts_of(data) if self._parses_safely(data, other) else None
+            try:
+                saves = [saves_cpu_tensors(facts, save) for save in saves_of(facts, set(names))] if facts else None
+            except Exception:  # RecursionError, or a bug: that module's saves are unknown
+                saves = None
+            if saves is None or not all(saves):
+                return False  # a module that may write the file from the GPU, or cannot be read
+            found = found or bool(saves)
+        return found
+
+
+def _rank_calls_of(index: ProjectIndex, caller: str, facts: "ModuleFacts") -> dict[tuple[str, str], str]:
+    """ProjectIndex._called_in_ranks for a distributed module's facts."""
+    first: dict[tuple[str, str], "cst.CSTNode"] = {}
+    for site in facts.calls:
+        targets = {t for t in (index.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
+        if not targets or set(first).issuperset(targets):
+            continue
+        if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
+            for target in targets:
+                first.setdefault(target, site.node)
+    if not first:
+        return {}
+    from ddplint.positions import positions_of
+
+    lines = positions_of(facts.module, list(first.values()))
+    return {target: f"{os.path.basename(caller)}:{lines[node].start.line}" for target, node in first.items()}
+
+
+_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
+
+
+def _caller_source(path: str) -> Optional[bytes]:
+    """A module's source when it can be analysed (the engine's size limit), else None."""
+    try:
+        data = read_file(path)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_ANALYSED_BYTES else None
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
@@ -1343,6 +1513,15 @@ class ProjectView:
         class `func` names extends, if it is one."""
         target = self._target(facts, func)
         return target[0].distributed_classes.get(target[1]) if target else None
+
+    def rank_callers(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> list[str]:
+        """Where other modules of the project call these top-level functions of this file on
+        every rank (ProjectIndex.rank_callers)."""
+        return self.index.rank_callers(self.path, functions)
+
+    def saved_only_from_cpu(self, names: AbstractSet[str]) -> bool:
+        """Other modules write files of these names, from CPU tensors only."""
+        return self.index.saved_only_from_cpu(self.path, names)
 
     def iterable_class(self, facts: "ModuleFacts", func: cst.BaseExpression) -> Optional[bool]:
         """None if `func` is not a project IterableDataset class, else whether it splits its stream."""

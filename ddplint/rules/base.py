@@ -59,6 +59,10 @@ class Rule:
     # proves its groups where it names them; tests/test_screen.py runs every rule with and
     # without them over the corpus and the examples.
     requires: tuple[tuple[bytes, ...], ...] = ()
+    # A distributed-only rule that also speaks in a module with no distributed code of its own
+    # when other modules of the project run it in their ranks (DDP008: a `load_checkpoint()`
+    # helper): the engine runs it on such a module when it is a `.py` file of a project.
+    judged_by_callers: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))

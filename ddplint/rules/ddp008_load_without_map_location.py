@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.checkpoints import loaded_names, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -15,21 +16,20 @@ from ddplint.analysis.syntax import (
     is_none,
     keyword_arg,
     positional_args,
-    string_value,
-    walk,
 )
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 TORCH_LOAD = "torch.load"
+CUDA_AVAILABLE = "torch.cuda.is_available"
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
-        return
     for site in facts.calls_named(TORCH_LOAD):
         if _places_its_tensors(site):
             continue
+        if not facts.distributed and not _rank_callers(facts, site):
+            continue  # neither this file nor a distributed caller in another module runs it in ranks
         if facts.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
         if not facts.where.call_in_a_rank(site):
@@ -72,12 +72,36 @@ def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
     the device per case, and this arm is the one-process-for-all-GPUs case."""
     for branch_node, in_body in site.context.branches:
         branch = next((b for b in facts.branches if b.node is branch_node), None)
-        if branch is None:
+        if branch is None or _gpu_arm(facts, branch_node, in_body):
             continue
         for other in facts.calls_in_arm(branch, not in_body):
             if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
                 return True
     return False
+
+
+def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
+    """In a module with no distributed code of its own (a `load_checkpoint` helper), where
+    another module of the project calls the top-level function holding the load (or one of this
+    file's top-level functions that reaches it) from code every rank runs: the helper then runs
+    in every rank too."""
+    if facts.project is None or is_script(facts):
+        return []
+    entries = {
+        f.name for f in facts.functions_reaching(lambda call: call is site)
+        if f.class_name is None and f.scope.parent is facts.module_scope
+    }
+    return facts.project.rank_callers(facts, entries) if entries else []
+
+
+def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
+    """The arm runs when CUDA is there (`if torch.cuda.is_available():` / its `else:` under a
+    `not`): the other arm's map_location is the fallback for a machine without a GPU, not a
+    choice of device per rank, and this arm is the one every rank of a GPU run takes."""
+    test = getattr(branch, "test", None)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, in_body = test.expression, not in_body
+    return in_body and isinstance(test, cst.Call) and CUDA_AVAILABLE in facts.qualified_names(test.func)
 
 
 def _own_rank_file(facts: ModuleFacts, site: CallSite) -> bool:
@@ -121,43 +145,17 @@ def _own_state(node: Optional[cst.BaseExpression]) -> bool:
 
 
 def _saved_from_cpu(facts: ModuleFacts, site: CallSite) -> bool:
-    """The file is written in this file by `torch.save(x.cpu(), ...)` under the same file name
-    (`"trainfeat.pth"`): it holds CPU tensors, which load onto the CPU."""
-    names = _file_names(argument(site.node, "f", 0))
+    """The file is written in this file from CPU tensors under the same file name
+    (`torch.save(x.cpu(), ".../trainfeat.pth")`), or written only from CPU tensors by the
+    project's other modules (`net.cpu()` before `torch.save(net.state_dict(), ".../model_final.pth")`
+    in train.py): it loads onto the CPU."""
+    names = loaded_names(facts, site)
     if not names:
         return False
-    for save in facts.calls_named("torch.save"):
-        saved, where = argument(save.node, "obj", 0), argument(save.node, "f", 1)
-        if saved is None or where is None or names.isdisjoint(_file_names(where)):
-            continue
-        sources = facts.flow.sources(saved, save.context.scope, save.context.branches)
-        if sources and all(_is_cpu_copy(source.node) for source in sources):
-            return True
-    return False
-
-
-def _file_names(path: Optional[cst.BaseExpression]) -> set[str]:
-    """The literal file names (`name.ext`) written in a path expression."""
-    if path is None:
-        return set()
-    names = set()
-    for node in walk(path):
-        text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
-        if isinstance(node, cst.FormattedStringText):
-            text = node.value
-        if text and "." in text.rsplit("/", 1)[-1]:
-            names.add(text.rsplit("/", 1)[-1])
-    return names
-
-
-def _is_cpu_copy(node: Optional[cst.CSTNode]) -> bool:
-    """`x.cpu()`, `x.detach().cpu()`, `x.to("cpu")`, `x.numpy()`: a value that lives on the CPU."""
-    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-        return False
-    method = node.func.attr.value
-    if method in ("cpu", "numpy", "tolist"):
-        return True
-    return method == "to" and bool(node.args) and string_value(node.args[0].value) == "cpu"
+    own = saves_of(facts, names)
+    if own:
+        return any(saves_cpu_tensors(facts, save, site.node) for save in own)
+    return facts.project is not None and facts.project.saved_only_from_cpu(names)
 
 
 def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
@@ -183,7 +181,13 @@ RULE = Rule(
     summary="torch.load without map_location in a distributed script: every rank loads onto GPU 0.",
     what="""
         Flags `torch.load(...)` in a distributed script when it gets no `map_location` (neither as a
-        keyword nor as the second positional argument, or `map_location=None`).
+        keyword nor as the second positional argument, or `map_location=None`). A module with no
+        distributed code of its own (a `load_checkpoint()` / `resume_checkpoint()` helper) is
+        judged by its callers: its load is flagged when a distributed module of the project calls
+        the function holding it (or a top-level function of the helper's module that reaches it,
+        also through a package `__init__` that re-exports it) from code every rank runs. A load
+        on the CUDA arm of `if torch.cuda.is_available():` whose other arm maps to the CPU is
+        flagged too: that arm is the one every rank of a GPU run takes.
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -214,7 +218,15 @@ RULE = Rule(
         - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
           from its own GPU, onto its own GPU.
         - Files this script writes from CPU tensors under the same name
-          (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`).
+          (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`,
+          the name also read through the variable holding the path): CPU copies, tensors a factory
+          makes without a `device` (`torch.zeros(n, 2)`), dicts of them, the state of a module
+          moved by `net.cpu()` before the save (analysis/checkpoints.py).
+        - Files that the modules importing this one (the training script that calls the evaluation
+          helper after training) write only from CPU tensors under that name (`net.cpu()` then
+          `torch.save(net.state_dict(), ".../model_final.pth")`).
+        - A helper module whose functions no distributed module calls on every rank (only the
+          single-process tools, only under a rank-0 guard, or nobody).
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
@@ -224,8 +236,17 @@ RULE = Rule(
           per rank in sharded optimizers).
     """,
     blind_spots="""
-        - Whether the file really holds CUDA tensors is only known when this file saves it; a
-          checkpoint saved from CPU tensors elsewhere is flagged although it loads to CPU.
+        - Whether the file really holds CUDA tensors is only known when this file, or a module
+          importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
+          unrelated module (or a released pretrained file) is flagged although it loads to CPU.
+        - A helper is followed to its callers by import and direct call only: a load reached
+          through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`), a table of hooks
+          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a method of an object a caller holds
+          (`self.checkpointer.recover()`) or a callback the user passes is missed. A rank-0-only
+          load is left alone by design, even where the fix maps it for CPU-only machines.
+        - The results cache keys such a helper on the project's modules as they were: a module
+          added later that starts calling it is seen after the helper itself changes (or with
+          `--no-cache`).
         - In such a save/load pair, a caller (in another module) that hands every rank the
           same file name rank 0 saved is missed: the caller is not followed.
         - The launching process is the function that calls `mp.spawn` / `start_processes` in
@@ -236,6 +257,7 @@ RULE = Rule(
     """,
     triggers=(b"load",),
     distributed_only=True,
+    judged_by_callers=True,  # a helper module is judged by its distributed callers (_rank_callers)
     check=check,
     invalid=(
         """

@@ -1,0 +1,194 @@
+"""Which checkpoint files hold CPU tensors (DDP008).
+
+`torch.load` restores each tensor onto the device it was saved from, so a file written from CPU
+tensors loads onto the CPU whoever reads it: no rank lands on GPU 0. A file's device is known
+when the project writes it under a literal file name (`torch.save(state, ".../model_final.pth")`)
+and every value saved there lives on the CPU:
+
+- a CPU copy (`x.cpu()`, `x.to("cpu")`, `x.numpy()`, `x.tolist()`) and what keeps its device
+  (`x.cpu().detach()`, `x.cpu().clone()`);
+- the state of a module moved to the CPU before (`net.cpu()` ... `net.state_dict()`,
+  `net.module.state_dict()`);
+- a tensor a factory makes without a `device` (`torch.zeros(n, 2)`), an element of a CPU value;
+- a dict, list or tuple of such values.
+
+`None` says nothing either way (`memory_bank = None` before it is built), nor does what the same
+file's own load returned (a cache read back and written again).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.reaching import order
+from ddplint.analysis.syntax import argument, is_none, string_value, walk
+
+if TYPE_CHECKING:
+    from ddplint.analysis.facts import CallSite, ModuleFacts
+
+TORCH_SAVE = "torch.save"
+_CPU_COPIES = frozenset({"cpu", "numpy", "tolist"})
+# Methods whose result lives where the tensor they are called on lives.
+_SAME_DEVICE = frozenset({"detach", "clone", "contiguous", "float", "half", "double", "int", "long", "bool", "item"})
+_CPU_MOVES = frozenset({"cpu"})
+# Tensor factories: without a `device=` they make the tensor on the CPU.
+_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in ("zeros", "ones", "empty", "full", "arange", "Tensor", "LongTensor", "FloatTensor",
+                 "from_numpy", "rand", "randn", "randint", "randperm", "linspace", "eye")
+)
+_MAX_DEPTH = 6
+
+
+def file_names(path: Optional[cst.BaseExpression]) -> set[str]:
+    """The literal file names (`name.ext`) written in a path expression; in an f-string, with
+    `{}` for each value (`f"{out}/memory_{kind}.pth"` -> `memory_{}.pth`). A name that is only
+    values and an extension (`f"{name}.pth"`) names no file in particular and is left out."""
+    if path is None:
+        return set()
+    names = set()
+    for node in walk(path):
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            text = string_value(node)
+        elif isinstance(node, cst.FormattedString):
+            text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+        else:
+            continue
+        name = text.rsplit("/", 1)[-1] if text else ""
+        if "." in name and name.split(".", 1)[0].replace("{}", ""):
+            names.add(name)
+    return names
+
+
+def path_names(facts: "ModuleFacts", site: "CallSite", path: Optional[cst.BaseExpression]) -> set[str]:
+    """The literal file names a call's path argument is built from: written in it, or in the
+    values its names get (`save_pth = osp.join(respth, "model_final.pth")` ... `torch.load(save_pth)`)."""
+    names = file_names(path)
+    if names or not isinstance(path, (cst.Name, cst.Attribute)):
+        return names
+    for source in facts.flow.sources(path, site.context.scope, site.context.branches):
+        if isinstance(source.node, cst.BaseExpression) and source.node is not path:
+            names |= file_names(source.node)
+    return names
+
+
+def loaded_names(facts: "ModuleFacts", load: "CallSite") -> set[str]:
+    return path_names(facts, load, argument(load.node, "f", 0))
+
+
+def saves_of(facts: "ModuleFacts", names: set[str]) -> list["CallSite"]:
+    """The `torch.save` calls of a file that write under one of these file names."""
+    return [
+        save for save in facts.calls_named(TORCH_SAVE)
+        if not names.isdisjoint(path_names(facts, save, argument(save.node, "f", 1)))
+    ]
+
+
+def saves_cpu_tensors(facts: "ModuleFacts", save: "CallSite", reading: Optional[cst.Call] = None) -> bool:
+    """Every value the `torch.save` call may write lives on the CPU (and at least one is
+    known). `reading`: a load of the same file, whose result counts as neither."""
+    saved = argument(save.node, "obj", 0)
+    if saved is None:
+        return False
+    verdict = _on_cpu(facts, saved, save, reading, 0)
+    return verdict is True
+
+
+def _on_cpu(
+    facts: "ModuleFacts", node: cst.BaseExpression, save: "CallSite", reading: Optional[cst.Call], depth: int
+) -> Optional[bool]:
+    """True: on the CPU; False: maybe not; None: says nothing (None, the file's own load)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if is_none(node) or node is reading:
+        return None
+    if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
+        return _all_on_cpu(facts, _elements(node), save, reading, depth)
+    if isinstance(node, cst.Subscript):  # an element of a CPU tensor or of a dict of them
+        return _on_cpu(facts, node.value, save, reading, depth + 1)
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        sources = facts.flow.sources(node, save.context.scope, save.context.branches)
+        if not sources or any(s.node is None for s in sources):
+            return False
+        values = [s.node for s in sources if s.node is not node and isinstance(s.node, cst.BaseExpression)]
+        if len(values) != len(sources):
+            return False
+        return _all_on_cpu(facts, values, save, reading, depth)
+    if isinstance(node, cst.Call) and _factory_on_cpu(facts, node):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method, owner = node.func.attr.value, node.func.value
+        if method in _CPU_COPIES or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
+            return True
+        if method in _SAME_DEVICE:
+            return _on_cpu(facts, owner, save, reading, depth + 1)
+        if method == "state_dict" and _moved_to_cpu_before(facts, owner, save):
+            return True
+    return False
+
+
+def _factory_on_cpu(facts: "ModuleFacts", call: cst.Call) -> bool:
+    """`torch.zeros(n, 2)`, `torch.from_numpy(array)`: a tensor made without a `device` is made on
+    the CPU."""
+    if facts.qualified_names(call.func).isdisjoint(_FACTORIES):
+        return False
+    return all(arg.keyword is None or arg.keyword.value != "device" for arg in call.args)
+
+
+def _all_on_cpu(
+    facts: "ModuleFacts", values: list, save: "CallSite", reading: Optional[cst.Call], depth: int
+) -> Optional[bool]:
+    verdicts = [_on_cpu(facts, value, save, reading, depth + 1) for value in values]
+    if any(v is False for v in verdicts):
+        return False
+    return True if any(v is True for v in verdicts) else None
+
+
+def _elements(node: cst.BaseExpression) -> list:
+    if isinstance(node, cst.Dict):
+        return [e.value for e in node.elements if isinstance(e, cst.DictElement)] + [
+            e.value for e in node.elements if isinstance(e, cst.StarredDictElement)
+        ]
+    return [e.value for e in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else []
+
+
+def _moved_to_cpu_before(facts: "ModuleFacts", owner: cst.BaseExpression, save: "CallSite") -> bool:
+    """`net.cpu()` (or `net.to("cpu")`) as a statement of the same function, before the save,
+    for the module whose state is saved (`net.state_dict()`, `net.module.state_dict()`)."""
+    root = _root_name(owner)
+    if root is None:
+        return False
+    for call in facts.calls:
+        if call.context.scope is not save.context.scope or not isinstance(call.node.func, cst.Attribute):
+            continue
+        func = call.node.func
+        moves = func.attr.value in _CPU_MOVES or (
+            func.attr.value == "to" and call.node.args and string_value(call.node.args[0].value) == "cpu"
+        )
+        if moves and _root_name(func.value) == root and _is_statement(call) and order(call.context.path, save.context.path) == "before":
+            return True
+    return False
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """`net` for `net`, `net.module`: the object whose state is saved (`.module` of a wrapper)."""
+    while isinstance(node, cst.Attribute) and node.attr.value == "module":
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _is_statement(call: "CallSite") -> bool:
+    """The call is a whole expression statement (`net.cpu()`), its result unused: it moves the
+    object in place."""
+    if not call.context.path:
+        return False
+    body, index = call.context.path[-1]
+    statement = body[index]
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and statement.body[0].value is call.node
+    )
