@@ -74,6 +74,9 @@ LIGHTNING_MODULE = frozenset(
     }
 )
 LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
+# The Trainer attribute that ends `fit()` after the current step, on the rank that sets it: the
+# others go on into the next step's collectives (Lightning's EarlyStopping reduces it first).
+LIGHTNING_STOP_FLAG = "should_stop"
 LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that

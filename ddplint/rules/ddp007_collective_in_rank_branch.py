@@ -7,6 +7,13 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.distributed import RANK_GUARD_WORDS
+from ddplint.analysis.divergence import (
+    calls_into_shared_helpers,
+    divergent_condition,
+    exits_in_arm,
+    leaving_ifs,
+    other_ranks_leave_at,
+)
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -26,6 +33,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     reported: set[int] = set()
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
+        if arm is not None:
+            yield from _exits(facts, branch, arm, reported)
         # `if is_rank0 and step % k == 0 or last_step:` holds on rank 0 alone on most steps
         sometimes = arm is None and isinstance(branch.node, cst.If)
         if sometimes:
@@ -39,22 +48,133 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             if finding is not None:
                 reported.add(id(site.node))
                 yield finding
+                yield from _inside_one_rank_functions(facts, site, reported)
+    yield from _divergent_branches(facts, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
+    leaving = leaving_ifs(facts)
     for site in facts.calls:
         if id(site.node) in reported or site.context.branches and ranks.runs_on_one_rank_only(site.context):
             continue
-        if not ranks.after_other_ranks_left(site.context):
+        if ranks.after_other_ranks_left(site.context):
+            reach = ranks.collective_reached(site, on_one_rank=True)
+            if reach is not None and not reach.subgroup:
+                reported.add(id(site.node))
+                yield RULE.finding(
+                    site.node,
+                    f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
+                    why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
+                    f"the other ranks above; they never make this call, so this rank blocks in it "
+                    f"until the NCCL timeout and the job hangs; make the collective before the early "
+                    f"return, or on every rank",
+                )
             continue
-        reach = ranks.collective_reached(site, on_one_rank=True)
-        if reach is not None and not reach.subgroup:
+        finding = _left_under_a_setting(facts, site, reported, leaving)
+        if finding is not None:
+            yield finding
+
+
+def _left_under_a_setting(
+    facts: ModuleFacts, site: CallSite, reported: set[int], candidates: dict[int, list[tuple[int, cst.If]]]
+) -> Optional[Finding]:
+    """`if rank != 0 and not cfg.sharded: return` (or `if rank != 0: continue` in a loop) before
+    a collective: reported at that exit, which decides who goes on."""
+    if not any(id(body) in candidates for body, _ in site.context.path):
+        return None  # no early exit in any block around the call
+    leaving = other_ranks_leave_at(facts, site.context, candidates)
+    if leaving is None or id(leaving) in reported:
+        return None
+    reach = facts.ranks.collective_reached(site, on_one_rank=True)
+    if reach is None or reach.subgroup:
+        return None
+    reported.add(id(leaving))
+    return RULE.finding(
+        leaving,
+        f"the other ranks leave here, rank 0 goes on alone to `{reach}`: the job hangs",
+        why=f"every rank but rank 0 leaves here (under the setting this condition also tests, or "
+        f"for this iteration of the loop), while rank 0 goes on to `{reach}` below, a collective "
+        f"the others never join; the job hangs until the NCCL timeout; make the collective on "
+        f"every rank, before the exit",
+    )
+
+
+def _exits(facts: ModuleFacts, branch: BranchSite, arm: bool, reported: set[int]) -> Iterator[Finding]:
+    """`if rank == 0: ... break`: the rank leaves a loop whose collectives the others go on
+    making; `trainer.should_stop = True` on one rank of a Lightning run."""
+    for leaving in exits_in_arm(facts, branch, arm):
+        if id(leaving.node) in reported:
+            continue
+        reported.add(id(leaving.node))
+        if leaving.kind == "stop":
+            yield RULE.finding(
+                leaving.node,
+                "only the ranks that pass this rank condition set `should_stop`: the others hang",
+                why="Lightning's trainer leaves `fit()` on the ranks that set `trainer.should_stop`; "
+                "the others go on into the next step's collectives (gradient all-reduce, metric "
+                "sync) and wait there until the NCCL timeout; decide on every rank and share the "
+                "decision (`trainer.strategy.reduce_boolean_decision(stop, all=False)`)",
+            )
+            continue
+        yield RULE.finding(
+            leaving.node,
+            f"only the ranks that pass this rank condition `{leaving.kind}` here; the others wait in `{leaving.reach}`",
+            why=f"this `{leaving.kind}` is taken only by the ranks that pass the rank condition; the "
+            f"other ranks go on to `{leaving.reach}`, which the leaving ranks never join, and the job "
+            f"hangs until the NCCL timeout; take the decision on every rank (broadcast it from "
+            f"rank 0 first) and leave together",
+        )
+
+
+def _inside_one_rank_functions(facts: ModuleFacts, site: CallSite, reported: set[int]) -> Iterator[Finding]:
+    """The call under the guard reaches a collective through the file's functions: name it also
+    where it leaves the functions only that rank calls (the barrier in a helper it alone calls, or
+    the call into a helper every rank shares)."""
+    for inner in calls_into_shared_helpers(facts, site):
+        if id(inner.node) in reported:
+            continue
+        reach = facts.ranks.collective_reached(inner, on_one_rank=True)
+        if reach is None:
+            continue
+        reported.add(id(inner.node))
+        yield RULE.finding(
+            inner.node,
+            f"`{reach}` runs here only on the ranks that call this function: the job hangs",
+            why=f"every call of this function sits under a rank condition (or in a function called "
+            f"that way), so only those ranks reach `{reach}` here; the other ranks never make the "
+            f"matching call and the job hangs until the NCCL timeout; make the collective on every "
+            f"rank, outside the rank condition",
+        )
+
+
+def _divergent_branches(facts: ModuleFacts, reported: set[int]) -> Iterator[Finding]:
+    """A collective under a condition whose value differs between the ranks (the clock, a value
+    only one rank assigns): the ranks for which it holds wait for the others."""
+    ranks = facts.ranks
+    for branch in facts.branches:
+        if not isinstance(branch.node, cst.If) or ranks.single_rank_arm(branch) is not None:
+            continue
+        arms = (True, False) if branch.node.orelse is not None else (True,)
+        candidates = []
+        for arm in arms:
+            for site in facts.calls_in_arm(branch, arm):
+                if id(site.node) in reported or ranks.runs_on_one_rank_only(site.context):
+                    continue
+                reach = ranks.collective_reached(site)
+                if reach is not None and not reach.subgroup and not _matched(facts, branch, arm, site, reach.name):
+                    candidates.append((site, reach))
+        if not candidates:
+            continue
+        reason = divergent_condition(facts, branch)
+        if reason is None:
+            continue
+        for site, reach in candidates:
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
-                f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
-                why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
-                f"the other ranks above; they never make this call, so this rank blocks in it "
-                f"until the NCCL timeout and the job hangs; make the collective before the early "
-                f"return, or on every rank",
+                f"`{reach}` runs only where this condition holds, and it {reason}: the job hangs",
+                why=f"the condition around `{reach}` {reason}, so it can hold on some ranks and not "
+                f"on others; the ranks for which it holds block in the collective until the NCCL "
+                f"timeout; decide on one rank and share the decision (broadcast it), or make the "
+                f"collective on every rank",
             )
 
 
