@@ -61,7 +61,7 @@ def exits_in_arm(facts: "ModuleFacts", branch: "BranchSite", arm: bool) -> Itera
     lightning = facts.imports.imports_any(LIGHTNING_PACKAGES)
     for statement, kind in _exit_statements(body):
         if kind == "stop":
-            if lightning:
+            if lightning and not _shared_afterwards(facts, branch, statement):
                 yield RankExit(statement, kind, None)
             continue
         if _other_arm_exits(node, arm, kind):
@@ -106,6 +106,19 @@ def _sets_stop_flag(assign: cst.Assign) -> bool:
         chain = dotted_name(target.target) or ""
         owner, _, attribute = chain.rpartition(".")
         if attribute == LIGHTNING_STOP_FLAG and "trainer" in identifier_words(owner.rpartition(".")[2]):
+            return True
+    return False
+
+
+def _shared_afterwards(facts: "ModuleFacts", branch: "BranchSite", assign: cst.CSTNode) -> bool:
+    """After the guard, the flag goes through a collective (`trainer.should_stop =
+    trainer.strategy.reduce_boolean_decision(trainer.should_stop, all=False)`): every rank ends up
+    with the same decision."""
+    assert isinstance(assign, cst.Assign)
+    flags = {dotted_name(target.target) for target in assign.targets}
+    for site in facts.calls_in_statements(list(branch.context.statements_after())):
+        mentioned = {dotted_name(node) for node in walk(site.node) if isinstance(node, (cst.Name, cst.Attribute))}
+        if flags & mentioned and facts.ranks.collective_reached(site) is not None:
             return True
     return False
 

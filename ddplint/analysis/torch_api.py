@@ -43,6 +43,7 @@ FRAMEWORK_COLLECTIVES = {
     "all_reduce": frozenset({"fabric"}),
     "all_gather": frozenset({"fabric"}),
     "broadcast": frozenset({"fabric", "strategy"}),
+    "reduce_boolean_decision": frozenset({"strategy"}),  # an all_reduce of one flag
 }
 
 # Distributed checkpoint (DCP) calls that coordinate every rank's shard ("a collective call"),
