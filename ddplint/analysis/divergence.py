@@ -317,10 +317,10 @@ def _handed_to_collectives(facts: "ModuleFacts", branch: "BranchSite") -> set[st
 
 def calls_into_shared_helpers(facts: "ModuleFacts", site: "CallSite") -> Iterator["CallSite"]:
     """Inside the file's functions that only one rank ever calls and that `site` (a call under a
-    rank guard) reaches: the calls that make a collective themselves or enter a function other
-    callers share (`get_repo_root()` that every rank also calls, with its barrier). A call into
-    another one-rank function is followed instead, so each collective is named once, where it
-    leaves the one-rank code."""
+    rank guard) reaches: the calls that enter a function other callers share (`get_repo_root()`
+    that every rank also calls, with its barrier), where the fix goes when the helper stays
+    shared. A call into another one-rank function is followed instead; a collective made directly
+    in one-rank code is named by the finding at the guarded call already."""
     ranks = facts.ranks
     seen: set[int] = set()
     pending: list[tuple["CallSite", int]] = [(site, 0)]
@@ -337,8 +337,8 @@ def calls_into_shared_helpers(facts: "ModuleFacts", site: "CallSite") -> Iterato
                 deeper = [f for f, _ in facts.functions_called_by(inner) if _only_one_rank_calls(facts, f)]
                 if deeper:
                     pending.append((inner, depth + 1))
-                else:
-                    yield inner
+                elif ranks.collective_name(inner) is None:
+                    yield inner  # the call into the shared helper (the guarded call names a direct one)
 
 
 def _only_one_rank_calls(facts: "ModuleFacts", function: "FunctionInfo") -> bool:
