@@ -131,27 +131,24 @@ def _other_arm_exits(node: cst.If, arm: bool, kind: str) -> bool:
 def _collective_the_others_reach(
     facts: "ModuleFacts", branch: "BranchSite", loop: Optional["LoopSite"], kind: str
 ) -> Optional[CollectiveReach]:
-    """The collective every rank makes after the exit point: in the loop's body (its next
-    iteration; for `continue`, the rest of this one) or, for a `return`, after the guard in the
-    function."""
+    """The collective every rank makes after the exit point, in the loop's body: its next
+    iteration (for `continue`, the rest of this one)."""
     ranks = facts.ranks
-    if loop is not None and (ranks.runs_on_one_rank_only(loop.context) or ranks.after_other_ranks_left(loop.context)):
-        return None  # only one rank runs the loop at all
-    if loop is None and kind != "return":
+    if loop is None:
+        # A `return` outside any loop is most often an error exit of the entry function: the
+        # process ends, and the launcher stops the others.
         return None
+    if ranks.runs_on_one_rank_only(loop.context) or ranks.after_other_ranks_left(loop.context):
+        return None  # only one rank runs the loop at all
     candidates: list["CallSite"] = []
-    if loop is not None:
-        for site in facts.calls:
-            if site.context.scope is not branch.context.scope or loop not in site.context.loops:
-                continue
-            if (branch.node, True) in site.context.branches or (branch.node, False) in site.context.branches:
-                continue  # in the guard itself: the same ranks
-            if kind == "continue" and order(branch.context.path, site.context.path) != "before":
-                continue
-            candidates.append(site)
-    if kind == "return":
-        after = list(branch.context.statements_after())
-        candidates += facts.calls_in_statements(after)
+    for site in facts.calls:
+        if site.context.scope is not branch.context.scope or loop not in site.context.loops:
+            continue
+        if (branch.node, True) in site.context.branches or (branch.node, False) in site.context.branches:
+            continue  # in the guard itself: the same ranks
+        if kind == "continue" and order(branch.context.path, site.context.path) != "before":
+            continue
+        candidates.append(site)
     for site in candidates:
         if ranks.made_under_rank_condition(site):
             continue
@@ -266,24 +263,51 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
     if ranks.runs_on_one_rank_only(branch.context):
         return None  # only one rank gets here anyway
     synchronised = _handed_to_collectives(facts, branch)
+    compared = _ordered_operands(branch.test)
+    local = {dotted_name(node) for node in _comprehension_targets(branch.test)}
     for node in walk(branch.test):
-        if isinstance(node, cst.Call) and not facts.qualified_names(node.func).isdisjoint(WALL_CLOCK_READS):
+        timed = id(node) in compared  # a time only matters compared by size (`is None` is the same everywhere)
+        if timed and isinstance(node, cst.Call) and not facts.qualified_names(node.func).isdisjoint(WALL_CLOCK_READS):
             return "reads the clock, which differs between ranks"
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         key = dotted_name(node)
-        if key is None or key in synchronised:
+        if key is None or key in synchronised or key in local:
             continue
         bindings = [b for b in scope.lookup(key) if b.context is not None]
         if not bindings:
             continue
         reached = facts.reaching(bindings, node)
-        if any(_clock_value(facts, b.value) for b in reached):
+        if timed and any(_clock_value(facts, b.value) for b in reached):
             return f"reads `{key}`, a clock time, which differs between ranks"
-        one_rank = [b for b in reached if b.context is not None and ranks.runs_on_one_rank_only(b.context)]
+        one_rank = [
+            b for b in reached
+            if b.kind in ("assign", "unpack") and b.context is not None and ranks.runs_on_one_rank_only(b.context)
+        ]
         if one_rank and len(one_rank) < len(reached):
             return f"reads `{key}`, which only one rank assigns"
     return None
+
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def _ordered_operands(test: cst.BaseExpression) -> set[int]:
+    """ids of the nodes inside the operands of `<`, `<=`, `>`, `>=` comparisons of a test."""
+    out: set[int] = set()
+    for node in walk(test):
+        if isinstance(node, cst.Comparison) and any(isinstance(c.operator, _ORDERING) for c in node.comparisons):
+            out.update(id(sub) for sub in walk(node))
+    return out
+
+
+def _comprehension_targets(test: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The names a comprehension inside the test binds (`any(v in data for v in keys)`: `v`),
+    which no assignment of the function reaches."""
+    return [
+        sub for node in walk(test) if isinstance(node, cst.CompFor)
+        for sub in walk(node.target) if isinstance(sub, (cst.Name, cst.Attribute))
+    ]
 
 
 def _clock_value(facts: "ModuleFacts", value: Optional[cst.BaseExpression]) -> bool:

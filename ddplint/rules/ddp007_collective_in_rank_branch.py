@@ -253,6 +253,26 @@ RULE = Rule(
         model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
         may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
         models) and `broadcast_buffers=False` is not passed.
+
+        It also flags the places where the ranks part ways before a collective
+        (analysis/divergence.py):
+        - an exit only the ranks under a single-rank condition take, in a loop whose body makes
+          a collective (or a wrapped forward) on every rank: `if rank == 0: ... break` /
+          `return` / `continue`; the others go on to the loop's next collective. Reported at
+          the exit;
+        - Lightning's `trainer.should_stop = True` set under a single-rank condition: that rank
+          leaves `fit()` alone;
+        - the other ranks leaving before a collective under a setting or a loop exit (`if rank
+          != 0 and not cfg.shard_layers: return`, `if rank != 0: continue`). Reported at the
+          exit;
+        - a collective under a condition whose value differs between ranks: one that reads the
+          wall clock (`time.time() - last >= interval`, or a name holding such a time), or a
+          variable only a single-rank arm assigns (`reason = None` ... `if rank == 0: reason =
+          "..."` ... `if reason is not None: broadcast(...)`);
+        - inside a function of the file that only rank-guarded code calls, the call into a
+          helper every rank also calls, whose collective it reaches (`write_index()` on rank 0
+          -> `list_files()` -> `fetch()` with its barrier): reported there as well as at the
+          guarded call, since either is where the fix may go.
     """,
     why="""
         A collective completes only when every rank of the group has called it. Under
@@ -284,6 +304,15 @@ RULE = Rule(
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
         - Test code (pytest / unittest files).
+        - An exit taken in both arms of the rank condition, or from a loop that makes no
+          collective on every rank; a stop decision shared afterwards through a collective
+          (`trainer.strategy.reduce_boolean_decision(...)`, `dist.broadcast(stop, 0)`).
+        - The other ranks' exit under a setting when the collective itself sits under the
+          opposite setting (`if rank != 0 and not shard: return` ... `if shard: barrier()`).
+        - A clock value or one-rank value handed to a collective in the same function before
+          the condition reads it (`dist.broadcast(over, 0)`): the ranks agree on it.
+        - A shared helper called with a literal flag that skips its collective
+          (`fetch(name, wait=False)`).
     """,
     blind_spots="""
         - Buffers are inferred from the file's text; a BatchNorm model built in another module
@@ -293,7 +322,7 @@ RULE = Rule(
         - A matching call in another function (the other ranks wait in a callback) is not seen.
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
           are followed one import deep, within the file's project.
-        - An early `return` of the other ranks counts only in the same function (`if rank != 0:
+        - An early exit of the other ranks counts only in the same function (`if rank != 0:
           return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
           does not.
         - Framework methods that synchronise inside are known by name for Lightning
@@ -306,6 +335,18 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
+        - A rank-0 flag handed to a constructor in another module (`Trainer(is_visualizer=
+          dist.is_visualizer())`, then `if ... and self.is_visualizer: all_reduce(...)`) and a
+          DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
+          caller in main.py wrapped the model) are not seen: facts flow from the modules a file
+          imports to the file, not from its callers.
+        - A collective reached through a method of another module's class
+          (`DistribTorch.instance().barrier()`) is not followed.
+        - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
+          rule (the screen), even when it calls a helper of another module that makes one under
+          a clock condition.
+        - Values that differ between ranks other than the wall clock and one-rank assignments
+          (a per-rank random draw, a file one rank wrote) are not traced into conditions.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
           (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
           only once declared in `rank-zero-functions` (README, Configuration).

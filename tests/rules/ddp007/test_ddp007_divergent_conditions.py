@@ -153,3 +153,36 @@ def test_clock_test_around_a_helper_of_another_module_is_flagged(tmp_path: Path)
     (tmp_path / "main.py").write_text("from demo.loop import train\n")
     found = [(Path(d.filename).name, d.location.row) for d in lint_paths([str(tmp_path)], [RULES_BY_CODE["DDP007"]])]
     assert found == [("loop.py", 14)]
+
+
+def test_presence_of_a_recorded_clock_time_is_left_alone(lint):
+    # `is not None` asks whether a time was recorded, the same on every rank; only its size differs
+    source = """
+        import time
+        import torch
+        import torch.distributed as dist
+
+        STARTED = {"program": time.time(), "first_step": None}
+
+        def report(rank):
+            if STARTED["first_step"] is not None:
+                first = torch.tensor([STARTED["first_step"]])
+                dist.all_reduce(first, op=dist.ReduceOp.MIN)
+                print(rank, first.item())
+    """
+    assert lint(source, RULE) == []
+
+
+def test_name_a_comprehension_binds_in_the_test_is_left_alone(lint):
+    source = """
+        import torch.distributed as dist
+
+        def run(data, rank, epochs):
+            for epoch in range(epochs):
+                if rank == 0:
+                    for k, v in data.items():
+                        print(k, v)
+                if any(v in data for v in ("val", "test")):
+                    dist.barrier()
+    """
+    assert lint(source, RULE) == []

@@ -126,7 +126,7 @@ def test_other_ranks_leaving_under_a_setting_before_a_barrier_is_flagged(lint):
 
         class Saver:
             def save(self, parts):
-                if dist.get_rank() != 0 and not self.cfg.each_rank_saves:
+                if dist.get_rank() != 0 and not self.cfg.shard_layers:
                     return
                 for part in parts:
                     part.write()
@@ -141,11 +141,11 @@ def test_barrier_only_under_the_opposite_setting_is_left_alone(lint):
 
         class Saver:
             def save(self, parts):
-                if dist.get_rank() != 0 and not self.cfg.each_rank_saves:
+                if dist.get_rank() != 0 and not self.cfg.shard_layers:
                     return
                 for part in parts:
                     part.write()
-                if self.cfg.each_rank_saves:
+                if self.cfg.shard_layers:
                     dist.barrier()
     """
     assert lint(source, RULE) == []
@@ -175,5 +175,21 @@ def test_other_ranks_continuing_after_the_collective_is_left_alone(lint):
                 if rank != 0:
                     continue
                 print(loss)
+    """
+    assert lint(source, RULE) == []
+
+
+def test_rank_zero_error_return_outside_any_loop_is_left_alone(lint):
+    # the entry function ends on rank 0 with an error: its process exits and the launcher stops the others
+    source = """
+        import os
+        import torch.distributed as dist
+
+        def main(args, rank):
+            dist.init_process_group("nccl")
+            if rank == 0 and os.path.exists(args.out):
+                print("output exists")
+                return -1
+            dist.barrier()
     """
     assert lint(source, RULE) == []
