@@ -268,7 +268,7 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
     for node in walk(branch.test):
         timed = id(node) in compared  # a time only matters compared by size (`is None` is the same everywhere)
         if timed and isinstance(node, cst.Call) and not facts.qualified_names(node.func).isdisjoint(WALL_CLOCK_READS):
-            return "reads the clock, which differs between ranks"
+            return "reads the clock (each rank's differs)"
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         key = dotted_name(node)
@@ -279,13 +279,13 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
             continue
         reached = facts.reaching(bindings, node)
         if timed and any(_clock_value(facts, b.value) for b in reached):
-            return f"reads `{key}`, a clock time, which differs between ranks"
+            return f"reads `{key}`, a clock time (each rank's differs)"
         one_rank = [
             b for b in reached
             if b.kind in ("assign", "unpack") and b.context is not None and ranks.runs_on_one_rank_only(b.context)
         ]
         if one_rank and len(one_rank) < len(reached):
-            return f"reads `{key}`, which only one rank assigns"
+            return f"reads `{key}`, set on one rank only"
     return None
 
 

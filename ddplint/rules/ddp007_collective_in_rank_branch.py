@@ -116,7 +116,7 @@ def _exits(facts: ModuleFacts, branch: BranchSite, arm: bool, reported: set[int]
             continue
         yield RULE.finding(
             leaving.node,
-            f"only the ranks that pass this rank condition `{leaving.kind}` here; the others wait in `{leaving.reach}`",
+            f"rank-guarded `{leaving.kind}`: the other ranks go on and wait in `{leaving.reach}`",
             why=f"this `{leaving.kind}` is taken only by the ranks that pass the rank condition; the "
             f"other ranks go on to `{leaving.reach}`, which the leaving ranks never join, and the job "
             f"hangs until the NCCL timeout; take the decision on every rank (broadcast it from "
@@ -170,7 +170,7 @@ def _divergent_branches(facts: ModuleFacts, reported: set[int]) -> Iterator[Find
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
-                f"`{reach}` runs only where this condition holds, and it {reason}: the job hangs",
+                f"`{reach}` under a test that {reason}: the job hangs",
                 why=f"the condition around `{reach}` {reason}, so it can hold on some ranks and not "
                 f"on others; the ranks for which it holds block in the collective until the NCCL "
                 f"timeout; decide on one rank and share the decision (broadcast it), or make the "
