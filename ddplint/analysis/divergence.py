@@ -285,7 +285,7 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
             if b.kind in ("assign", "unpack") and b.context is not None and ranks.runs_on_one_rank_only(b.context)
         ]
         if one_rank and len(one_rank) < len(reached):
-            return f"reads `{key}`, set on one rank only"
+            return f"reads `{key}`, set on one rank"
     return None
 
 
