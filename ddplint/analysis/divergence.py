@@ -254,6 +254,55 @@ def _text(code: str) -> str:
     return "".join(code.split())
 
 
+def keys_assigned_on_one_rank(facts: "ModuleFacts") -> frozenset[str]:
+    """The names and attribute chains some single-rank arm of the file assigns: the only ones
+    whose value can be set on one rank (found once per file, so that most conditions need no
+    reaching-definitions question)."""
+    ranks = facts.ranks
+    out: set[str] = set()
+    for branch in facts.branches:
+        node = branch.node
+        if not isinstance(node, cst.If):
+            continue
+        arm = ranks.single_rank_arm(branch)
+        block = node.body if arm else node.orelse if arm is False else None
+        if block is None:
+            continue
+        for sub in walk(block):
+            if isinstance(sub, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]
+                out.update(key for t in targets for n in walk(t) if (key := dotted_name(n)) is not None)
+    return frozenset(out)
+
+
+def keys_holding_clock_times(facts: "ModuleFacts") -> frozenset[str]:
+    """The names and attribute chains an assignment gives a value read off the clock
+    (`last = time.time()`, `spent = time.time() - start`): read off the file's clock calls."""
+    out: set[str] = set()
+    for site in facts.calls:
+        if facts.qualified_names(site.node.func).isdisjoint(WALL_CLOCK_READS):
+            continue
+        statement = site.context.current_statement()
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                out.update(key for t in targets for n in walk(t) if (key := dotted_name(n)) is not None)
+    return frozenset(out)
+
+
+def may_diverge(facts: "ModuleFacts", test: cst.BaseExpression, watched: frozenset[str]) -> bool:
+    """A cheap first look for `divergent_condition`: the test reads the clock, or names a key of
+    `watched` (`keys_assigned_on_one_rank` | `keys_holding_clock_times`)."""
+    for node in walk(test):
+        if isinstance(node, cst.Call) and not facts.qualified_names(node.func).isdisjoint(WALL_CLOCK_READS):
+            return True
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) in watched:
+            return True
+    return False
+
+
 def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[str]:
     """Why the test of an `if` may hold on some ranks and not on others, or None: it reads the
     wall clock, or a variable only one rank assigns. A value handed to a collective in the same
@@ -262,7 +311,6 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
     ranks = facts.ranks
     if ranks.runs_on_one_rank_only(branch.context):
         return None  # only one rank gets here anyway
-    synchronised = _handed_to_collectives(facts, branch)
     compared = _ordered_operands(branch.test)
     local = {dotted_name(node) for node in _comprehension_targets(branch.test)}
     for node in walk(branch.test):
@@ -272,20 +320,24 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         key = dotted_name(node)
-        if key is None or key in synchronised or key in local:
+        if key is None or key in local:
             continue
         bindings = [b for b in scope.lookup(key) if b.context is not None]
         if not bindings:
             continue
         reached = facts.reaching(bindings, node)
+        reason = None
         if timed and any(_clock_value(facts, b.value) for b in reached):
-            return f"reads `{key}`, a clock time (each rank's differs)"
+            reason = f"reads `{key}`, a clock time (each rank's differs)"
         one_rank = [
             b for b in reached
             if b.kind in ("assign", "unpack") and b.context is not None and ranks.runs_on_one_rank_only(b.context)
         ]
-        if one_rank and len(one_rank) < len(reached):
-            return f"reads `{key}`, set on one rank"
+        if reason is None and one_rank and len(one_rank) < len(reached):
+            reason = f"reads `{key}`, set on one rank"
+        # asked last: it looks at every call of the function
+        if reason is not None and not _handed_to_collectives(facts, branch, {key}):
+            return reason
     return None
 
 
@@ -319,24 +371,27 @@ def _clock_value(facts: "ModuleFacts", value: Optional[cst.BaseExpression]) -> b
     )
 
 
-def _handed_to_collectives(facts: "ModuleFacts", branch: "BranchSite") -> set[str]:
-    """Names passed to (or assigned from) a collective in the function of the branch."""
+def _handed_to_collectives(facts: "ModuleFacts", branch: "BranchSite", keys: set[str]) -> set[str]:
+    """Those of `keys` passed to (or assigned from) a collective in the function of the branch."""
     ranks = facts.ranks
     out: set[str] = set()
     for site in facts.calls:
-        if site.context.scope is not branch.context.scope or ranks.collective_reached(site) is None:
+        if site.context.scope is not branch.context.scope:
             continue
-        for node in walk(site.node):
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                key = dotted_name(node)
-                if key is not None:
-                    out.add(key)
+        mentioned = _keys_in(site.node)
         statement = site.context.current_statement()
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assign):
-                    out.update(k for t in small.targets for n in walk(t.target) if (k := dotted_name(n)) if isinstance(n, (cst.Name, cst.Attribute)))
+                    mentioned |= {k for t in small.targets for k in _keys_in(t.target)}
+        wanted = mentioned & keys
+        if wanted and ranks.collective_reached(site, on_one_rank=True) is not None:
+            out |= wanted
     return out
+
+
+def _keys_in(node: cst.CSTNode) -> set[str]:
+    return {key for sub in walk(node) if isinstance(sub, (cst.Name, cst.Attribute)) and (key := dotted_name(sub))}
 
 
 def calls_into_shared_helpers(facts: "ModuleFacts", site: "CallSite") -> Iterator["CallSite"]:

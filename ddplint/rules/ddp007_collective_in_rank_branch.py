@@ -11,7 +11,10 @@ from ddplint.analysis.divergence import (
     calls_into_shared_helpers,
     divergent_condition,
     exits_in_arm,
+    keys_assigned_on_one_rank,
+    keys_holding_clock_times,
     leaving_ifs,
+    may_diverge,
     other_ranks_leave_at,
 )
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
@@ -31,10 +34,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         return
     ranks = facts.ranks
     reported: set[int] = set()
+    unguarded: list[BranchSite] = []
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
         if arm is not None:
             yield from _exits(facts, branch, arm, reported)
+        else:
+            unguarded.append(branch)
         # `if is_rank0 and step % k == 0 or last_step:` holds on rank 0 alone on most steps
         sometimes = arm is None and isinstance(branch.node, cst.If)
         if sometimes:
@@ -49,7 +55,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 reported.add(id(site.node))
                 yield finding
                 yield from _inside_one_rank_functions(facts, site, reported)
-    yield from _divergent_branches(facts, reported)
+    yield from _divergent_branches(facts, unguarded, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
     leaving = leaving_ifs(facts)
     for site in facts.calls:
@@ -145,12 +151,14 @@ def _inside_one_rank_functions(facts: ModuleFacts, site: CallSite, reported: set
         )
 
 
-def _divergent_branches(facts: ModuleFacts, reported: set[int]) -> Iterator[Finding]:
+def _divergent_branches(facts: ModuleFacts, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
     """A collective under a condition whose value differs between the ranks (the clock, a value
-    only one rank assigns): the ranks for which it holds wait for the others."""
+    only one rank assigns): the ranks for which it holds wait for the others. `unguarded`: the
+    branches with no single-rank arm."""
     ranks = facts.ranks
-    for branch in facts.branches:
-        if not isinstance(branch.node, cst.If) or ranks.single_rank_arm(branch) is not None:
+    watched = keys_assigned_on_one_rank(facts) | keys_holding_clock_times(facts)
+    for branch in unguarded:
+        if not isinstance(branch.node, cst.If) or not may_diverge(facts, branch.test, watched):
             continue
         arms = (True, False) if branch.node.orelse is not None else (True,)
         candidates = []
@@ -158,15 +166,17 @@ def _divergent_branches(facts: ModuleFacts, reported: set[int]) -> Iterator[Find
             for site in facts.calls_in_arm(branch, arm):
                 if id(site.node) in reported or ranks.runs_on_one_rank_only(site.context):
                     continue
-                reach = ranks.collective_reached(site)
-                if reach is not None and not reach.subgroup and not _matched(facts, branch, arm, site, reach.name):
-                    candidates.append((site, reach))
+                reach = ranks.collective_reached(site, on_one_rank=True)
+                if reach is not None and not reach.subgroup:
+                    candidates.append((site, arm, reach))
         if not candidates:
             continue
         reason = divergent_condition(facts, branch)
         if reason is None:
             continue
-        for site, reach in candidates:
+        for site, arm, reach in candidates:
+            if _matched(facts, branch, arm, site, reach.name):
+                continue
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
