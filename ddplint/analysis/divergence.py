@@ -17,7 +17,7 @@ a rank guard (distributed.RankModel), the ranks part ways at:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # threshold on elapsed time is crossed on different steps by different ranks.
 WALL_CLOCK_READS = frozenset(name for name in PER_PROCESS_VALUES if name.startswith(("time.", "datetime.")))
 
-Exit = Union[cst.Break, cst.Continue, cst.Return, cst.Assign]
 _MAX_CALL_DEPTH = 4  # how far a function only one rank calls is followed into its callees
 
 
@@ -269,10 +268,19 @@ def keys_assigned_on_one_rank(facts: "ModuleFacts") -> frozenset[str]:
         if block is None:
             continue
         for sub in walk(block):
-            if isinstance(sub, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]
-                out.update(key for t in targets for n in walk(t) if (key := dotted_name(n)) is not None)
+            out |= _assigned_keys(sub)
     return frozenset(out)
+
+
+def _assigned_keys(statement: cst.CSTNode) -> set[str]:
+    """The names and attribute chains an assignment statement writes (none for anything else)."""
+    if isinstance(statement, cst.Assign):
+        targets = [target.target for target in statement.targets]
+    elif isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        targets = [statement.target]
+    else:
+        return set()
+    return {key for target in targets for key in _keys_in(target)}
 
 
 def keys_holding_clock_times(facts: "ModuleFacts") -> frozenset[str]:
@@ -286,9 +294,7 @@ def keys_holding_clock_times(facts: "ModuleFacts") -> frozenset[str]:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                out.update(key for t in targets for n in walk(t) if (key := dotted_name(n)) is not None)
+            out |= _assigned_keys(small)
     return frozenset(out)
 
 
@@ -382,8 +388,7 @@ def _handed_to_collectives(facts: "ModuleFacts", branch: "BranchSite", keys: set
         statement = site.context.current_statement()
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    mentioned |= {k for t in small.targets for k in _keys_in(t.target)}
+                mentioned |= _assigned_keys(small)
         wanted = mentioned & keys
         if wanted and ranks.collective_reached(site, on_one_rank=True) is not None:
             out |= wanted
