@@ -8,9 +8,10 @@ with a state that only notes token indices where the wanted nodes start and end 
 statement nodes' syntactic start / end hoisting, as PositionProvider does), then turns those
 indices into rows and columns once.
 
-    python benchmarks/targeted_positions.py     # equivalence over the corpus, then timings
+    python benchmarks/targeted_positions.py     # equivalence over the case files, then timings
 
-checks that, for every node of every corpus file, the result equals PositionProvider's.
+checks that, for every node of every case file (tests/corpus, tests/rules/*/cases), the result
+equals PositionProvider's.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def _best_ms(step, runs=3):
 
 def main() -> int:
     repo = Path(__file__).resolve().parents[1]
-    files = sorted(repo.glob("tests/corpus/*/*.py")) + sorted(repo.glob("examples/*.py"))
+    cases = [*repo.glob("tests/corpus/*/*.py"), *repo.glob("tests/rules/*/cases/*/*.py")]  # tests/case_files.py
+    files = sorted(cases) + sorted(repo.glob("examples/*.py"))
     mismatches = 0
     for path in files:
         module = cst.parse_module(path.read_bytes())

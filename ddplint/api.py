@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, 
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, SharedSummaries, project_root
 from ddplint.cache import FileStamp, ResultCache, content_hash
+from ddplint.config import DEFAULT_EXCLUDE
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.fix import FixOutcome, fix_until_stable
 from ddplint.ignore import IgnoreRules
@@ -37,14 +38,9 @@ if TYPE_CHECKING:
 # The engine (and through it the rules' checks, the analysis and libcst: ~0.2 s) is imported where
 # a file is analysed, never at the top: a run whose files are all cached never needs it.
 
-# Directory names never worth descending into (ruff's defaults, trimmed to what occurs here).
-EXCLUDED_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
-        "__pypackages__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
-        ".pytest_cache", ".ruff_cache", ".ddplint_cache", ".ipynb_checkpoints",
-    }
-)
+# The configuration's default excludes, as a set: discovery without settings and the project
+# model (which never applies a configuration) skip the same folders.
+EXCLUDED_DIRS = frozenset(DEFAULT_EXCLUDE)
 
 # Found under directories. Not `.pyi`: stubs hold signatures, never the calls any rule looks at;
 # named on the command line, they are still checked.
@@ -443,6 +439,11 @@ BYTES_PER_WORKER = 64_000
 # this large are analysed one at a time, all by the same worker, and a worker that needs the
 # summary of a module this large waits until no other large tree is in memory.
 LARGE_FILE_BYTES = 200_000
+# A file this large is analysed alone: it waits until the pool's other work is done and then
+# one worker checks it while the others idle. Its tree alone is 120 - 280 MB, and beside it the
+# other workers' trees took the run past 500 MB; a core idle for the time of one file costs less
+# (issue 23, option (c)). Files between LARGE_FILE_BYTES and this share the large-file task.
+ALONE_FILE_BYTES = 400_000
 # A worker whose resident memory grew this much while checking a file (its tree, the summaries of
 # the modules it imports) hands the freed memory back to the system (10 - 30 ms), so that it does
 # not stay at the peak of the largest file it has seen.
@@ -471,7 +472,7 @@ def _run(
         running.append(pool)
         finished = False
         try:
-            results = pool.imap_unordered(_check_jobs, _tasks(pending, workers))
+            results = _pool_results(pool, pending, workers)
             for index, slot in enumerate(slots):
                 if not isinstance(slot, _Job):
                     yield slot, None
@@ -489,6 +490,23 @@ def _run(
             if finished:
                 pool.close()
                 pool.join()
+
+
+def _pool_results(pool, jobs: Sequence[_Job], workers: int) -> Iterator[list[tuple[int, _Outcome]]]:
+    """The outcomes of `jobs` as the pool delivers them: first those the workers check side by
+    side, then each file to be analysed alone, handed to one worker once every other task is done."""
+    together, alone = _split_alone(jobs)
+    if together:
+        yield from pool.imap_unordered(_check_jobs, _tasks(together, workers))
+    for job in alone:
+        yield pool.apply(_check_jobs, ((job,),))
+
+
+def _split_alone(jobs: Sequence[_Job]) -> tuple[list[_Job], list[_Job]]:
+    """(the jobs workers check side by side, those each analysed alone: ALONE_FILE_BYTES or more,
+    largest first)."""
+    alone = sorted((job for job in jobs if _size(job) >= ALONE_FILE_BYTES), key=_size, reverse=True)
+    return [job for job in jobs if _size(job) < ALONE_FILE_BYTES], alone
 
 
 def _size(job: _Job) -> int:

@@ -22,10 +22,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 try:  # hashlib's blake2b without hashlib, which loads OpenSSL for its other algorithms (~3 ms of a warm run)
     from _blake2 import blake2b
@@ -103,13 +106,8 @@ def write_owned_json(directory: Path, name: str, content: dict) -> Optional[str]
     """`content`, stamped with the folder's token, as `name` in this version's folder, written whole
     or not at all and never through a link; returns why it could not be written, if so."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with _Folder.open(directory) as root:
-            _mark(root)
-            owner = _owner(root) or _new_key(root)
-            with _version_folder(root, directory / __version__) as version:
-                _remove_left_temporaries(version)
-                _write_file(version, name, json.dumps(dict(content, owner=owner), separators=(",", ":")).encode())
+        with _writable_version_folder(directory) as (version, owner):
+            _write_file(version, name, json.dumps(dict(content, owner=owner), separators=(",", ":")).encode())
     except _Refused as refusal:
         return str(refusal)
     except OSError as exc:
@@ -382,14 +380,9 @@ class ResultCache:
         return None
 
     def _write(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)  # the folders above it are the user's to link
-        with _Folder.open(self.directory) as root:
-            _mark(root)
-            owner = _owner(root) or _new_key(root)
-            with _version_folder(root, self.path.parent) as version:
-                _remove_left_temporaries(version)
-                content = self._compacted(owner)
-                _write_file(version, self.path.name, json.dumps(content, separators=(",", ":")).encode())
+        with _writable_version_folder(self.directory) as (version, owner):
+            content = self._compacted(owner)
+            _write_file(version, self.path.name, json.dumps(content, separators=(",", ":")).encode())
 
     def _compacted(self, owner: str) -> dict:
         """The file's content: each distinct stamp and names row once, only those an entry still
@@ -459,6 +452,17 @@ def _tables(data: bytes, owner: Optional[str]) -> Optional[tuple[dict[str, list]
 # are not all this run's own is a miss, and the module is summarised again.
 SUMMARY_FOLDER_NAME = "summaries"
 _SUMMARY_FORMAT = 1
+# Entries of modules that were edited or deleted are never read again; without pruning they pile
+# up, one file per content a module ever had. An entry used (read or written) has its time set to
+# now, so entry times say when a run last used each. A run that added entries (the folder's time
+# moved while it ran) and leaves more than MAX_SUMMARY_ENTRIES removes the longest unused down to
+# PRUNED_SUMMARY_ENTRIES, never one used since the run began: a project whose live entries exceed
+# the bound keeps them all, and only a run that grew the folder pays for listing it.
+MAX_SUMMARY_ENTRIES = 10_000
+PRUNED_SUMMARY_ENTRIES = 8_000
+# File systems stamp times from a coarse clock (a few ms behind; two seconds on FAT): an entry
+# used just after the run began can carry a time a little before it.
+_CLOCK_SLACK_NS = 2 * 10**9
 
 
 class SummaryFolder:
@@ -467,19 +471,17 @@ class SummaryFolder:
 
     def __init__(self, folder: "_Folder", owner: str) -> None:
         self._folder, self._owner = folder, owner
+        self._opened_ns = time.time_ns()
+        self._folder_time = _folder_time(folder)
 
     @classmethod
     def open(cls, directory: Path) -> Optional["SummaryFolder"]:
         """The folder, made (with the cache folder's key) if missing; None where a link, a file
         in its place or the file system stands in the way: the run summarises without it."""
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            with _Folder.open(directory) as root:
-                _mark(root)
-                owner = _owner(root) or _new_key(root)
-                with _version_folder(root, directory / __version__) as version:
-                    version.make_folder(SUMMARY_FOLDER_NAME)
-                    folder = _Folder.open(version.path / SUMMARY_FOLDER_NAME, version)
+            with _writable_version_folder(directory) as (version, owner):
+                version.make_folder(SUMMARY_FOLDER_NAME)
+                folder = _Folder.open(version.path / SUMMARY_FOLDER_NAME, version)
         except (_Refused, OSError):
             return None
         try:
@@ -489,7 +491,14 @@ class SummaryFolder:
         return cls(folder, owner)
 
     def close(self) -> None:
-        self._folder.__exit__()
+        """Prunes the entries no recent run used (MAX_SUMMARY_ENTRIES), if this run added any."""
+        try:
+            if _folder_time(self._folder) != self._folder_time:
+                _prune_unused(self._folder, self._opened_ns)
+        except OSError:  # pruning is housekeeping: the next run tries again
+            pass
+        finally:
+            self._folder.__exit__()
 
     def _entry(self, kind: str, data: bytes) -> tuple[str, str]:
         """(file name, content hash) of an entry."""
@@ -508,6 +517,7 @@ class SummaryFolder:
             return None
         if any(type(entry[key]) is not type(value) or entry[key] != value for key, value in expected.items()):
             return None
+        self._folder.touch(name)  # used: kept when the folder is pruned
         return entry["value"]
 
     def save(self, kind: str, data: bytes, value: Any) -> None:
@@ -517,6 +527,33 @@ class SummaryFolder:
         try:
             _write_file(self._folder, name, json.dumps(entry, separators=(",", ":")).encode())
         except (OSError, ValueError, TypeError):  # a full disk costs the next run a summary, never a result
+            pass
+
+
+def _folder_time(folder: "_Folder") -> int:
+    """When an entry was last added to or removed from the folder."""
+    return os.stat(folder.fd).st_mtime_ns if folder.fd is not None else os.stat(folder.path).st_mtime_ns
+
+
+def _prune_unused(folder: "_Folder", used_since_ns: int) -> None:
+    """Over MAX_SUMMARY_ENTRIES entries: the least recently used removed down to
+    PRUNED_SUMMARY_ENTRIES, none used since `used_since_ns` (this run's own)."""
+    names = [name for name in folder.names() if name.endswith(".json")]
+    if len(names) <= MAX_SUMMARY_ENTRIES:
+        return
+    times = []
+    for name in names:
+        try:
+            times.append((folder.lstat(name).st_mtime_ns, name))
+        except OSError:  # removed meanwhile (another run pruning)
+            continue
+    times.sort()
+    for used_ns, name in times[: max(0, len(times) - PRUNED_SUMMARY_ENTRIES)]:
+        if used_ns >= used_since_ns - _CLOCK_SLACK_NS:
+            break
+        try:
+            folder.remove(name)
+        except OSError:
             pass
 
 
@@ -586,6 +623,14 @@ class _Folder:
 
     def names(self) -> list[str]:
         return os.listdir(self.fd if self.fd is not None else self.path)
+
+    def touch(self, name: str) -> None:
+        """Sets the file's times to now (never through a link); failures are ignored."""
+        where, dir_fd = self._at(name)
+        try:
+            os.utime(where, dir_fd=dir_fd, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            pass
 
     def make_folder(self, name: str) -> None:
         where, dir_fd = self._at(name)
@@ -665,6 +710,43 @@ def _remove_left_temporaries(folder: _Folder) -> None:
                 folder.remove(name)
             except OSError:
                 pass
+
+
+@contextmanager
+def _writable_version_folder(directory: Path) -> Iterator[tuple[_Folder, str]]:
+    """(this version's folder, the folder's token) for writing: the cache folder made if missing
+    (the folders above it are the user's to link), marked, given a key if it has none; this
+    version's folder made, and cleared of the temporary files of killed runs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with _Folder.open(directory) as root:
+        _mark(root)
+        owner = _owner(root) or _new_key(root)
+        with _version_folder(root, directory / __version__) as version:
+            root.touch(__version__)  # in use: see _remove_old_versions
+            _remove_old_versions(root)
+            _remove_left_temporaries(version)
+            yield version, owner
+
+
+# An upgrade leaves the previous version's folder behind, never to be read again by this version.
+# A folder named like a version other than this one is removed once no run of it has written to
+# the cache for OLD_VERSION_DAYS (each write sets its folder's time): two versions in use side by
+# side (an editor's and pre-commit's) both keep theirs.
+OLD_VERSION_DAYS = 30
+_VERSION_NAME = re.compile(r"[0-9]+\.[0-9]+(?:[.+-]?[A-Za-z0-9]+)*\Z")
+
+
+def _remove_old_versions(root: _Folder) -> None:
+    cutoff_ns = time.time_ns() - OLD_VERSION_DAYS * 24 * 3600 * 10**9
+    for name in root.names():
+        if name == __version__ or not _VERSION_NAME.match(name):
+            continue
+        try:
+            info = root.lstat(name)
+            if stat.S_ISDIR(info.st_mode) and info.st_mtime_ns < cutoff_ns:
+                root.remove(name)
+        except OSError:  # removed meanwhile, or not ours to remove: left alone
+            pass
 
 
 def _version_folder(root: _Folder, path: Path) -> _Folder:

@@ -109,11 +109,21 @@ def lint_source(
 # allows: libcst's parser output, visitors and code generation recurse a few frames per level, and
 # a level is cheap to write (each of 500 adjacent string literals nests one level in libcst's tree;
 # CPython >= 3.11 compiles expressions ~3,000 levels deep, which took ~10,000 frames here). Such a
-# file is analysed again on a thread of its own with room for this many frames: measured, a frame
-# of this work takes under 1 kB of C stack, so the stack below leaves a wide margin.
-DEEP_RECURSION_LIMIT = 20_000
+# file is analysed again on a thread of its own, under a recursion limit its stack can hold: a
+# limit the stack cannot hold turns a RecursionError into a segfault. The limit is derived from
+# the stack: Python 3.11 counts C-level and Python-level recursion together, and a counted level
+# of this work was measured under 1 kB of C stack; WORST_FRAME_BYTES allows 13 times that. libcst's
+# native parser recurses uncounted, but only over code the screen let through (nesting bounded
+# independently of the limit, screen.py), which takes ~4.5 MB at most.
 DEEP_STACK_BYTES = 256 * 2**20
-_DEEP_STACK = threading.Lock()  # the stack size is set for the next thread started, process-wide
+WORST_FRAME_BYTES = 13 * 2**10
+DEEP_RECURSION_LIMIT = DEEP_STACK_BYTES // WORST_FRAME_BYTES  # 20,164
+# The stack size is set for the next thread started, process-wide; the recursion limit is the
+# interpreter's, shared by every thread: raised while any deep analysis runs, restored when the
+# last one ends (two overlapping runs each restoring "their" saved value left it raised for good).
+_DEEP_STACK = threading.Lock()
+_deep_runs = 0
+_limit_before_deep_runs = 0
 
 
 def _analysed_at_any_depth(
@@ -155,27 +165,47 @@ def on_deep_stack(work: Callable[[], T]) -> T:
         except BaseException as exc:  # handed to the caller, whatever it is
             outcome.append((False, exc))
 
-    limit = sys.getrecursionlimit()
-    try:
-        with _DEEP_STACK:
+    with _DEEP_STACK:
+        try:
             size = threading.stack_size(DEEP_STACK_BYTES)
+        except ValueError as exc:  # a stack size this platform refuses
+            raise RecursionError(f"no thread with a deep stack: {exc}") from None
+        try:
+            thread = threading.Thread(target=run, name="ddplint-deep-analysis", daemon=True)
+            _raise_recursion_limit()
             try:
-                thread = threading.Thread(target=run, name="ddplint-deep-analysis", daemon=True)
-                sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
                 thread.start()
-            finally:
-                threading.stack_size(size)
-    except (ValueError, RuntimeError) as exc:  # no such stack here (platform, memory limits)
-        sys.setrecursionlimit(limit)
-        raise RecursionError(f"no thread with a deep stack: {exc}") from None
+            except RuntimeError as exc:  # no such stack here (memory limits)
+                _restore_recursion_limit()
+                raise RecursionError(f"no thread with a deep stack: {exc}") from None
+        finally:
+            threading.stack_size(size)
     try:
         thread.join()
     finally:
-        sys.setrecursionlimit(limit)
+        with _DEEP_STACK:
+            _restore_recursion_limit()
     succeeded, value = outcome[0] if outcome else (False, RecursionError("the analysis thread ended early"))
     if not succeeded:
         raise value  # type: ignore[misc]
     return value  # type: ignore[return-value]
+
+
+def _raise_recursion_limit() -> None:
+    """DEEP_RECURSION_LIMIT in force while deep runs last (called with _DEEP_STACK held)."""
+    global _deep_runs, _limit_before_deep_runs
+    if _deep_runs == 0:
+        _limit_before_deep_runs = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(_limit_before_deep_runs, DEEP_RECURSION_LIMIT))
+    _deep_runs += 1
+
+
+def _restore_recursion_limit() -> None:
+    """The limit from before the first deep run, once the last has ended (with _DEEP_STACK held)."""
+    global _deep_runs
+    _deep_runs -= 1
+    if _deep_runs == 0:
+        sys.setrecursionlimit(_limit_before_deep_runs)
 
 
 def _analysed(

@@ -41,6 +41,17 @@ from ddplint.analysis.distributed import DISTRIBUTED_TOKENS, may_be_distributed
 # compiler refuses such input itself; older ones parse it happily, so there the tree is measured.
 MAX_NESTING = 500
 _COMPILER_GUARDS_NESTING = sys.version_info >= (3, 11)
+# Python >= 3.11's compiler refuses code nested deeper than three times the recursion limit in
+# force (less three times the caller's depth): at the default limit, 1,000, about 3,000 levels
+# (2,992 for an attribute chain compiled from the top), which libcst parses in ~4.5 MB of C stack
+# (measured: it overflows an 8 MB main-thread stack near 5,500 levels of attribute chain; its
+# native recursion is not counted by the limit). A raised limit moves the compiler's threshold
+# with it: hypothesis raises it to ~2,100 around each example, the engine's deep-stack retry to
+# 20,000, a program embedding ddplint may too. That let a 6,000-long chain reach libcst, whose
+# overflow killed the process. So above the default limit the tree is measured against the depth
+# the compiler allows at the default, and the verdict does not depend on the limit in force.
+_DEFAULT_RECURSION_LIMIT = 1_000
+_COMPILER_NESTING = 3 * _DEFAULT_RECURSION_LIMIT
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,8 @@ def compile_screen(data: bytes, filename: str, flags: int = 0) -> tuple[Optional
             # The checked file's own SyntaxWarnings (`"\d"`, `1if x`) are not ddplint's to print.
             warnings.simplefilter("ignore")
             if _COMPILER_GUARDS_NESTING:
+                if sys.getrecursionlimit() > _DEFAULT_RECURSION_LIMIT and _nested_deeper_than(data, filename, flags, _COMPILER_NESTING):
+                    return Unparsable("cannot parse: code nested too deeply"), frozenset()
                 return None, frozenset(_code_names(compile(data, filename, "exec", flags, dont_inherit=True)))
             tree = compile(data, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
@@ -304,6 +317,16 @@ def _tree_names(tree: ast.AST) -> Iterable[str]:
                 yield node.asname
         elif isinstance(node, ast.keyword) and node.arg:
             yield node.arg
+
+
+def _nested_deeper_than(data: bytes, filename: str, flags: int, limit: int) -> bool:
+    """Whether the syntax tree of `data` (which may not compile: then the compile that follows
+    says why) is deeper than `limit` levels."""
+    try:
+        tree = compile(data, filename, "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError:
+        return False
+    return _nesting_exceeds(tree, limit)
 
 
 def _nesting_exceeds(tree: ast.AST, limit: int) -> bool:

@@ -5,19 +5,16 @@ from pathlib import Path
 
 import pytest
 
+from case_files import is_case_data
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
-
 
 def pytest_ignore_collect(collection_path: Path, config):
-    """The corpus is test data (realistic user scripts, some named like tests: `*_test.py`), linted
-    by tests/test_corpus.py and never collected, so never imported, by pytest itself: not even
-    when the folder is named on the command line."""
-    if collection_path.resolve().is_relative_to(CORPUS) and collection_path.resolve() != CORPUS:
-        return True
-    return None
+    """The corpus and each rule's `cases/` are test data (user scripts, some named like tests:
+    `*_test.py`), linted by tests/test_corpus.py and never collected, so never imported, by pytest
+    itself: not even when the folder is named on the command line."""
+    return True if is_case_data(collection_path) else None
 
 
 def findings(source: str, select=None) -> list[tuple[int, str]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from case_files import CASE_FILES
 from ddplint import api, engine
 from ddplint.api import lint_paths
 from ddplint.cache import FileStamp, ResultCache, default_cache_dir
@@ -132,7 +133,7 @@ def test_default_cache_dir_is_the_project_root(tmp_path):
 def test_pool_gives_the_same_results_in_the_same_order(jobs):
     # A sample of the corpus (every third file) and the examples: enough files for the pool to
     # reorder them, a third of the time of linting the whole corpus twice.
-    sample = [str(path) for path in sorted((ROOT / "tests" / "corpus").rglob("*.py"))[::3]] + [str(EXAMPLES)]
+    sample = [str(path) for path in CASE_FILES[::3]] + [str(EXAMPLES)]
     serial = run(sample, None, jobs=1)
     assert len(serial) > 20
     assert run(sample, None, jobs=jobs) == serial
@@ -141,7 +142,7 @@ def test_pool_gives_the_same_results_in_the_same_order(jobs):
 def test_large_files_go_to_one_worker_and_give_the_same_results(monkeypatch):
     """Large files share one task of the pool (one worker, one file at a time, so two libcst
     trees of large files never peak together); the results are what one process finds."""
-    sample = [str(path) for path in sorted((ROOT / "tests" / "corpus").rglob("*.py"))[1::4]] + [str(EXAMPLES)]
+    sample = [str(path) for path in CASE_FILES[1::4]] + [str(EXAMPLES)]
     serial = run(sample, None, jobs=1)
     monkeypatch.setattr(api, "LARGE_FILE_BYTES", 3000)  # 15 of these 93 files count as large
     assert run(sample, None, jobs=2) == serial

@@ -1,7 +1,8 @@
-"""Real-shaped training scripts: every `# <- CODE` mark is reported, and nothing else is.
+"""Every case file (tests/case_files.py): every `# <- CODE` mark is reported, and nothing else is.
 
-`tests/corpus/clean/` holds correct DDP, Accelerate, Lightning, Fabric, HF Trainer, DeepSpeed,
-Ray, nanoGPT-style and single-GPU scripts; `tests/corpus/flagged/` holds real bugs.
+Each rule's cases are in `tests/rules/ddpNNN/cases/` (`flag/`: real bugs, `ok/`: their look-alikes);
+`tests/corpus/clean/` holds correct DDP, Accelerate, Lightning, Fabric, HF Trainer, DeepSpeed, Ray,
+nanoGPT-style and single-GPU scripts, `tests/corpus/flagged/` whole scripts with several bugs.
 """
 
 from __future__ import annotations
@@ -10,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from case_files import CASE_FILES, KINDS, RULE_CASES, RULES, TESTS, must_be_flagged
 from ddplint.api import lint_file
 from ddplint.rules import select_rules
 from ddplint.rules.base import expected_marks
 
-CORPUS = Path(__file__).parent / "corpus"
 EXAMPLES = Path(__file__).parent.parent / "examples"
-FILES = sorted(CORPUS.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CORPUS)) for p in FILES])
+@pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(TESTS)) for p in CASE_FILES])
 def test_corpus_file(path: Path):
     expected = sorted(expected_marks(path.read_text()))
     actual = sorted((d.location.row, d.code) for d in lint_file(str(path), select_rules()))
@@ -27,13 +27,23 @@ def test_corpus_file(path: Path):
 
 
 def test_corpus_has_both_kinds():
-    assert any(p.parent.name == "clean" for p in FILES)
-    assert sum(1 for p in FILES if p.parent.name == "flagged") >= 20
-    for path in FILES:
-        if path.parent.name == "clean":
-            assert not expected_marks(path.read_text()), f"{path.name}: clean files carry no marks"
-        else:
+    assert any(not must_be_flagged(p) for p in CASE_FILES)
+    assert sum(1 for p in CASE_FILES if must_be_flagged(p)) >= 20
+    for path in CASE_FILES:
+        if must_be_flagged(path):
             assert expected_marks(path.read_text()), f"{path.name}: flagged files mark their findings"
+        else:
+            assert not expected_marks(path.read_text()), f"{path.name}: clean files carry no marks"
+
+
+def test_case_files_are_in_their_rules_folders():
+    """`tests/rules/ddpNNN/cases/` holds only `flag/` and `ok/`, and a flag case marks its own rule."""
+    for folder in RULES.glob("ddp*/cases/*"):
+        assert folder.name in KINDS, f"{folder}: a rule's cases are in flag/ or ok/"
+    for path in RULE_CASES:
+        rule = path.parents[2].name.upper()
+        if must_be_flagged(path):
+            assert rule in {code for _, code in expected_marks(path.read_text())}, f"{path}: marks no {rule}"
 
 
 def test_examples_buggy_flagged_fixed_silent():

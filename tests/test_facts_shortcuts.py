@@ -7,11 +7,12 @@ from pathlib import Path
 
 import libcst as cst
 
+from case_files import CASE_FILES
 from ddplint.analysis.facts import build_facts
 from ddplint.analysis.training import steps_the_model
 
 ROOT = Path(__file__).parent.parent
-FILES = sorted(ROOT.glob("examples/*.py")) + sorted(ROOT.glob("tests/corpus/**/*.py"))
+FILES = sorted(ROOT.glob("examples/*.py")) + CASE_FILES
 
 
 def test_a_lazy_reaching_test_answers_as_the_set_of_functions_reaching_a_call():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from case_files import CASE_FILES
 from ddplint.engine import lint_source
 from ddplint.rules import ALL_RULES
 from ddplint.rules.base import example_source
@@ -19,7 +20,7 @@ from ddplint.rules.base import example_source
 LONGEST_MESSAGE = 110
 
 ROOT = Path(__file__).parent.parent
-SOURCES = sorted((ROOT / "tests" / "corpus").rglob("*.py")) + sorted((ROOT / "examples").rglob("*.py"))
+SOURCES = CASE_FILES + sorted((ROOT / "examples").rglob("*.py"))
 
 
 def _all_findings():

@@ -9,10 +9,11 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from case_files import CASE_FILES
 from ddplint.analysis.syntax import parse_module
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([*ROOT.glob("tests/corpus/**/*.py"), *ROOT.glob("examples/**/*.py"), ROOT / "ddplint/analysis/facts.py"])
+SOURCES = sorted([*CASE_FILES, *ROOT.glob("examples/**/*.py"), ROOT / "ddplint/analysis/facts.py"])
 
 
 def test_same_trees_as_libcst() -> None:

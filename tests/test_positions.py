@@ -10,14 +10,15 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from case_files import CASE_FILES
 from ddplint.analysis.syntax import walk
 from ddplint.positions import positions_of, targeted_positions
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted((ROOT / "tests" / "corpus").rglob("*.py"))[::6] + sorted((ROOT / "examples").glob("*.py"))
+FILES = CASE_FILES[::6] + sorted((ROOT / "examples").glob("*.py"))
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_same_ranges_as_position_provider_for_every_node(path):
     module = cst.parse_module(path.read_bytes())
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

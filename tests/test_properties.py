@@ -10,13 +10,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from case_files import CASE_FILES
 from ddplint.api import lint_paths
 from ddplint.cache import ResultCache
 from ddplint.engine import lint_source
 from ddplint.rules import ALL_RULES
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = sorted((ROOT / "tests" / "corpus").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+CORPUS = CASE_FILES + sorted((ROOT / "examples").glob("*.py"))
 TEXTS = [path.read_text(encoding="utf-8") for path in CORPUS]
 # Every rule, including the opt-in ones: a crash in any of them counts.
 RULES = ALL_RULES

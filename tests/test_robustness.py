@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from case_files import CASE_FILES
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
 
 ROOT = Path(__file__).parent.parent
-SOURCES = sorted((ROOT / "tests" / "corpus").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+SOURCES = CASE_FILES + sorted((ROOT / "examples").glob("*.py"))
 
 
 def mutate(lines: list[str], donors: list[list[str]], rng: random.Random) -> str:

@@ -55,3 +55,10 @@ def test_new_rules_defaults_and_severities():
     assert {f"DDP00{i}" for i in range(5, 10)} | {"DDP010", "DDP011"} <= default
     assert RULES_BY_CODE["DDP010"].severity == "warning"
     assert all(RULES_BY_CODE[code].severity == "error" for code in default - {"DDP010"})
+
+
+def test_new_rules_are_registered_and_on_by_default():
+    from ddplint.rules import RULES_BY_CODE, select_codes
+
+    assert {"DDP013", "DDP014", "DDP015", "DDP016"} <= set(select_codes())
+    assert RULES_BY_CODE["DDP015"].name == "accumulation-without-no-sync"

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from case_files import copy_case_files
 from ddplint.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "corpus"
 EXAMPLES = ROOT / "examples"
 
 # The issue's repro, in our words: the sampler is built by a helper of another module, the epoch
@@ -121,16 +121,12 @@ def test_fix_and_diff_see_what_the_check_sees(tmp_path, monkeypatch, capsys, tra
     assert _run_json(["train.py"], capsys, monkeypatch) == []
 
 
-def _corpus_files() -> list[Path]:
-    return sorted(CORPUS.rglob("*.py"))
-
-
 @pytest.mark.slow
 def test_corpus_and_examples_same_findings_alone_in_folder_and_on_stdin(tmp_path, monkeypatch, capsys):
-    """Every corpus script and example: checked as part of its folder, alone, and from stdin
+    """Every case file and example: checked as part of its folder, alone, and from stdin
     under its own name, the findings are the same."""
     project = tmp_path / "project"
-    shutil.copytree(CORPUS, project / "corpus")
+    copy_case_files(project)
     shutil.copytree(EXAMPLES, project / "examples", ignore=shutil.ignore_patterns("*.md"))
     (project / "pyproject.toml").write_text("[project]\nname = 'copy'\n")
     monkeypatch.chdir(project)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import ddplint.analysis.project as project_module
+from case_files import copy_case_files
 from ddplint.analysis.project import ModuleSummary, outline_from_json, outline_to_json, summary_from_json, summary_to_json
 from ddplint.api import lint_paths
 from ddplint.cache import SUMMARY_FOLDER_NAME, ResultCache
@@ -211,9 +212,9 @@ def test_no_cache_keeps_no_summary(project, tmp_path, counted):
 @pytest.mark.slow  # three runs over the corpus and the examples
 def test_findings_are_the_same_without_the_store_cold_and_warm(tmp_path, counted):
     root = tmp_path / "project"
-    shutil.copytree(REPOSITORY / "tests" / "corpus", root / "corpus")
+    copy_case_files(root)
     shutil.copytree(REPOSITORY / "examples", root / "examples")
-    # The corpus's scripts import helpers it does not hold: a project whose do, for summaries to read.
+    # The case files import helpers it does not hold: a project whose do, for summaries to read.
     write_project(root / "loaders", {"train.py": TRAINING_SCRIPT})
     (root / "pyproject.toml").write_text("")
     cache_dir = tmp_path / "cache"

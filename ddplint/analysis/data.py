@@ -135,6 +135,9 @@ class DataModel:
     def evaluation_pass(self, calls: list["CallSite"], loops: list["LoopSite"]) -> Optional[str]:
         return self.training.evaluation_pass(calls, loops)
 
+    def rank_zero_only_evaluation_steps(self) -> list:
+        return self.training.rank_zero_only_evaluation_steps()
+
     # -- streams ---------------------------------------------------------------------------------
     @property
     def iterable_dataset_classes(self) -> set[str]:

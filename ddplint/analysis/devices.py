@@ -27,11 +27,34 @@ from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAM
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.records import Context
 
 TORCH_DEVICE = "torch.device"
-SET_DEVICE = {"torch.cuda.set_device", "torch.cuda.device"}
+SET_DEVICE = {
+    "torch.cuda.set_device", "torch.cuda.device",
+    "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
+}
 _PLACEMENT_METHODS = {"to", "cuda"}
+# `torch.cuda` calls that act on the current device when no device is passed: with none set per
+# rank, they act on GPU 0 in every process.
+_CURRENT_DEVICE_CALLS = frozenset(
+    "torch.cuda." + name
+    for name in (
+        "synchronize", "empty_cache", "current_device", "current_stream", "Stream", "Event",
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+        "reset_peak_memory_stats", "mem_get_info", "memory_stats", "get_device_properties",
+    )
+)
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
+
+
+@dataclass(eq=False)
+class RankDevice:
+    """A CUDA device whose index the script computes (`torch.device("cuda", local_rank)`,
+    `f"cuda:{local_rank}"`): the rank's own GPU, as a value."""
+
+    node: cst.CSTNode
+    context: "Context"
 
 
 @dataclass(eq=False)
@@ -147,6 +170,113 @@ class DeviceModel:
             return True
         return any(not where.call_in_a_rank(call) or ranks.call_runs_on_one_rank_only(call) for call in via)
 
+    # -- the rank's own GPU, as a value ------------------------------------------------------------
+    @cached_property
+    def rank_devices(self) -> list[RankDevice]:
+        """Where the file builds a CUDA device from a computed index: `torch.device("cuda", i)`,
+        `f"cuda:{i}"`, `"cuda:%d" % i`, `"cuda:{}".format(i)`, `"cuda:" + str(i)`, in source
+        order. Such a value places tensors on that GPU, but does not make it the current device."""
+        out = []
+        for node in walk(self.facts.module):
+            index = _computed_cuda_index(node, self.facts)
+            if index is None:
+                continue
+            context = next((self.facts.context_of(n) for n in walk(index) if isinstance(n, cst.Name)), None)
+            if context is not None:
+                out.append(RankDevice(node, context))
+        return out
+
+    @cached_property
+    def gpu_group_starts(self) -> list["CallSite"]:
+        """The file's own `init_process_group(...)` calls whose group runs on GPUs: an NCCL
+        backend, or one not written as a literal (none, a config value: torch picks NCCL when
+        CUDA is there) in a file that uses CUDA or names NCCL for another of its starts."""
+        starts = [
+            (site, string_value(argument(site.node, "backend", 0)))
+            for site in self.facts.calls_named("torch.distributed.init_process_group")
+        ]
+        names_nccl = any(text is not None and "nccl" in text.lower() for _, text in starts)
+        on_gpus = names_nccl or self.uses_gpu
+        return [site for site, text in starts if (text is None and on_gpus) or (text is not None and "nccl" in text.lower())]
+
+    @cached_property
+    def current_device_work(self) -> list["CallSite"]:
+        """Calls that work on the current CUDA device without naming one: `torch.cuda.synchronize()`,
+        `torch.cuda.current_device()`, memory queries, and an NCCL `dist.barrier()` without
+        `device_ids` (it picks the current device for its communicator)."""
+        out = []
+        for site in self.facts.calls:
+            names = self.facts.qualified_names(site.node.func)
+            if not site.node.args and not names.isdisjoint(_CURRENT_DEVICE_CALLS):
+                out.append(site)
+            elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
+                out.append(site)
+        return out
+
+    @cached_property
+    def group_may_run_on_gpus(self) -> bool:
+        """The process group is NCCL, or may be: the file starts none itself (a helper does), or
+        one of its starts is NCCL. A file that starts only `gloo` groups keeps CUDA out of its
+        communication; its placements name their devices."""
+        own = any(True for _ in self.facts.calls_named("torch.distributed.init_process_group"))
+        return not own or bool(self.gpu_group_starts)
+
+    # -- a launcher flag as the rank's GPU ---------------------------------------------------------
+    @cached_property
+    def local_rank_flag_defaulting_to_zero(self) -> Optional[cst.Call]:
+        """`parser.add_argument("--local_rank", default=0)` whose value picks this rank's GPU
+        (`torch.cuda.set_device(args.local_rank)`, `.cuda(args.local_rank)`, `device_ids=[...]`)
+        in a file that never reads LOCAL_RANK from the environment. `torch.distributed.launch`
+        filled that flag; torchrun only sets the environment variable (and launch, since torch
+        2.0, passes `--local-rank`), so under today's launchers every rank keeps the default,
+        GPU 0."""
+        facts = self.facts
+        flags = [(site, dest) for site in facts.calls if (dest := _local_rank_flag_with_zero_default(site.node))]
+        if not flags or not self.starts_process_group or self._mentions_local_rank_variable:
+            return None
+        if facts.project is not None and any(facts.project.sets_device(facts, site) for site in facts.calls):
+            return None
+        for site, dest in flags:
+            if any(self._comes_from_flag(value, use, dest) for value, use in self._device_choices):
+                return site.node
+        return None
+
+    @cached_property
+    def _mentions_local_rank_variable(self) -> bool:
+        return any(string_value(node) == "LOCAL_RANK" for node in self._string_nodes if isinstance(node, cst.SimpleString))
+
+    @cached_property
+    def _device_choices(self) -> list[tuple[cst.BaseExpression, "CallSite"]]:
+        """The values that choose a GPU: `set_device(x)`, `.cuda(x)` / `.to(x)`, `torch.device("cuda", x)`,
+        `DistributedDataParallel(device_ids=[x])`."""
+        out = []
+        for site in self.facts.calls:
+            call = site.node
+            names = self.facts.qualified_names(call.func)
+            if not names.isdisjoint(SET_DEVICE) or last_name(call.func) in _PLACEMENT_METHODS:
+                value = argument(call, "device", 0)
+            elif TORCH_DEVICE in names:
+                value = argument(call, "index", 1)
+            else:
+                ids = keyword_arg(call, "device_ids")
+                value = ids.value.elements[0].value if ids is not None and isinstance(ids.value, cst.List) and ids.value.elements else None
+            if value is not None:
+                out.append((value, site))
+        return out
+
+    def _comes_from_flag(self, value: cst.BaseExpression, use: "CallSite", dest: str) -> bool:
+        """`value` is (or holds, through assignments) `args.<dest>` of a `parse_args()` result."""
+        for source in self.facts.flow.sources(value, use.context.scope, use.context.branches):
+            node = source.node
+            if isinstance(node, cst.Attribute) and node.attr.value == dest and isinstance(node.value, cst.Name):
+                context = self.facts.context_of(node)
+                if context is not None and any(
+                    _parsed_arguments(holder.node)
+                    for holder in self.facts.flow.sources(node.value, context.scope, context.branches)
+                ):
+                    return True
+        return False
+
     @cached_property
     def uses_gpu(self) -> bool:
         """The script puts work on CUDA: a placement, a `torch.cuda.*` call, or "cuda" in a string
@@ -239,6 +369,58 @@ class DeviceModel:
                 ):
                     return True
         return False
+
+
+def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:
+    """`parser.parse_args()`, `parser.parse_known_args()[0]`."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    return isinstance(node, cst.Call) and last_name(node.func) in ("parse_args", "parse_known_args")
+
+
+def _local_rank_flag_with_zero_default(call: cst.Call) -> Optional[str]:
+    """The destination of `add_argument("--local_rank", ..., default=0)` (or `--local-rank`)."""
+    if last_name(call.func) != "add_argument":
+        return None
+    flags = [string_value(arg.value) for arg in call.args if arg.keyword is None]
+    if not any(flag in ("--local_rank", "--local-rank") for flag in flags):
+        return None
+    default = keyword_arg(call, "default")
+    if default is None or int_value(default.value) != 0:
+        return None
+    dest = keyword_arg(call, "dest")
+    return string_value(dest.value) if dest is not None else "local_rank"
+
+
+def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cst.BaseExpression]:
+    """The computed index of a CUDA device written at `node`, or None if `node` writes none."""
+    if isinstance(node, cst.Call):
+        if TORCH_DEVICE in facts.qualified_names(node.func):
+            kind, index = argument(node, "type", 0), argument(node, "index", 1)
+            if index is not None and _is_cuda(string_value(kind) or "") and int_value(index) is None:
+                return index
+            return None
+        if last_name(node.func) == "format" and isinstance(node.func, cst.Attribute) and node.args:
+            if _is_cuda_prefix(string_value(node.func.value)):  # "cuda:{}".format(i)
+                return node.args[0].value
+        return None
+    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:  # f"cuda:{i}"
+        text, value = node.parts
+        if isinstance(text, cst.FormattedStringText) and isinstance(value, cst.FormattedStringExpression):
+            return value.expression if _is_cuda_prefix(text.value) else None
+        return None
+    if isinstance(node, cst.BinaryOperation) and _is_cuda_prefix(string_value(node.left)):
+        if isinstance(node.operator, cst.Add) or isinstance(node.operator, cst.Modulo):
+            return node.right  # "cuda:" + str(i), "cuda:%d" % i
+    return None
+
+
+def _is_cuda_prefix(text: Optional[str]) -> bool:
+    """`cuda:` followed at most by one format placeholder (`cuda:{}`, `cuda:%d`)."""
+    if text is None:
+        return False
+    lowered = text.strip().lower()
+    return lowered.startswith("cuda:") and (lowered[5:] == "" or re.fullmatch(r"\{\}|%[ds]|\{0\}", lowered[5:]) is not None)
 
 
 def _is_cuda(text: str) -> bool:

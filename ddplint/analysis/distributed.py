@@ -469,7 +469,8 @@ def _single_process_api(qualified: str) -> bool:
 
 def is_test_code(facts: "ModuleFacts") -> bool:
     """A file a test runner runs: `unittest.TestCase` subclasses, or, in a file that imports
-    pytest / unittest, module-level `test_*` functions or `Test*` classes with `test_*` methods.
+    pytest / unittest / nose, module-level `test_*` (or `testName`) functions or `Test*` classes
+    with `test_*` methods.
     Tests start their workers through a test harness and give the ranks the same data, devices and
     files on purpose: not a training script. (A training script's own `def test(model, loader)`
     is not a test: it imports no test framework.)"""
@@ -477,13 +478,19 @@ def is_test_code(facts: "ModuleFacts") -> bool:
         return True
     imports_framework = facts.imports.imports_any(TEST_FRAMEWORKS)
     for function in facts.functions:
-        if not function.name.startswith("test_"):
+        if not _test_function_name(function.name):
             continue
         if function.class_name is not None and function.class_name.startswith("Test"):
             return True  # pytest collects `Test*` classes without the file importing pytest
         if imports_framework and function.class_name is None and function.scope.parent is facts.module_scope:
             return True
     return False
+
+
+def _test_function_name(name: str) -> bool:
+    """`test_forward`, `testSyncBN`: what pytest and nose collect (`test` then a word break);
+    not `testing_loader` nor a script's own `test(...)` pass."""
+    return name.startswith("test_") or (len(name) > 4 and name.startswith("test") and name[4].isupper())
 
 
 def environment_key(call: cst.Call) -> Optional[str]:

@@ -35,6 +35,10 @@ from ddplint.analysis.records import (  # re-exported: the rules import the reco
     excludes,
 )
 from ddplint.analysis.syntax import alternatives, dotted_name, string_value, walk
+from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL, MODULE_METHODS_RETURNING_SELF
+
+# Wrappers whose `.module` is the model they were given.
+MODEL_WRAPPERS = DATA_PARALLEL | DISTRIBUTED_DATA_PARALLEL
 
 __all__ = [
     "SPAWNERS", "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
@@ -513,20 +517,36 @@ class ModuleFacts:
         if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
             cls = site.context.scope.class_scope
             return [(f, True) for f in self.methods_of(cls.name, func.attr.value)] if cls is not None else []
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        owner = func.value if isinstance(func, cst.Attribute) else None
+        if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and isinstance(owner.value, cst.Name):
+            owner = owner.value  # `model.module.inference(...)`: the module a DDP wrapper holds
+        if isinstance(func, cst.Attribute) and isinstance(owner, cst.Name):
             # `trainer = Trainer(...)` then `trainer.fit(loader)`: a method of a class of this file
-            return [(f, True) for cls in self._instance_classes(func.value.value, site.context.scope)
+            return [(f, True) for cls in self._instance_classes(owner.value, site.context.scope)
                     for f in self.methods_of(cls, func.attr.value)]
         return []
 
-    def _instance_classes(self, name: str, scope: Scope) -> list[str]:
-        """Classes of this file that `name` is built from by a direct assignment."""
-        found = []
+    def _instance_classes(self, name: str, scope: Scope, seen: frozenset = frozenset()) -> list[str]:
+        """Classes of this file that `name` is built from by a direct assignment, also through
+        `.to(device)` / `.cuda()` and a DDP / DataParallel wrapper around it (`model =
+        DDP(Net().to(rank))`: `model.module` is the Net)."""
+        found: list[str] = []
         for binding in scope.lookup(name):
             value = binding.value
-            if binding.kind == "assign" and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-                if value.func.value in self.classes and value.func.value not in found:
-                    found.append(value.func.value)
+            if binding.kind != "assign" or not isinstance(value, cst.Call):
+                continue
+            while isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_METHODS_RETURNING_SELF:
+                if not isinstance(value.func.value, cst.Call):
+                    break
+                value = value.func.value
+            if isinstance(value.func, cst.Name) and value.func.value in self.classes:
+                built = [value.func.value]
+            elif self._qualified(value.func) & MODEL_WRAPPERS and value.args and isinstance(value.args[0].value, cst.Name):
+                inner = value.args[0].value.value
+                built = self._instance_classes(inner, binding.scope or scope, seen | {name}) if inner not in seen else []
+            else:
+                continue
+            found.extend(cls for cls in built if cls not in found)
         return found
 
     def class_lineage(self, name: str) -> list[ClassInfo]:
@@ -752,6 +772,8 @@ def build_facts(
     `options`: what the file's configuration declares (analysis/options.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
+    if project is not None:
+        facts.imports.star_exports = project.star_exports
     facts.options = options
     if reuse is None:
         _Collector(facts).walk(module)

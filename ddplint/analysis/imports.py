@@ -8,7 +8,7 @@ DistributedDataParallel`) all resolve to one canonical public name, so a rule co
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import AbstractSet, Callable, Iterable, Mapping, Optional
 
 import libcst as cst
 
@@ -60,6 +60,10 @@ class ImportTable:
         self.modules: set[str] = set()  # every module imported, for "is this a Lightning file"
         self.aliases: dict[str, cst.BaseExpression] = {}  # module-level `X = a.b.C`
         self.local_names: set[str] = set()  # classes, functions and globals the file defines
+        # What a star-imported project module hands on (`from models import *` where models.py
+        # says `import torch.nn as nn`): module name -> {local name: qualified names}; set when
+        # the file is checked within a project (ProjectIndex.star_exports).
+        self.star_exports: Optional[Callable[[str], Mapping[str, AbstractSet[str]]]] = None
 
     # -- building ---------------------------------------------------------------------------
     def add_import(self, node: cst.Import) -> None:
@@ -115,11 +119,23 @@ class ImportTable:
         # its own (`from torch.utils.data import *` then `class DataLoader: ...`).
         if head in self.local_names:
             return set()
+        exported = self._star_exported(head)
+        if exported:
+            return {canonical(q + suffix) for q in exported}
         guesses = {canonical(f"{m}.{dotted}") for m in self.star_modules if not m.startswith(".")}
         if head == "torch" and self.star_modules:
             # `from models import *` re-exporting `torch`: nothing else could be meant by it
             guesses.add(canonical(dotted))
         return guesses
+
+    def _star_exported(self, head: str) -> set[str]:
+        """What the star-imported project modules bind `head` to by an import of their own."""
+        if self.star_exports is None:
+            return set()
+        found: set[str] = set()
+        for module in self.star_modules:
+            found.update(self.star_exports(module).get(head, ()))
+        return found
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
         wanted = set(names)

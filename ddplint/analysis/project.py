@@ -13,7 +13,10 @@ the project modules it imports directly (`ProjectView`).
 Because a summary depends on one file's content only, a file's result depends on its own content
 plus the content of the project files it imports directly: `ProjectIndex.dependencies(path)`
 lists them, so a result cache can key on all of them. Nothing is transitive on purpose: a summary
-never reads another summary, so there is no cycle and no order to get right.
+never reads another summary, so there is no cycle and no order to get right. The one exception
+reads import lines only: what `from models import *` hands on (models.py's own imports, and
+those of the modules it star-imports in turn, `ProjectIndex.star_exports`); those files are
+dependencies too.
 
 Worker processes checking files of the same run share what they work out about modules through a
 run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
@@ -408,6 +411,8 @@ class ProjectIndex:
         self._last_targets: tuple[str, bytes, list[tuple[str, str]]] = ("", b"", [])
         self._roots = _common_root(self.files)
         self._resolved: dict[tuple[str, str], Optional[tuple[str, str]]] = {}
+        # path -> (the names its `from M import *` hands on to imports, the files they come from)
+        self._star_exports: dict[str, tuple[dict[str, frozenset[str]], frozenset[str]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
@@ -557,14 +562,68 @@ class ProjectIndex:
                 data = read_file(path)
             except OSError:
                 return []
-            return sorted({file for file, _ in self.imported_targets(path, data)})
+            found = set()
+            for file, attribute in self.imported_targets(path, data):
+                found.add(file)
+                if attribute == "*":  # and the modules whose imports it hands on
+                    found.update(self._exports_of(file, frozenset())[1])
+            return sorted(found)
         found = set()
         for qualified_set in facts.imports.bindings.values():
             for qualified in qualified_set:
                 target = self.resolve(path, qualified)
                 if target is not None:
                     found.add(target[0])
+        for module in facts.imports.star_modules:
+            found.update(self._star_module(path, module)[1])
         return sorted(found)
+
+    # -- star imports ----------------------------------------------------------------------------
+    def star_exports(self, importer: str, module: str) -> dict[str, frozenset[str]]:
+        """What `from module import *` binds in `importer` to an import of the module's own (`nn`
+        -> torch.nn when the module says `import torch.nn as nn`), also through the module's own
+        star imports of project modules; {} for a module outside the project. Names the module
+        defines itself are left to the importer's guesses."""
+        return self._star_module(importer, module)[0]
+
+    def _star_module(self, importer: str, module: str) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        return self._star_module_of(importer, module, frozenset())
+
+    def _exports_of(self, path: str, visiting: frozenset[str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        known = self._star_exports.get(path)
+        if known is not None:
+            return known
+        if path in visiting or len(visiting) >= _STAR_IMPORT_DEPTH:
+            return {}, frozenset()  # a cycle, or a chain too long to follow
+        try:
+            data = read_file(path)
+        except OSError:
+            return {}, frozenset({path})
+        exports: dict[str, set[str]] = {}
+        files = {path}
+        for statement in _IMPORT_STATEMENT.finditer(data):
+            text = statement.group(0)
+            if text[:1] in (b" ", b"\t"):
+                continue  # inside a block: a function's own import binds nothing for the importer
+            for local, qualified in _import_bindings(text):
+                if local == "*":
+                    names, reached = self._star_module_of(path, qualified, visiting | {path})
+                    files |= reached
+                    for name, values in names.items():
+                        exports.setdefault(name, set()).update(values)
+                elif not qualified.startswith(".") and not local.startswith("_"):
+                    exports.setdefault(local, set()).add(qualified)
+        result = ({name: frozenset(values) for name, values in exports.items()}, frozenset(files))
+        if not visiting:
+            self._star_exports[path] = result
+        return result
+
+    def _star_module_of(self, path: str, module: str, visiting: frozenset[str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        separator = "" if module.endswith(".") else "."
+        target = self.resolve(path, f"{module}{separator}*")  # the module itself, not a name of its parent
+        if target is None or target[1] != "*":
+            return {}, frozenset()
+        return self._exports_of(target[0], visiting)
 
     # -- summaries -----------------------------------------------------------------------------
     def share_summaries(self, shared: "SharedSummaries") -> None:
@@ -596,7 +655,9 @@ class ProjectIndex:
 
     def forget_changed(self) -> None:
         """Drop what was worked out about modules changed on disk since (an index kept across
-        analyses: the language server's). One stat per module it has looked at."""
+        analyses: the language server's). One stat per module it has looked at. What star
+        imports hand on is read again (import lines only: cheaper than a stat of each module)."""
+        self._star_exports.clear()
         for path in [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]:
             del self._stamps[path]
             self._summaries.pop(path, None)
@@ -999,6 +1060,35 @@ def _imported_names(statement: bytes) -> list[str]:
     return names
 
 
+# How many modules deep `from a import *` -> `from b import *` -> ... is followed.
+_STAR_IMPORT_DEPTH = 4
+
+
+def _import_bindings(statement: bytes) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name an import statement binds: `import torch.nn as
+    nn` -> ("nn", "torch.nn"), `import torch.nn` -> ("torch", "torch"), `from .a import *` ->
+    ("*", ".a")."""
+    try:
+        tree = ast.parse(statement.decode("utf-8", "replace").strip())
+    except (SyntaxError, ValueError):
+        return []
+    found: list[tuple[str, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.split(".")[0]
+                found.append((alias.asname, alias.name) if alias.asname else (head, head))
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    found.append(("*", module))
+                else:
+                    separator = "" if module.endswith(".") else "."
+                    found.append((alias.asname or alias.name, f"{module}{separator}{alias.name}"))
+    return found
+
+
 def _common_root(files: set[str]) -> Optional[Path]:
     if not files:
         return None
@@ -1035,6 +1125,9 @@ class ProjectView:
             if summary is not None:
                 return summary, resolved[1]
         return None
+
+    def star_exports(self, module: str) -> dict[str, frozenset[str]]:
+        return self.index.star_exports(self.path, module)
 
     def loader_factory(self, facts: "ModuleFacts", site: "CallSite") -> Optional[FactoryLoader]:
         target = self._target(facts, site.node.func)

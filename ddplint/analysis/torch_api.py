@@ -78,6 +78,20 @@ LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
 # The Trainer attribute that ends `fit()` after the current step, on the rank that sets it: the
 # others go on into the next step's collectives (Lightning's EarlyStopping reduces it first).
 LIGHTNING_STOP_FLAG = "should_stop"
+# A LightningModule's hooks that the Trainer runs on every rank for each batch of that rank's
+# shard of the evaluation loaders.
+LIGHTNING_EVALUATION_STEPS = frozenset({"validation_step", "test_step"})
+# Lightning's decorator that makes a function do nothing on every rank but 0.
+RANK_ZERO_ONLY_DECORATORS = frozenset(
+    {
+        "lightning.pytorch.utilities.rank_zero_only",
+        "lightning.pytorch.utilities.rank_zero.rank_zero_only",
+        "lightning.pytorch.utilities.distributed.rank_zero_only",
+        "lightning.fabric.utilities.rank_zero_only",
+        "lightning.fabric.utilities.rank_zero.rank_zero_only",
+        "lightning_utilities.core.rank_zero.rank_zero_only",
+    }
+)
 LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
@@ -155,7 +169,8 @@ TEST_CASE_CLASSES = frozenset(
 )
 # Class names that say "a test" (`AllReduceTest`, `SamplerTests`): a test harness runs their methods.
 TEST_CLASS_SUFFIXES = ("Test", "Tests", "TestCase")
-TEST_FRAMEWORKS = ("pytest", "unittest")
+# Test runners that collect `test*` functions of a module (nose: `nose.runmodule()`).
+TEST_FRAMEWORKS = ("pytest", "unittest", "nose", "nose2")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
 
@@ -278,4 +293,27 @@ MODULE_METHODS_WITHOUT_FORWARD = frozenset(
         "requires_grad_", "apply", "register_buffer", "register_forward_hook", "save_pretrained", "get_submodule",
         "generate", "register_full_backward_hook", "extra_repr",
     }
+)
+# torch namespaces of tensor math: their functions compute on the tensors they are given and run
+# no model (`torch.mm(features, bank)`, `F.normalize(x)`); the top level `torch.X` counts too,
+# except the functions below that call a module or function they are handed.
+TENSOR_MATH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+TORCH_CALLS_THAT_RUN_A_CALLABLE = frozenset({"torch.compile", "torch.vmap", "torch.cond"})
+# Tensor methods that reshape, index, compare or reduce: a loop whose items only go to these does
+# arithmetic on results, not a model forward (a k-NN vote over features every rank extracted).
+TENSOR_METHODS = frozenset(
+    {
+        "view", "reshape", "expand", "expand_as", "t", "transpose", "permute", "flatten", "squeeze", "unsqueeze",
+        "contiguous", "clone", "detach", "narrow", "index_select", "gather", "scatter", "scatter_", "masked_fill",
+        "topk", "sort", "argsort", "argmax", "argmin", "max", "min", "sum", "mean", "std", "norm", "abs", "exp",
+        "exp_", "log", "div", "div_", "mul", "mul_", "add", "add_", "sub", "sub_", "pow", "eq", "ne", "lt", "le",
+        "gt", "ge", "item", "tolist", "size", "numel", "dim", "resize_", "zero_", "fill_", "copy_", "float",
+        "double", "long", "int", "bool", "half", "cpu", "cuda", "to", "numpy", "type_as", "repeat", "split",
+        "chunk", "softmax", "log_softmax", "sigmoid", "clamp", "clamp_", "round", "nonzero", "any", "all",
+        "matmul", "mm", "bmm", "dot", "cumsum", "prod",
+    }
+)
+# Module methods that return the module itself (`model = Net().cuda()` is still a Net).
+MODULE_METHODS_RETURNING_SELF = frozenset(
+    {"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"}
 )

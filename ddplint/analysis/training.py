@@ -13,8 +13,16 @@ import libcst as cst
 from ddplint.analysis.data_work import DataWork
 from ddplint.analysis.epochs import EVAL_WORDS, Epochs
 from ddplint.analysis.loaders import LoaderInfo
-from ddplint.analysis.records import CallSite, LoopSite
+from ddplint.analysis.records import CallSite, FunctionInfo, LoopSite
 from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
+from ddplint.analysis.torch_api import (
+    LIGHTNING_EVALUATION_STEPS,
+    LIGHTNING_MODULE,
+    RANK_ZERO_ONLY_DECORATORS,
+    TENSOR_MATH_NAMESPACES,
+    TENSOR_METHODS,
+    TORCH_CALLS_THAT_RUN_A_CALLABLE,
+)
 
 # Calls that only look at a batch: a loop making nothing else is a smoke test, not training.
 _INSPECTION_CALLS = {
@@ -148,6 +156,21 @@ class Training:
                 return f"{site.name}(...)"
         return None
 
+    def rank_zero_only_evaluation_steps(self) -> list[tuple["FunctionInfo", cst.Decorator]]:
+        """A LightningModule's `validation_step` / `test_step` decorated `@rank_zero_only`: the
+        Trainer runs the evaluation loop on every rank over its shard, and the step does nothing
+        on every rank but 0. (function, decorator) for each."""
+        modules = self.facts.subclasses_of(LIGHTNING_MODULE)
+        found = []
+        for function in self.facts.functions:
+            if function.class_name not in modules or function.name not in LIGHTNING_EVALUATION_STEPS:
+                continue
+            for decorator in function.node.decorators:
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if self.facts.qualified_names(target) & RANK_ZERO_ONLY_DECORATORS:
+                    found.append((function, decorator))
+        return found
+
     @cached_property
     def _evaluation_functions(self) -> set:
         """The file's functions that run an evaluation loop, directly or through each other."""
@@ -241,6 +264,8 @@ class Training:
                     continue
             if self._from_command_line(node, source.scope):
                 continue
+            if node is not expr and self._made_from_fixed_items(node, source.scope, depth):
+                continue
             if isinstance(node, cst.BinaryOperation) and node is not expr:
                 # `args.validation_image * len(args.validation_prompt)`: repeated written items
                 sides = [node.left, node.right]
@@ -250,6 +275,46 @@ class Training:
                     continue
             return False
         return True
+
+    def _made_from_fixed_items(self, node: cst.CSTNode, scope, depth: int) -> bool:
+        """A comprehension over items of a fixed number (`[tokenize(p) for p in prompts]`), or a
+        call given such items and otherwise only constants (`model.generate(prompt_tokens,
+        max_len=64)`): what it makes grows with the prompts, not with a dataset."""
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            loops: list[cst.BaseExpression] = []
+            clause: Optional[cst.CompFor] = node.for_in
+            while clause is not None:
+                loops.append(clause.iter)
+                clause = clause.inner_for_in
+            return all(self._fixed_size(iterable, scope, (), depth + 1) for iterable in loops)
+        if not isinstance(node, cst.Call) or not node.args:
+            return False
+        site = self._call_sites.get(id(node))
+        if site is None or self.work.work_of(site) is not None:
+            return False  # `load_dataset("json", data_files=["val.json"])`: reads a data set
+        items = [arg.value for arg in node.args if not _a_constant(arg.value)]
+        return bool(items) and all(self._written_items(value, scope, depth + 1) for value in items)
+
+    def _written_items(self, expr: cst.BaseExpression, scope, depth: int) -> bool:
+        """Items the code writes out, or makes from such (`[tokenize(p) for p in prompts]`); not an
+        option's value (`open(args.val_file)` reads as many lines as the file has)."""
+        if depth > 3:
+            return False
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+            return True
+        sources = self.facts.flow.sources(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else []
+        return bool(sources) and all(
+            source.node is not None
+            and (
+                isinstance(source.node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
+                or (source.node is not expr and self._made_from_fixed_items(source.node, source.scope, depth))
+            )
+            for source in sources
+        )
+
+    @cached_property
+    def _call_sites(self) -> dict[int, "CallSite"]:
+        return {id(site.node): site for site in self.facts.calls}
 
     def _fixed_count(self, call: cst.BaseExpression, scope, arms: tuple) -> bool:
         """`range(4)`, `range(args.num_validation_images)`: every bound is a number written in
@@ -325,9 +390,13 @@ class Training:
         return False
 
     def _runs_no_model(self, site: "CallSite") -> bool:
-        """A call of an array, math, image or logging library, or a builtin such as `len`."""
+        """A call of an array, math, image or logging library, of torch's tensor math
+        (`torch.mm`, `F.normalize`), a tensor method that reshapes, compares or reduces
+        (`scores.topk(k)`), or a builtin such as `len`."""
         qualified = self.facts.qualified_names(site.node.func)
-        if any(q.startswith(_NO_MODEL_MODULES) for q in qualified):
+        if any(q.startswith(_NO_MODEL_MODULES) or _tensor_math(q) for q in qualified):
+            return True
+        if isinstance(site.node.func, cst.Attribute) and not qualified and site.name in TENSOR_METHODS:
             return True
         return (
             isinstance(site.node.func, cst.Name)
@@ -351,6 +420,13 @@ _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft
 _VIEWS = {"keys", "values", "items"}
 # Wrappers that iterate the same items (`enumerate(prompts)`).
 _SAME_ITEMS = {"enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "tqdm"}
+
+
+def _tensor_math(qualified: str) -> bool:
+    """`torch.mm`, `torch.gather`, `torch.nn.functional.normalize`: computes on the tensors given."""
+    if qualified.startswith(TENSOR_MATH_NAMESPACES):
+        return True
+    return qualified.count(".") == 1 and qualified.startswith("torch.") and qualified not in TORCH_CALLS_THAT_RUN_A_CALLABLE
 
 
 def _what_is_iterated(iterable: cst.BaseExpression) -> Optional[list[cst.BaseExpression]]:
@@ -396,6 +472,15 @@ def _indexed_by_item(loop: LoopSite) -> list[cst.BaseExpression]:
         node.value for node in walk(loop.node.body)
         if isinstance(node, cst.Subscript) and any(_mentions(element.slice, items) for element in node.slice)
     ]
+
+
+def _a_constant(expr: cst.BaseExpression) -> bool:
+    """`64`, `0.6`, `"greedy"`, `False`, `-1`: a setting, not items."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    return isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString))
 
 
 def _a_count(expr: cst.BaseExpression) -> bool:

@@ -232,10 +232,10 @@ class WhereModel:
         the file never builds, derives from or names."""
         if name.endswith(TEST_CLASS_SUFFIXES) or name in self._test_classes:
             return True
-        return self._is_program and name not in self._names_used_outside_classes
+        return self.is_program and name not in self._names_used_outside_classes
 
     @cached_property
-    def _is_program(self) -> bool:
+    def is_program(self) -> bool:
         """The file is run, not imported: a `__main__` block, or a process group started at
         module level. (A library module's classes are built by the modules that import them.)"""
         from ddplint.analysis.distributed import is_script

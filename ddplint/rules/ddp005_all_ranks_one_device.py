@@ -18,11 +18,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     devices = facts.devices
     if devices.one_gpu_per_process:
         return  # CUDA_VISIBLE_DEVICES=<local rank> or set_device(0): each process's GPU is cuda:0
-    current = []
+    current, gpu0_reported = [], False
     for placement in devices.placements:
         if _on_one_path_only(facts, placement.site):
             continue
         if placement.kind == "gpu0":
+            gpu0_reported = True
             yield RULE.finding(
                 placement.site.node,
                 f"{placement.detail} puts every rank on GPU 0: use the rank's own GPU (LOCAL_RANK)",
@@ -34,7 +35,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
         else:
             current.append(placement)
-    if current and devices.starts_process_group and not devices.sets_device_per_rank:
+    if not devices.starts_process_group or devices.sets_device_per_rank:
+        pass
+    elif not current:
+        if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
+            yield from _device_never_current(facts)
+    else:
         first, more = current[0], len(current) - 1
         others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""
         yield RULE.finding(
@@ -45,6 +51,17 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"every rank lands on GPU 0 while the other GPUs idle; call "
             f"torch.cuda.set_device(local_rank) right after init_process_group (or place with "
             f"f'cuda:{{local_rank}}')",
+        )
+    flag = devices.local_rank_flag_defaulting_to_zero
+    if flag is not None:
+        yield RULE.finding(
+            flag,
+            "--local_rank defaults to 0 and is the only source of the rank's GPU: under torchrun every rank uses GPU 0",
+            why="the rank's GPU comes from the --local_rank option, which only the old "
+            "torch.distributed.launch passed (since torch 2.0 it passes --local-rank); torchrun "
+            "sets the LOCAL_RANK environment variable instead, so every rank keeps the default 0 "
+            "and all of them work on GPU 0; take the default from the environment: "
+            "default=int(os.environ.get('LOCAL_RANK', 0))",
         )
     for site in facts.calls_named(*DDP):
         if _on_one_path_only(facts, site):
@@ -58,6 +75,74 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 f"collide on one device (NCCL: 'Duplicate GPU detected') while the other GPUs idle; "
                 f"pass device_ids=[local_rank], output_device=local_rank",
             )
+
+
+def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
+    """The script starts the process group and places nothing on the current device, but nothing
+    makes the rank's GPU current either: what runs on the current device without naming one
+    (NCCL's barrier, `torch.cuda.synchronize()`, memory queries, CUDA events and streams,
+    extensions) runs on GPU 0 in every rank. Reported once: where the rank's device is computed
+    (the place to make it current), else where the group starts.
+
+    A program (a `__main__` block, a group started at module level) shows all its own CUDA work:
+    it is reported only when some of it uses the current device. A helper module hands its
+    device to code it does not see, so a rank device there is reported by itself; a helper that
+    only starts the group is not (its importer may choose the device after calling it)."""
+    devices = facts.devices
+    if not devices.group_may_run_on_gpus:
+        return
+    work = next((site for site in devices.current_device_work if not _on_one_path_only(facts, site)), None)
+    program = facts.where.is_program
+    if program and work is None:
+        return  # every CUDA call of the program names its device: nothing is left to the current one
+    uses = f"{_short(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
+        "every rank's implicit CUDA work runs on GPU 0"
+    )
+    for device in devices.rank_devices:
+        if _context_on_one_path_only(facts, device.node, device.context):
+            continue
+        text = _short(facts.module.code_for_node(device.node), 32)
+        yield RULE.finding(
+            device.node,
+            f"{text} is never made current: {uses}",
+            why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
+            f"stays GPU 0 in every process: NCCL's barrier, torch.cuda.synchronize(), memory "
+            f"queries, CUDA events and streams, and extensions that use the current device all "
+            f"act on GPU 0 (the wrong GPU synchronised or measured, contexts and caches piled on "
+            f"GPU 0, a barrier that may hang); call torch.cuda.set_device() with this device "
+            f"right after computing it",
+        )
+        return
+    if not program:
+        return  # a set-up helper: the program that imports it may choose the device after it returns
+    for site in devices.gpu_group_starts:
+        if _on_one_path_only(facts, site):
+            continue
+        yield RULE.finding(
+            site.node,
+            f"NCCL starts but no rank sets its CUDA device: {uses}",
+            why="nothing in this script calls torch.cuda.set_device(local_rank), so the current "
+            "CUDA device is GPU 0 in every process: what does not name a device (NCCL's barrier, "
+            "torch.cuda.synchronize(), memory queries, `.cuda()`) acts there in every rank; call "
+            "torch.cuda.set_device(local_rank) before init_process_group (or pass "
+            "device_id=torch.device('cuda', local_rank))",
+        )
+        return
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:
+    """`_on_one_path_only` for a value rather than a call."""
+    ranks = facts.ranks
+    return (
+        ranks.runs_on_one_rank_only(context)
+        or ranks.after_other_ranks_left(context)
+        or not facts.where.in_a_rank(context)
+        or facts.where.value_on_single_process_path(node)
+    )
 
 
 def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
@@ -86,21 +171,34 @@ RULE = Rule(
         In a distributed script, flags placements that name GPU 0 outright (`"cuda:0"`,
         `torch.device("cuda", 0)`, `.cuda(0)`, `.to(0)`, `device="cuda:0"`, also through a variable
         holding the string), `DistributedDataParallel(..., device_ids=[0])` / `output_device=0`,
-        and, in a file that starts the process group itself but never chooses a device per rank,
-        the first placement on the current CUDA device (`.cuda()`, `.to("cuda")`,
-        `torch.device("cuda")`).
+        and, in a file that starts the process group itself (or through a project helper) but
+        never chooses a device per rank, the first placement on the current CUDA device
+        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
+        it reports once that the current device is never set: where the file computes the
+        rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
+        `"cuda:%d" % rank`, `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
+        `init_process_group` call. It also flags a `--local_rank` option with `default=0` that is
+        the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
+        never passes that option.
     """,
     why="""
         Every rank runs the same code. A hard-coded GPU 0, or the current CUDA device that
         `torch.cuda.set_device` never moved off GPU 0, puts all N processes on the first GPU: its
         memory is shared N ways (out-of-memory errors), its compute is time-sliced, the other GPUs
         idle, and NCCL refuses the setup with "Duplicate GPU detected" as soon as DDP is built.
+        Placing tensors on `cuda:<local_rank>` without `torch.cuda.set_device` leaves the
+        current device at GPU 0: `dist.barrier()` (torch picks the current device for it and
+        warns that this may hang), `torch.cuda.synchronize()`, memory queries, CUDA events and
+        streams, and extensions that launch on the current device all act on GPU 0 in every
+        rank, and each process piles a context and caches there.
     """,
     fix="""
         Read the local rank (`local_rank = int(os.environ["LOCAL_RANK"])` under torchrun, the
         first argument of an `mp.spawn` worker), call `torch.cuda.set_device(local_rank)` right
         after `init_process_group`, and place with `device = torch.device("cuda", local_rank)`;
-        wrap with `DistributedDataParallel(model, device_ids=[local_rank])`.
+        wrap with `DistributedDataParallel(model, device_ids=[local_rank])`. A script that keeps a
+        `--local_rank` option for the old launcher takes its default from the environment:
+        `default=int(os.environ.get("LOCAL_RANK", 0))`.
     """,
     silent="""
         - Devices that come from a rank: `f"cuda:{local_rank}"`, `.to(rank)`, `.cuda(args.gpu)`,
@@ -142,6 +240,15 @@ RULE = Rule(
           own code stays in the one launcher process (a k-NN or retrieval step run after the
           workers are done). Handing the helper a function of the file (`launch(main, ...)`)
           makes that function run on every rank, and it is checked.
+        - The never-set current device: in a program (a `__main__` block or a process group
+          started at module level) whose CUDA work all names its device (`synchronize(device)`,
+          `barrier(device_ids=[rank])`, placements on the rank's device): nothing is left to the
+          current device. In a helper module that only starts the group (the program that
+          imports it may set the device after calling it). Beside groups that are all `gloo`.
+          In a file that already hard-codes GPU 0 (that finding comes first).
+        - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
+          anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
+          chooses no device.
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
           ranks call them through RPC on the object's reference.
@@ -160,11 +267,25 @@ RULE = Rule(
           `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
           `set_device` is missed.
+        - Whether the device is set is read from the file and the project helpers it calls,
+          never from the modules that import it: a set-up helper that starts an NCCL group and
+          never sets the device is silent (its importer may set it), and a helper module that
+          computes the rank's device is reported even when its importer sets the device later.
+        - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
+          worker) and that receives CUDA tensors without choosing a device is not recognised:
+          its CUDA work is done by callbacks the file does not show.
+        - A `--local_rank` option reaches the device only through assignments and attributes:
+          handed to a function as an argument (`main(args.local_rank)`) it is not followed.
+        - A device set late (DeepSpeed's engine sets it in `deepspeed.initialize`, after an
+          earlier `dist.barrier()`) counts as set: the order is not checked.
+        - A fix that belongs between statements (a `set_device` inserted into a loop of
+          environment set-up, before a later `init_process_group`) is reported at the group
+          start or the device, not where the call is missing.
         - `DistributedDataParallel` without `device_ids` is not flagged by itself: torch accepts
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
     """,
-    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0"),
+    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl"),
     distributed_only=True,
     # No `requires`: a literal 0 anywhere may flow into `.to(x)` / `.cuda(x)` / `torch.device(x)`
     # (analysis/devices.py follows values), and such a placement needs neither a rank word nor a
@@ -197,6 +318,17 @@ RULE = Rule(
         dist.init_process_group("nccl")
         model.to("cuda:0")  # <- DDP005
         batch = batch.cuda(0)  # <- DDP005
+        """,
+        """
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        device = torch.device("cuda", local_rank)  # <- DDP005
+        model = Net().to(device)
+        torch.cuda.synchronize()  # waits for GPU 0, not for this rank's GPU
         """,
     ),
     valid=(

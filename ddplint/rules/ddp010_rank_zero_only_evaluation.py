@@ -10,6 +10,17 @@ from ddplint.rules.base import Finding, Rule
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
+    # Lightning runs the step on every rank; the decorator is the multi-process evidence itself.
+    for function, decorator in facts.data.rank_zero_only_evaluation_steps():
+        yield RULE.finding(
+            decorator,
+            f"`@rank_zero_only` on `{function.name}`: only rank 0 evaluates, and only its own shard",
+            why=f"the Trainer runs the evaluation loop on every rank, each over its shard of the "
+            f"data; with `@rank_zero_only` the `{function.name}` of every other rank does nothing, "
+            f"so their GPUs idle while rank 0 works and the metrics rank 0 logs cover 1/world_size "
+            f"of the data; drop the decorator and log with `self.log(..., sync_dist=True)` (or "
+            f"gather the outputs) so that every rank evaluates its shard and the metric covers all",
+        )
     # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
     if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
         return
@@ -86,6 +97,12 @@ RULE = Rule(
         A loop goes over data when it iterates a loader or a dataset, draws a batch each round
         from a source fed by the data (`for k in range(eval_iters): x, y = get_batch("val")`),
         or hands items of an origin the file does not show to something that may be a model.
+        A method of the file's model class reached through the DDP wrapper
+        (`model.module.inference(x, loader)`, with `model = DDP(Net().to(rank))`) counts as a
+        function of the file. Also flags a LightningModule's `validation_step` / `test_step`
+        decorated `@rank_zero_only`: the Trainer runs the evaluation loop on every rank over its
+        shard, and the step does nothing on the others (their GPUs idle, and the metric rank 0
+        logs covers its own shard only).
     """,
     why="""
         While rank 0 evaluates the whole validation set on one GPU, every other rank has already
@@ -111,8 +128,16 @@ RULE = Rule(
           body (`for _ in range(args.num_validation_images): pipeline(prompt_embeds=...)`, a
           token-by-token generation loop).
         - Scoring results that every rank already computed: a loop whose items only go to array,
-          math, image or logging functions (`np.argsort(scores)`, `wandb.Image(picture)`), or are
-          only the receivers of their own methods (`for tracker in trackers: tracker.log(...)`).
+          math, image or logging functions (`np.argsort(scores)`, `wandb.Image(picture)`), to
+          torch's tensor arithmetic and tensor methods that reshape, compare or reduce (a k-NN
+          vote: `torch.mm(chunk, bank.t())`, `scores.topk(k)`), or are only the receivers of
+          their own methods (`for tracker in trackers: tracker.log(...)`).
+        - Text generated from prompts written in the code: a loop over what a call made from
+          such items and constants (`outputs = model.generate(encoded, max_new_tokens=48)` with
+          `encoded = [tok.encode(p) for p in prompts]`, `prompts = ["...", "..."]`) is a sample
+          of that size, not a pass (prompts read from a file named by an option still count).
+        - `@rank_zero_only` on other LightningModule hooks (`on_validation_end` writing a
+          summary), or on a `validation_step` of a class that is no LightningModule.
         - A final evaluation that runs once (in no loop, nor in a function called from one) with no
           training after it: the others wait once, at the closing barrier, not every epoch. A
           loop around the callers counts only if the ranks run it: hyper-parameter search rounds
@@ -122,6 +147,12 @@ RULE = Rule(
         - Scripts that are not distributed.
     """,
     blind_spots="""
+        - A trainer module that never names torch.distributed (nor a launcher variable), whose
+          class another module builds with a DDP model and a rank (`Trainer(net, ..., global_rank)`
+          evaluating `if self.global_rank == 0:` every N steps), is not seen as distributed: the
+          file is skipped before it is read.
+        - A method of the model reached through the wrapper is found only when the model is
+          built from a class of the same file (`Net().to(rank)`), not from a factory.
         - A loop around the callers over a list that holds one item only by an option's default
           (`for key in args.keys.split(",")`) counts as repeating the evaluation.
         - An evaluation function of another module is recognised only by its name (`evaluate`,

@@ -89,8 +89,10 @@ RULE = Rule(
           `download` sub-command handed to `fire.Fire({...})` or argparse, a helper for other
           modules): nothing in the file says that the ranks run it.
 
-        `ddplint verify` could confirm a finding by watching the data folder: several ranks
-        writing under it at the same moment.
+        `ddplint verify` confirms a finding when two or more ranks open the same files for
+        writing from the dataset's line before their first batch, and refutes it when only one
+        rank writes them; with the data already in place nothing is downloaded, and the verdict
+        says that the race was not measured.
     """,
     blind_spots="""
         - Only the literal `download=True` is seen; a flag passed through a variable

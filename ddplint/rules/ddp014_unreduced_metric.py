@@ -63,8 +63,11 @@ RULE = Rule(
         - Evaluation loaders without a DistributedSampler (each rank evaluates the whole set),
           and scripts that are not distributed.
 
-        `ddplint verify` could confirm a finding by recording the reported value on each rank
-        beside the value reduced over all ranks: they differ.
+        `ddplint verify` confirms a finding when every rank evaluated only its shard and no rank
+        made a reduction (`all_reduce`, `all_gather`, `reduce`, `gather`) between the evaluation
+        and the next training batch, and refutes it when every rank evaluated the whole set; the
+        reported number itself is not visible to it, so a reduction after the evaluation leaves
+        the verdict open.
     """,
     blind_spots="""
         - Counts returned to the caller and reported there are not followed; only a report in the

@@ -105,8 +105,9 @@ RULE = Rule(
           rank condition.
         - Files that build no DistributedDataParallel, and scripts that are not distributed.
 
-        `ddplint verify` could confirm a finding by counting the all-reduces made per optimizer
-        step: more than one bucket round per step means every micro-batch synchronised.
+        `ddplint verify` counts, per optimizer step, the backward passes that fed it and those of
+        them that all-reduced gradient buckets: it confirms a finding when every micro-batch's
+        backward all-reduced, and refutes it when one per step did.
     """,
     blind_spots="""
         - The step must be counted with a remainder (`%`), in its test or in a flag assigned

@@ -132,8 +132,9 @@ RULE = Rule(
         - Models whose wrapper is not a DistributedDataParallel built in the file, and scripts
           that are not distributed.
 
-        `ddplint verify` could confirm a finding by comparing a digest of the parameters across
-        ranks after the first optimizer step: they differ when the gradients were not reduced.
+        `ddplint verify` compares a fingerprint of the DDP model's parameters across ranks after
+        each of the first optimizer steps: it confirms a finding when they differ (the gradients
+        were not reduced), and says how many steps all-reduced no gradient at all.
     """,
     blind_spots="""
         - The wrapper must be built in the file (`model = DDP(model, ...)`, also through

@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from datetime import timedelta
 from pathlib import Path
 
@@ -76,6 +77,10 @@ COLLECTIVES = _load_torch_api().PROBED_COLLECTIVES
 EVALUATION_CUT_FACTOR = 8
 MAX_INDICES_PER_EPOCH = 4096  # enough to measure overlap between ranks, small enough to write
 TRACEBACK_CHARS = 4000
+FINGERPRINTED_STEPS = 4  # optimizer steps after which the DDP models' parameters are fingerprinted
+MAX_FINGERPRINTED_PARAMS = 1024
+MAX_WRITES_RECORDED = 512  # files opened for writing before the first batch, per rank
+TEMPFILE_MODULE = os.sep + "tempfile.py"
 
 
 class Probe:
@@ -100,6 +105,9 @@ class Probe:
         self.budget_used = 0
         self.last_bw: dict = {}  # loader id -> backward passes when its last batch was handed out
         self.evaluation_loaders: set = set()
+        self.ddp_models: list = []  # weak references to the script's DistributedDataParallel models
+        self.optimizer_steps = 0
+        self.writes_recorded = 0  # files opened for writing before the first batch (DDP013)
 
     def credit_previous_batch(self, loader_id: int) -> None:
         previous = self.last_bw.pop(loader_id, None)
@@ -228,6 +236,8 @@ class Probe:
         self._instrument_distributed(torch)
         self._instrument_models(torch)
         self._instrument_devices(torch)
+        self._instrument_optimizer_steps(torch)
+        self._watch_file_writes()
 
     def _instrument_data_loader(self, torch) -> None:
         from torch.utils.data import dataloader as dl
@@ -402,11 +412,13 @@ class Probe:
         def ddp_init(model, *args, **kwargs):
             original_ddp_init(model, *args, **kwargs)
             device_ids = getattr(model, "_ddplint_logical_ids", None) or getattr(model, "device_ids", None)
+            _safely(lambda: probe._time_gradient_buckets(model, original_register))
+            _safely(lambda: probe.ddp_models.append(weakref.ref(model)))
             _safely(lambda: probe.writer.write(
                 "ddp", device_ids=None if device_ids is None else [str(d) for d in device_ids],
                 param_devices=_param_devices(model.module), site=probe.call_site(),
+                timed_buckets=getattr(model, "_ddplint_hook", None) is not None,
             ))
-            _safely(lambda: probe._time_gradient_buckets(model, original_register))
 
         original_register = DistributedDataParallel.register_comm_hook
 
@@ -432,6 +444,7 @@ class Probe:
         def timed(_, bucket):
             state, hook = model._ddplint_hook
             began, clock = time.time(), time.perf_counter()
+            backward = probe.backward_calls  # the backward pass this bucket's all-reduce belongs to
             # Its all_reduce is DDP's, not the script's: not recorded as a Python collective (not
             # part of the sequences DDP007 compares, nor of the collective counts).
             outer, probe._local.inside = getattr(probe._local, "inside", False), True
@@ -442,12 +455,67 @@ class Probe:
 
             def done(finished):
                 _safely(lambda: probe.writer.write("bucket", t=began, dur=time.perf_counter() - clock,
-                                                   index=bucket.index(), numel=bucket.buffer().numel()))
+                                                   index=bucket.index(), numel=bucket.buffer().numel(),
+                                                   bw=backward))
                 return finished.value()
 
             return future.then(done)
 
         register(model, None, timed)
+
+    def _instrument_optimizer_steps(self, torch) -> None:
+        """Every optimizer step, through torch's global post-step hook (nothing of the optimizer is
+        replaced): how many backward passes fed it (DDP015), and, for the first few, a fingerprint
+        of each DDP model's parameters, which DDP keeps equal on every rank (DDP016)."""
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        probe = self
+
+        def after_step(optimizer, args, kwargs):
+            probe.optimizer_steps += 1
+            fingerprints = None
+            if probe.optimizer_steps <= FINGERPRINTED_STEPS:
+                fingerprints = _parameter_fingerprints(torch, probe.ddp_models)
+            _safely(lambda: probe.writer.write("opt_step", n=probe.optimizer_steps, bw=probe.backward_calls,
+                                               params=fingerprints))
+
+        register_optimizer_step_post_hook(lambda *a: _safely(lambda: after_step(*a)))
+
+    def _watch_file_writes(self) -> None:
+        """Files this rank opens for writing before its first batch (a dataset's download and
+        extraction, DDP013), seen through Python's audit hook: the script's calls are not
+        wrapped, and the hook returns at once for every other event and after the first batch.
+        An audit hook cannot be removed, so it checks that it still runs in the rank itself
+        (a DataLoader worker forked from it inherits it)."""
+        probe = self
+        own = os.environ.get(ENV_DIR)  # verify's run directory: its own files
+        skipped = tuple(filter(None, (own and os.path.abspath(own) + os.sep, "/proc/", "/dev/", "/sys/")))
+        local = threading.local()
+
+        def hook(event, args):
+            if event != "open" or probe.steps or probe.writes_recorded >= MAX_WRITES_RECORDED:
+                return
+            if os.getpid() != probe.pid or getattr(local, "inside", False) or not _opens_for_writing(args):
+                return
+            if sys._getframe(1).f_code.co_filename.endswith(TEMPFILE_MODULE):
+                return  # a private temporary file (torch makes some on import), not the script's data
+            path = args[0]
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if not isinstance(path, str) or path.endswith((".pyc", ".pyc.tmp")) or "__pycache__" in path:
+                return
+            local.inside = True
+            try:
+                path = os.path.abspath(path)
+                if not path.startswith(skipped):
+                    probe.writes_recorded += 1
+                    probe.writer.write("write", path=path, site=probe.call_site(outer_lines=True))
+            except Exception:  # recording never raises into the script
+                pass
+            finally:
+                local.inside = False
+
+        sys.addaudithook(hook)
 
     def _instrument_load(self, torch) -> None:
         """On real devices: where torch.load put the tensors, against the rank's own device (DDP008)."""
@@ -526,6 +594,35 @@ def _collective_size(args, kwargs):
             inner = next((getattr(v, "shape", None) for v in value if getattr(v, "shape", None) is not None), None)
             return [len(value), *(list(inner) if inner is not None else [])]
     return None
+
+
+def _opens_for_writing(args) -> bool:
+    """The audit event "open" gives (path, mode, flags): mode is open()'s string, or None for
+    os.open, whose flags then tell."""
+    mode, flags = (args[1], args[2]) if len(args) >= 3 else (None, 0)
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+
+
+def _parameter_fingerprints(torch, models: list) -> list:
+    """Per live DDP model, the sum of each parameter (float64, at most MAX_FINGERPRINTED_PARAMS):
+    equal on every rank while DDP keeps the replicas in step; one sync per model."""
+    fingerprints = []
+    with torch.no_grad():
+        for ref in models:
+            model = ref()
+            if model is None:
+                continue
+            params = list(model.module.parameters())[:MAX_FINGERPRINTED_PARAMS]
+            if params:
+                sums = [p.detach().to(torch.float64).sum() for p in params]
+                try:
+                    values = torch.stack(sums).cpu().tolist()  # one copy to the host
+                except RuntimeError:  # parameters on several devices
+                    values = [s.item() for s in sums]
+                fingerprints.append([float(v) for v in values])
+    return fingerprints
 
 
 def _map_location(args, kwargs):

@@ -77,6 +77,8 @@ class RankSummary:
     cuda_requests: list = field(default_factory=list)  # "cuda_request" records (verify --cpu)
     loads: list = field(default_factory=list)  # "load" records: where torch.load put tensors
     loader_errors: list = field(default_factory=list)
+    optimizer_steps: list = field(default_factory=list)  # "opt_step" records: bw so far, parameter fingerprints
+    writes: list = field(default_factory=list)  # "write" records: files opened for writing before the first batch
     stack: str = ""  # Python stacks written at the timeout
     end: Optional[dict] = None
     last_seen: Optional[float] = None
@@ -239,6 +241,10 @@ def summarise(rank: int, records: list, log_path: Optional[Path] = None,
             summary.loads.append(record)
         elif kind == "loader_error":
             summary.loader_errors.append(record)
+        elif kind == "opt_step":
+            summary.optimizer_steps.append(record)
+        elif kind == "write":
+            summary.writes.append(record)
         elif kind == "end":
             summary.end = record
     if log_path is not None:

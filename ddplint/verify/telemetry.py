@@ -22,9 +22,15 @@ of one node share a clock:
     coll_begin  a collective was entered: op, site (file, line), size (shape of its first tensor)
     coll_end    that collective returned: op, dur (s)
     bucket      DDP's all-reduce of one gradient bucket (timed by a communication hook): t (launch),
-                dur (s until its future completed), index, numel
+                dur (s until its future completed), index, numel, bw (the backward pass it belongs to)
+    opt_step    an optimizer stepped (torch's global post-step hook): n (its count on this rank), bw
+                (backward passes so far), params (first 4 steps only: per DDP model, the float64 sum
+                of each parameter; equal on every rank while DDP keeps the replicas in step)
+    write       a file was opened for writing before the first batch (audit hook): path (absolute),
+                site (file, line, lines); at most 512 per rank
     dp          nn.DataParallel built: device_ids, output_device, param_devices
-    ddp         DistributedDataParallel built: device_ids, param_devices
+    ddp         DistributedDataParallel built: device_ids, param_devices, timed_buckets (verify's
+                communication hook is on it: each bucket all-reduce makes a bucket record)
     device      torch.cuda.set_device: device
     cuda_request  verify --cpu: a logical GPU was asked for: what (model, tensor, set_device, ddp,
                 init_process_group), device ("cuda:i"), site; once per (what, device)

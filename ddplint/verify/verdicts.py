@@ -11,6 +11,7 @@ Thresholds are ratios plus absolute floors so that a slow, loaded machine does n
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -698,6 +699,237 @@ def judge_ddp012(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
     return Judgement(INCONCLUSIVE, sentence)
 
 
+# -- DDP013: every rank downloads the dataset into one folder ------------------------------------------
+def judge_ddp013(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Confirmed when two or more ranks opened the same files for writing from the dataset's line
+    before their first batch (their downloads and extractions write over each other).
+
+    Judged for a static finding only: ranks writing the same file for another reason (a log, a
+    cache) is not this rule's shape."""
+    if row is None:
+        return None
+    if ctx.world_size < 2 or len(ctx.ranks) < 2:
+        return Judgement(INCONCLUSIVE, "needs at least two ranks with telemetry")
+    per_rank = {r.rank: [w for w in r.writes if row in _write_lines(ctx, w)] for r in ctx.ranks}
+    writers = {r: writes for r, writes in per_rank.items() if writes}
+    if not writers:
+        return Judgement(INCONCLUSIVE, (
+            f"no rank wrote a file from line {row} before its first batch: the dataset was already in place, "
+            "so nothing was downloaded and the race cannot show in this run (not measured; run it with an "
+            "empty data folder to measure it)"))
+    paths = {r: {w["path"] for w in writes} for r, writes in writers.items()}
+    shared = set.intersection(*paths.values()) if len(paths) >= 2 else set()
+    if shared:
+        example = sorted(shared)[0]
+        overlap = _write_windows_overlap(writers)
+        timing = ("their writes overlapped in time" if overlap
+                  else "one after the other in this run, with nothing making them wait for each other")
+        return Judgement(CONFIRMED, (
+            f"{_ranks_text(sorted(writers))} each opened the same {len(shared)} file(s) for writing from line "
+            f"{row} before their first batch (e.g. {example}): {timing}"), row)
+    others = sorted(r for r in per_rank if r not in writers)
+    if len(writers) == 1:
+        (only, writes), = writers.items()
+        return Judgement(REFUTED, (
+            f"only rank {only} wrote files from line {row} ({len(writes)} file(s), e.g. {writes[0]['path']}); "
+            f"{_ranks_text(others)} found them in place"), row)
+    return Judgement(INCONCLUSIVE, (
+        f"{_ranks_text(sorted(writers))} wrote files from line {row}, but no file was written by more than one "
+        "rank (per-rank folders?)"), row)
+
+
+def _write_lines(ctx: RunContext, write: dict) -> tuple:
+    site = write.get("site") or {}
+    if not _same_file(site.get("file", ""), ctx.script):
+        return ()
+    return tuple(site.get("lines") or ()) or ((site["line"],) if site.get("line") else ())
+
+
+def _write_windows_overlap(writers: dict) -> bool:
+    windows = sorted((min(w["t"] for w in writes), max(w["t"] for w in writes)) for writes in writers.values())
+    return any(later[0] <= earlier[1] for earlier, later in zip(windows, windows[1:]))
+
+
+# -- DDP014: a metric of one rank's shard ---------------------------------------------------------------
+REDUCING_OPS = frozenset({"all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce",
+                          "gather", "gather_object", "reduce_scatter", "reduce_scatter_tensor",
+                          "all_reduce_coalesced", "all_gather_coalesced"})
+
+
+def judge_ddp014(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Which evaluation passes ran, whether each rank saw only its shard, and whether any reduction
+    across ranks followed them. The reported number itself is not visible to the probe: a
+    reduction after the pass may or may not be of the counts, so that stays inconclusive.
+    Judged for a static finding only."""
+    if row is None:
+        return None
+    if ctx.world_size < 2:
+        return Judgement(INCONCLUSIVE, "no process group of more than one rank was formed")
+    passes = {r.rank: _evaluation_passes(r) for r in ctx.ranks}
+    if not all(passes.values()):
+        return Judgement(INCONCLUSIVE, "not every rank ran an evaluation pass within the step budget, so nothing was "
+                         "measured (raise --max-steps or lower --epoch-steps to reach the evaluation)")
+    loaders = [loader for rank in ctx.ranks for loader, _ in passes[rank.rank]]
+    if all(_reads_whole_dataset(loader) for loader in loaders):
+        sample = loaders[0]
+        return Judgement(REFUTED, (
+            f"every rank evaluated the whole set (len(sampler) = {sample['sampler_len']} = len(dataset) on "
+            f"{_ranks_text(sorted(passes))}): the counts are the whole set's on each rank"))
+    if not all(_is_sharded(loader) for loader in loaders):
+        return Judgement(INCONCLUSIVE, "the evaluation loaders' lengths do not say whether each rank saw a shard")
+    sample = loaders[0]
+    shard = (f"each rank evaluated its shard only (len(sampler) = {sample['sampler_len']} of len(dataset) = "
+             f"{sample['dataset_len']}, {_ranks_text(sorted(passes))})")
+    reductions = {r.rank: _reductions_after(r, passes[r.rank]) for r in ctx.ranks}
+    if not any(reductions.values()):
+        return Judgement(CONFIRMED, (
+            f"{shard}, and no rank issued an all_reduce, all_gather, reduce or gather between the start of the "
+            f"evaluation and the next training batch: whatever was reported came from one shard's counts"))
+    lines = sorted({c.line for calls in reductions.values() for c in calls if c.line})
+    ops = "/".join(sorted({c.op for calls in reductions.values() for c in calls}))
+    where = f" on line {', '.join(map(str, lines))}" if lines else ""
+    return Judgement(INCONCLUSIVE, (
+        f"{shard}; after it the ranks issued {ops}{where}: whether that reduces the reported counts is not "
+        "measured"))
+
+
+def _evaluation_passes(rank: RankSummary) -> list:
+    """(loader record, epoch) for each pass over a loader whose batches no backward followed."""
+    return [(rank.loaders[e.loader], e) for e in rank.epochs
+            if e.batches and e.loader in rank.loaders and e.loader not in rank.training_loaders]
+
+
+def _reductions_after(rank: RankSummary, passes: list) -> list:
+    """Reducing collectives from the start of an evaluation pass to the next training batch."""
+    found = []
+    for _, epoch in passes:
+        start = epoch.began or 0.0
+        later = [b["t"] for b in rank.batches if b["t"] > (epoch.last_batch_at or start)
+                 and b.get("loader") in rank.training_loaders]
+        end = min(later) if later else float("inf")
+        found += [c for c in rank.collectives if c.op in REDUCING_OPS and start <= c.began < end]
+    return found
+
+
+# -- DDP015: an all-reduce on every micro-batch ------------------------------------------------------------
+def judge_ddp015(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Per optimizer step: the backward passes that fed it, and how many of them all-reduced gradient
+    buckets (DDP's communication hook). Accumulation with no_sync all-reduces once per step."""
+    windows = {r.rank: w for r in ctx.ranks if (w := _measured_windows(r)) is not None}
+    if not windows:
+        return None if row is None else Judgement(INCONCLUSIVE, _why_no_windows(ctx))
+    accumulating = {r: [(b, s) for b, s in w if b >= 2] for r, w in windows.items()}
+    accumulating = {r: w for r, w in accumulating.items() if w}
+    if not accumulating:
+        steps = sum(len(w) for w in windows.values())
+        return None if row is None else Judgement(INCONCLUSIVE, (
+            f"each of the {steps} optimizer steps measured followed a single backward pass: no accumulation "
+            "within this run (its arguments may set the accumulation to 1), so nothing to compare"))
+    every = all(s == b for w in accumulating.values() for b, s in w)
+    once = all(s <= 1 for w in accumulating.values() for _, s in w)
+    rank, sample = min(accumulating.items())
+    backward, synced = sample[0]
+    counts = (f"on {_ranks_text(sorted(accumulating))}, {sum(len(w) for w in accumulating.values())} optimizer "
+              f"steps fed by several backward passes (rank {rank}'s first: {backward} backward passes, {synced} of "
+              "them all-reduced the gradients)")
+    if every and (row is not None or len(accumulating[rank]) >= 2):
+        return Judgement(CONFIRMED, counts + f": every micro-batch's backward all-reduced, {backward} all-reduces "
+                         "for one update")
+    if row is None:
+        return None
+    if once:
+        return Judgement(REFUTED, counts + ": the micro-batches that do not step skip the all-reduce")
+    return Judgement(INCONCLUSIVE, counts)
+
+
+def _why_no_windows(ctx: RunContext) -> str:
+    if not any("bw" in b for r in ctx.ranks for b in r.buckets):
+        return ("no DistributedDataParallel model all-reduced a gradient bucket through verify's communication "
+                "hook on any rank: not measured")
+    backward = max(r.end.get("bw", 0) if r.end else 0 for r in ctx.ranks)
+    return (f"no optimizer stepped within the run ({backward} backward passes at most on a rank): each pass over a "
+            "loader is cut after --epoch-steps batches, which may be fewer than the accumulation (raise "
+            "--epoch-steps and --max-steps to measure it), or the optimizer is not a torch.optim.Optimizer, "
+            "whose steps are not seen")
+
+
+def _measured_windows(rank: RankSummary) -> Optional[list]:
+    """The rank's step windows, or None when it has no bucket all-reduce or no optimizer step to
+    measure with."""
+    if not any("bw" in b for b in rank.buckets) or not rank.optimizer_steps:
+        return None
+    return _step_windows(rank)
+
+
+def _step_windows(rank: RankSummary) -> list:
+    """[(backward passes, backward passes that all-reduced a gradient bucket)] per optimizer step
+    that followed at least one backward pass."""
+    synced = {b["bw"] for b in rank.buckets if "bw" in b}
+    windows, previous = [], 0
+    for step in rank.optimizer_steps:
+        current = int(step.get("bw", 0))
+        if current > previous:
+            windows.append((current - previous, sum(1 for bw in synced if previous < bw <= current)))
+        previous = current
+    return windows
+
+
+# -- DDP016: replicas that drift apart ---------------------------------------------------------------------
+def judge_ddp016(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
+    """Confirmed when, after the same optimizer step, a DDP model's parameters differ between ranks
+    (DDP broadcasts them at construction and keeps them equal while every update is all-reduced)."""
+    by_rank = {r.rank: {s["n"]: s["params"] for s in r.optimizer_steps if s.get("params")} for r in ctx.ranks}
+    by_rank = {r: steps for r, steps in by_rank.items() if steps}
+    if ctx.world_size < 2 or len(by_rank) < 2:
+        return None if row is None else Judgement(INCONCLUSIVE, (
+            "no two ranks stepped an optimizer with a DistributedDataParallel model: the parameters were not compared "
+            "(not measured)"))
+    base_rank = min(by_rank)
+    compared, first_drift = 0, None
+    for n in sorted(by_rank[base_rank]):
+        for other in sorted(by_rank):
+            if other == base_rank or n not in by_rank[other]:
+                continue
+            for model, (mine, theirs) in enumerate(zip(by_rank[base_rank][n], by_rank[other][n])):
+                if len(mine) != len(theirs):
+                    continue
+                compared += 1
+                differing = sum(1 for a, b in zip(mine, theirs) if a != b and not (math.isnan(a) and math.isnan(b)))
+                if differing and first_drift is None:
+                    first_drift = (n, other, model, differing, len(mine))
+    if not compared:
+        return None if row is None else Judgement(INCONCLUSIVE, "no optimizer step was fingerprinted on two ranks "
+                                                  "(not measured)")
+    unsynced = _unsynced_backward_text(ctx)
+    if first_drift is not None:
+        n, other, model, differing, total = first_drift
+        which = "the DDP model" if model == 0 else f"DDP model {model + 1}"
+        return Judgement(CONFIRMED, (
+            f"after optimizer step {n}, {differing} of {total} parameters of {which} differ between rank "
+            f"{base_rank} and rank {other} (sum of each parameter compared): the replicas drifted apart{unsynced}"))
+    if row is None:
+        return None
+    if unsynced:
+        return Judgement(INCONCLUSIVE, (
+            f"the parameters stayed equal on every rank over {compared} comparison(s){unsynced}: the ranks may "
+            "have trained on the same data"))
+    return Judgement(REFUTED, f"the DDP model's parameters were equal on every rank after each of the first "
+                     f"optimizer steps ({compared} comparison(s)), and its gradients were all-reduced")
+
+
+def _unsynced_backward_text(ctx: RunContext) -> str:
+    """How many optimizer steps on each rank followed backward passes none of which all-reduced."""
+    parts = []
+    for rank in ctx.ranks:
+        if not rank.optimizer_steps or not any(record.get("timed_buckets") for record in rank.ddp):
+            continue  # without verify's hook on the model, bucket all-reduces are not seen
+        windows = _step_windows(rank)
+        bare = sum(1 for _, synced in windows if not synced)
+        if bare:
+            parts.append(f"rank {rank.rank}: {bare} of {len(windows)}")
+    return ("; optimizer steps whose backward passes all-reduced no gradient: " + ", ".join(parts)) if parts else ""
+
+
 # -- DDP100: rank imbalance nobody predicted ---------------------------------------------------------
 def judge_imbalance(ctx: RunContext) -> Optional[Judgement]:
     """Confirmed when one rank's steps are dominated by waiting for data while the others wait for
@@ -747,6 +979,10 @@ JUDGES: dict[str, Callable[[RunContext, Optional[int]], Optional[Judgement]]] = 
     "DDP010": judge_ddp010,
     "DDP011": judge_ddp011,
     "DDP012": judge_ddp012,
+    "DDP013": judge_ddp013,
+    "DDP014": judge_ddp014,
+    "DDP015": judge_ddp015,
+    "DDP016": judge_ddp016,
 }
 
 RUNTIME_MESSAGES = {
@@ -761,10 +997,13 @@ RUNTIME_MESSAGES = {
     "DDP009": "the ranks read the same items from an IterableDataset (seen at runtime)",
     "DDP010": "rank 0 evaluates alone while the other ranks wait (seen at runtime)",
     "DDP011": "the ranks' DistributedSamplers use different seeds (seen at runtime)",
+    "DDP015": "gradient accumulation all-reduces on every micro-batch (seen at runtime)",
+    "DDP016": "the ranks' copies of the DDP model drifted apart (seen at runtime)",
 }
 # Judged only for a static finding: DDP012 is opt-in, and a slow loader without the rule's
-# finding is DDP100's business.
-STATIC_ONLY = {"DDP012"}
+# finding is DDP100's business; DDP013's shared writes and DDP014's missing reduction mean
+# something only at the line the static rule points to.
+STATIC_ONLY = {"DDP012", "DDP013", "DDP014"}
 
 
 def judge_run(static: Sequence[Diagnostic], ctx: RunContext) -> list[Verdict]:

@@ -1,0 +1,24 @@
+"""DDP015 on 2 CPU ranks: gradient accumulation over 4 micro-batches, every backward all-reduces."""
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(512, 8), torch.randn(512, 1))
+loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data))
+model = DDP(nn.Linear(8, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+accumulation = 4
+
+for epoch in range(100):
+    loader.sampler.set_epoch(epoch)
+    for i, (x, y) in enumerate(loader):
+        loss = nn.functional.mse_loss(model(x), y) / accumulation
+        loss.backward()  # <- DDP015
+        if (i + 1) % accumulation == 0:
+            optimizer.step()
+            optimizer.zero_grad()
