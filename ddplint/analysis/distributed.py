@@ -1114,6 +1114,10 @@ class RankModel:
             lambda site: self.collective_name(site) is not None and not self._under_rank_condition(site)
         )
 
+    def made_under_rank_condition(self, site: "CallSite") -> bool:
+        """The call sits under a condition that can differ between the ranks of one run."""
+        return self._under_rank_condition(site)
+
     def _under_rank_condition(self, site: "CallSite") -> bool:
         return any(self._selects_ranks(branch.test, site.context.scope) for branch, _ in site.context.branches)
 

@@ -43,6 +43,7 @@ FRAMEWORK_COLLECTIVES = {
     "all_reduce": frozenset({"fabric"}),
     "all_gather": frozenset({"fabric"}),
     "broadcast": frozenset({"fabric", "strategy"}),
+    "reduce_boolean_decision": frozenset({"strategy"}),  # an all_reduce of one flag
 }
 
 # Distributed checkpoint (DCP) calls that coordinate every rank's shard ("a collective call"),
@@ -74,6 +75,9 @@ LIGHTNING_MODULE = frozenset(
     }
 )
 LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
+# The Trainer attribute that ends `fit()` after the current step, on the rank that sets it: the
+# others go on into the next step's collectives (Lightning's EarlyStopping reduces it first).
+LIGHTNING_STOP_FLAG = "should_stop"
 # A LightningModule's hooks that the Trainer runs on every rank for each batch of that rank's
 # shard of the evaluation loaders.
 LIGHTNING_EVALUATION_STEPS = frozenset({"validation_step", "test_step"})

@@ -7,6 +7,16 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.distributed import RANK_GUARD_WORDS
+from ddplint.analysis.divergence import (
+    calls_into_shared_helpers,
+    divergent_condition,
+    exits_in_arm,
+    keys_assigned_on_one_rank,
+    keys_holding_clock_times,
+    leaving_ifs,
+    may_diverge,
+    other_ranks_leave_at,
+)
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -24,8 +34,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         return
     ranks = facts.ranks
     reported: set[int] = set()
+    unguarded: list[BranchSite] = []
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
+        if arm is not None:
+            yield from _exits(facts, branch, arm, reported)
+        else:
+            unguarded.append(branch)
         # `if is_rank0 and step % k == 0 or last_step:` holds on rank 0 alone on most steps
         sometimes = arm is None and isinstance(branch.node, cst.If)
         if sometimes:
@@ -39,22 +54,137 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             if finding is not None:
                 reported.add(id(site.node))
                 yield finding
+                yield from _inside_one_rank_functions(facts, site, reported)
+    yield from _divergent_branches(facts, unguarded, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
+    leaving = leaving_ifs(facts)
     for site in facts.calls:
         if id(site.node) in reported or site.context.branches and ranks.runs_on_one_rank_only(site.context):
             continue
-        if not ranks.after_other_ranks_left(site.context):
+        if ranks.after_other_ranks_left(site.context):
+            reach = ranks.collective_reached(site, on_one_rank=True)
+            if reach is not None and not reach.subgroup:
+                reported.add(id(site.node))
+                yield RULE.finding(
+                    site.node,
+                    f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
+                    why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
+                    f"the other ranks above; they never make this call, so this rank blocks in it "
+                    f"until the NCCL timeout and the job hangs; make the collective before the early "
+                    f"return, or on every rank",
+                )
             continue
-        reach = ranks.collective_reached(site, on_one_rank=True)
-        if reach is not None and not reach.subgroup:
+        finding = _left_under_a_setting(facts, site, reported, leaving)
+        if finding is not None:
+            yield finding
+
+
+def _left_under_a_setting(
+    facts: ModuleFacts, site: CallSite, reported: set[int], candidates: dict[int, list[tuple[int, cst.If]]]
+) -> Optional[Finding]:
+    """`if rank != 0 and not cfg.sharded: return` (or `if rank != 0: continue` in a loop) before
+    a collective: reported at that exit, which decides who goes on."""
+    if not any(id(body) in candidates for body, _ in site.context.path):
+        return None  # no early exit in any block around the call
+    leaving = other_ranks_leave_at(facts, site.context, candidates)
+    if leaving is None or id(leaving) in reported:
+        return None
+    reach = facts.ranks.collective_reached(site, on_one_rank=True)
+    if reach is None or reach.subgroup:
+        return None
+    reported.add(id(leaving))
+    return RULE.finding(
+        leaving,
+        f"the other ranks leave here, rank 0 goes on alone to `{reach}`: the job hangs",
+        why=f"every rank but rank 0 leaves here (under the setting this condition also tests, or "
+        f"for this iteration of the loop), while rank 0 goes on to `{reach}` below, a collective "
+        f"the others never join; the job hangs until the NCCL timeout; make the collective on "
+        f"every rank, before the exit",
+    )
+
+
+def _exits(facts: ModuleFacts, branch: BranchSite, arm: bool, reported: set[int]) -> Iterator[Finding]:
+    """`if rank == 0: ... break`: the rank leaves a loop whose collectives the others go on
+    making; `trainer.should_stop = True` on one rank of a Lightning run."""
+    for leaving in exits_in_arm(facts, branch, arm):
+        if id(leaving.node) in reported:
+            continue
+        reported.add(id(leaving.node))
+        if leaving.kind == "stop":
+            yield RULE.finding(
+                leaving.node,
+                "only the ranks that pass this rank condition set `should_stop`: the others hang",
+                why="Lightning's trainer leaves `fit()` on the ranks that set `trainer.should_stop`; "
+                "the others go on into the next step's collectives (gradient all-reduce, metric "
+                "sync) and wait there until the NCCL timeout; decide on every rank and share the "
+                "decision (`trainer.strategy.reduce_boolean_decision(stop, all=False)`)",
+            )
+            continue
+        yield RULE.finding(
+            leaving.node,
+            f"rank-guarded `{leaving.kind}`: the other ranks go on and wait in `{leaving.reach}`",
+            why=f"this `{leaving.kind}` is taken only by the ranks that pass the rank condition; the "
+            f"other ranks go on to `{leaving.reach}`, which the leaving ranks never join, and the job "
+            f"hangs until the NCCL timeout; take the decision on every rank (broadcast it from "
+            f"rank 0 first) and leave together",
+        )
+
+
+def _inside_one_rank_functions(facts: ModuleFacts, site: CallSite, reported: set[int]) -> Iterator[Finding]:
+    """The call under the guard reaches a collective through the file's functions: name it also
+    where it leaves the functions only that rank calls (the barrier in a helper it alone calls, or
+    the call into a helper every rank shares)."""
+    for inner in calls_into_shared_helpers(facts, site):
+        if id(inner.node) in reported:
+            continue
+        reach = facts.ranks.collective_reached(inner, on_one_rank=True)
+        if reach is None:
+            continue
+        reported.add(id(inner.node))
+        yield RULE.finding(
+            inner.node,
+            f"`{reach}` runs here only on the ranks that call this function: the job hangs",
+            why=f"every call of this function sits under a rank condition (or in a function called "
+            f"that way), so only those ranks reach `{reach}` here; the other ranks never make the "
+            f"matching call and the job hangs until the NCCL timeout; make the collective on every "
+            f"rank, outside the rank condition",
+        )
+
+
+def _divergent_branches(facts: ModuleFacts, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
+    """A collective under a condition whose value differs between the ranks (the clock, a value
+    only one rank assigns): the ranks for which it holds wait for the others. `unguarded`: the
+    branches with no single-rank arm."""
+    ranks = facts.ranks
+    watched = keys_assigned_on_one_rank(facts) | keys_holding_clock_times(facts)
+    for branch in unguarded:
+        if not isinstance(branch.node, cst.If) or not may_diverge(facts, branch.test, watched):
+            continue
+        arms = (True, False) if branch.node.orelse is not None else (True,)
+        candidates = []
+        for arm in arms:
+            for site in facts.calls_in_arm(branch, arm):
+                if id(site.node) in reported or ranks.runs_on_one_rank_only(site.context):
+                    continue
+                reach = ranks.collective_reached(site, on_one_rank=True)
+                if reach is not None and not reach.subgroup:
+                    candidates.append((site, arm, reach))
+        if not candidates:
+            continue
+        reason = divergent_condition(facts, branch)
+        if reason is None:
+            continue
+        for site, arm, reach in candidates:
+            if _matched(facts, branch, arm, site, reach.name):
+                continue
             reported.add(id(site.node))
             yield RULE.finding(
                 site.node,
-                f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
-                why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
-                f"the other ranks above; they never make this call, so this rank blocks in it "
-                f"until the NCCL timeout and the job hangs; make the collective before the early "
-                f"return, or on every rank",
+                f"`{reach}` under a test that {reason}: the job hangs",
+                why=f"the condition around `{reach}` {reason}, so it can hold on some ranks and not "
+                f"on others; the ranks for which it holds block in the collective until the NCCL "
+                f"timeout; decide on one rank and share the decision (broadcast it), or make the "
+                f"collective on every rank",
             )
 
 
@@ -133,6 +263,26 @@ RULE = Rule(
         model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
         may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
         models) and `broadcast_buffers=False` is not passed.
+
+        It also flags the places where the ranks part ways before a collective
+        (analysis/divergence.py):
+        - an exit only the ranks under a single-rank condition take, in a loop whose body makes
+          a collective (or a wrapped forward) on every rank: `if rank == 0: ... break` /
+          `return` / `continue`; the others go on to the loop's next collective. Reported at
+          the exit;
+        - Lightning's `trainer.should_stop = True` set under a single-rank condition: that rank
+          leaves `fit()` alone;
+        - the other ranks leaving before a collective under a setting or a loop exit (`if rank
+          != 0 and not cfg.shard_layers: return`, `if rank != 0: continue`). Reported at the
+          exit;
+        - a collective under a condition whose value differs between ranks: one that reads the
+          wall clock (`time.time() - last >= interval`, or a name holding such a time), or a
+          variable only a single-rank arm assigns (`reason = None` ... `if rank == 0: reason =
+          "..."` ... `if reason is not None: broadcast(...)`);
+        - inside a function of the file that only rank-guarded code calls, the call into a
+          helper every rank also calls, whose collective it reaches (`write_index()` on rank 0
+          -> `list_files()` -> `fetch()` with its barrier): reported there as well as at the
+          guarded call, since either is where the fix may go.
     """,
     why="""
         A collective completes only when every rank of the group has called it. Under
@@ -164,6 +314,15 @@ RULE = Rule(
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
         - Test code (pytest / unittest files).
+        - An exit taken in both arms of the rank condition, or from a loop that makes no
+          collective on every rank; a stop decision shared afterwards through a collective
+          (`trainer.strategy.reduce_boolean_decision(...)`, `dist.broadcast(stop, 0)`).
+        - The other ranks' exit under a setting when the collective itself sits under the
+          opposite setting (`if rank != 0 and not shard: return` ... `if shard: barrier()`).
+        - A clock value or one-rank value handed to a collective in the same function before
+          the condition reads it (`dist.broadcast(over, 0)`): the ranks agree on it.
+        - A shared helper called with a literal flag that skips its collective
+          (`fetch(name, wait=False)`).
     """,
     blind_spots="""
         - Buffers are inferred from the file's text; a BatchNorm model built in another module
@@ -173,7 +332,7 @@ RULE = Rule(
         - A matching call in another function (the other ranks wait in a callback) is not seen.
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
           are followed one import deep, within the file's project.
-        - An early `return` of the other ranks counts only in the same function (`if rank != 0:
+        - An early exit of the other ranks counts only in the same function (`if rank != 0:
           return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
           does not.
         - Framework methods that synchronise inside are known by name for Lightning
@@ -186,6 +345,18 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
+        - A rank-0 flag handed to a constructor in another module (`Trainer(is_visualizer=
+          dist.is_visualizer())`, then `if ... and self.is_visualizer: all_reduce(...)`) and a
+          DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
+          caller in main.py wrapped the model) are not seen: facts flow from the modules a file
+          imports to the file, not from its callers.
+        - A collective reached through a method of another module's class
+          (`DistribTorch.instance().barrier()`) is not followed.
+        - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
+          rule (the screen), even when it calls a helper of another module that makes one under
+          a clock condition.
+        - Values that differ between ranks other than the wall clock and one-rank assignments
+          (a per-rank random draw, a file one rank wrote) are not traced into conditions.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
           (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
           only once declared in `rank-zero-functions` (README, Configuration).
