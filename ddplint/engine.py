@@ -40,7 +40,7 @@ from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
 if TYPE_CHECKING:  # only named in the Parser protocol
     from ddplint.analysis.facts import StatementFacts
 
-# A noqa comment, bare or with codes (`#noqa:DDP001`, `noqa: DDP001, DDP002` after a hash); the
+# A noqa comment, bare or with codes after a colon (one code, or several split by commas); the
 # language server reads the same grammar when it edits these comments.
 NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*ddplint:\s*noqa\b", re.IGNORECASE)

@@ -18,10 +18,12 @@ import libcst as cst
 from ddplint.analysis.options import declared
 from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.syntax import (
+    FUNCTION_EXITS,
     alternatives,
     and_parts,
     argument,
     dotted_name,
+    ends_with,
     identifier_words,
     int_value,
     is_true,
@@ -329,14 +331,6 @@ def _truth(test: cst.BaseExpression, flags: dict) -> Optional[bool]:
     return _decided(test, lambda part: flags.get(f"flag:{part.value}") if isinstance(part, cst.Name) else None)
 
 
-def _exits(block: cst.BaseSuite) -> bool:
-    """A block that leaves the function (`return`, `raise`), for early-exit guards."""
-    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
-    if not body:
-        return False
-    last = body[-1]
-    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-    return any(isinstance(statement, (cst.Return, cst.Raise)) for statement in small)
 
 
 def _single_process_group(call: cst.Call) -> bool:
@@ -809,7 +803,7 @@ class RankModel:
         _, looked_at, found = known
         while found == math.inf and looked_at < index:
             statement = body[looked_at]
-            if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+            if isinstance(statement, cst.If) and statement.orelse is None and ends_with(statement.body, FUNCTION_EXITS):
                 if self.is_other_ranks_guard(statement.test, scope):
                     found = looked_at
             looked_at += 1

@@ -24,7 +24,7 @@ import libcst as cst
 from ddplint.analysis.distributed import PER_PROCESS_VALUES
 from ddplint.analysis.reaching import order
 from ddplint.analysis.records import CollectiveReach
-from ddplint.analysis.syntax import and_parts, dotted_name, identifier_words, is_true, walk
+from ddplint.analysis.syntax import BLOCK_EXITS, and_parts, dotted_name, ends_with, identifier_words, is_true, walk
 from ddplint.analysis.torch_api import LIGHTNING_PACKAGES, LIGHTNING_STOP_FLAG
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def leaving_ifs(facts: "ModuleFacts") -> dict[int, list[tuple[int, cst.If]]]:
     out: dict[int, list[tuple[int, cst.If]]] = {}
     for branch in facts.branches:
         node = branch.node
-        if isinstance(node, cst.If) and node.orelse is None and _leaves(node.body) and branch.context.path:
+        if isinstance(node, cst.If) and node.orelse is None and ends_with(node.body, BLOCK_EXITS) and branch.context.path:
             body, index = branch.context.path[-1]
             if index < len(body) and body[index] is node:
                 out.setdefault(id(body), []).append((index, node))
@@ -213,14 +213,6 @@ def _settings_of_other_ranks_exit(
     return [part for part in settings if ranks.distributed_polarity(part, scope) is None]
 
 
-def _leaves(block: cst.BaseSuite) -> bool:
-    """The block ends by leaving: `return`, `raise`, `continue`, `break`."""
-    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
-    if not body:
-        return False
-    last = body[-1]
-    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-    return any(isinstance(statement, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for statement in small)
 
 
 def _required_false(facts: "ModuleFacts", setting: cst.BaseExpression, context: "Context") -> bool:

@@ -214,6 +214,21 @@ def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
     return (node,)
 
 
+# What ends a block by leaving it: the function (`return`, `raise`), or also the loop.
+FUNCTION_EXITS: tuple[type, ...] = (cst.Return, cst.Raise)
+BLOCK_EXITS: tuple[type, ...] = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def ends_with(block: cst.BaseSuite, exits: tuple[type, ...]) -> bool:
+    """The block's last statement is one of `exits` (FUNCTION_EXITS, BLOCK_EXITS)."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    if not body:
+        return False
+    last = body[-1]
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+    return any(isinstance(statement, exits) for statement in small)
+
+
 def and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`a and b and c` as [a, b, c]: each holds wherever the whole does."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
