@@ -3,8 +3,10 @@
 -- set_epoch; that one stays). The server is started by the
 -- docs/editors.md snippet in $DDPLINT_SNIPPET when this Neovim has the API it uses; Neovim 0.7
 -- (Debian 12) has neither vim.lsp.start nor vim.lsp.config, so there the same command is started
--- with 0.7's vim.lsp.start_client instead (and the output says so).
--- Run: nvim --headless -u NONE -c "luafile editors/neovim/check.lua"
+-- with 0.7's vim.lsp.start_client instead (and the output says so). A snippet that raises, or
+-- starts no client named ddplint, fails the check.
+-- Run: DDPLINT_FILE=train.py DDPLINT_SNIPPET=snippet.lua nvim --headless -u NONE -c "luafile editors/neovim/check.lua"
+-- (editors/get_editors.sh installs Neovim 0.10 and 0.11; tests/test_editor_neovim.py runs both.)
 local function say(text)
   io.stdout:write(text .. "\n")
 end
@@ -30,7 +32,11 @@ local snippet = os.getenv("DDPLINT_SNIPPET")
 local major_minor = vim.version().major * 100 + vim.version().minor
 if snippet and ((major_minor >= 11 and vim.lsp.config) or (major_minor < 11 and vim.lsp.start)) then
   say("starting the server with the snippet " .. snippet)
-  dofile(snippet)
+  local loaded, problem = pcall(dofile, snippet)
+  if not loaded then
+    say("FAIL: the snippet raised: " .. tostring(problem))
+    finish(1)
+  end
 else
   say(("Neovim %d.%d lacks the snippet's API: starting `ddplint lsp` with vim.lsp.start_client"):format(
     vim.version().major, vim.version().minor))
@@ -50,9 +56,17 @@ if not vim.wait(60000, function() return #ddplint_diagnostics(buf, "DDP001") > 0
   finish(1)
 end
 local first = ddplint_diagnostics(buf, "DDP001")[1]
+-- 0.10 renamed get_active_clients to get_clients (and 0.12 drops the old name).
+local clients = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = buf, name = "ddplint" })
+if #clients ~= 1 then
+  say(("FAIL: %d clients named ddplint attached to the buffer"):format(#clients))
+  finish(1)
+end
+local encoding = clients[1].offset_encoding
+say(("client: %s, root %s, %s positions"):format(clients[1].name, clients[1].config.root_dir, encoding))
 say(("diagnostic: %s on line %d, severity %s"):format(first.code, first.line, vim.diagnostic.severity[first.severity]))
 
-local params = vim.lsp.util.make_range_params()
+local params = vim.lsp.util.make_range_params(0, encoding)
 params.range = { start = { line = first.line - 1, character = 0 }, ["end"] = { line = first.line - 1, character = 200 } }
 params.context = { diagnostics = {} }
 local fix
@@ -68,7 +82,7 @@ if not fix then
   finish(1)
 end
 say("quick fix: " .. fix.title)
-vim.lsp.util.apply_workspace_edit(fix.edit, "utf-16")
+vim.lsp.util.apply_workspace_edit(fix.edit, encoding)
 if not vim.wait(60000, function() return #ddplint_diagnostics(buf, "DDP001") == 0 end, 100) then
   say("FAIL: the diagnostic stayed after the fix: " .. vim.inspect(ddplint_diagnostics(buf)))
   finish(1)
