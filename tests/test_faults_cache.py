@@ -286,6 +286,12 @@ def test_a_save_that_fails_leaves_no_temporary_file(project):
     assert temporaries(project) == []
 
 
+# Copies of the examples a pool run gets in the tests that stop it mid-run: enough that it is still
+# at work when the signal arrives (with 3 copies a fast machine finished first, and the run ended
+# with its own exit status instead of the signal's); a stopped run never analyses the rest.
+POOL_RUN_COPIES = 30
+
+
 def many_files(root: Path, copies: int) -> Path:
     root.mkdir()
     for number in range(copies):
@@ -336,7 +342,7 @@ def start_pool_run(source: Path, temporary: Path) -> tuple[subprocess.Popen, lis
 @pytest.mark.skipif(not LINUX, reason="watches worker processes through /proc")
 @pytest.mark.parametrize("stop", [signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)], ids=["SIGTERM", "SIGHUP"])
 def test_a_pool_run_stopped_by_a_signal_leaves_no_directory_and_no_worker(tmp_path, stop):
-    source, temporary = many_files(tmp_path / "src", 3), tmp_path / "tmp"
+    source, temporary = many_files(tmp_path / "src", POOL_RUN_COPIES), tmp_path / "tmp"
     temporary.mkdir()
     run, workers = start_pool_run(source, temporary)
     run.send_signal(stop)
@@ -349,7 +355,7 @@ def test_a_pool_run_stopped_by_a_signal_leaves_no_directory_and_no_worker(tmp_pa
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="watches worker processes through /proc")
 def test_a_pool_run_killed_outright_leaves_nothing_after_the_next(tmp_path):
-    source, temporary = many_files(tmp_path / "src", 3), tmp_path / "tmp"
+    source, temporary = many_files(tmp_path / "src", POOL_RUN_COPIES), tmp_path / "tmp"
     temporary.mkdir()
     run, workers = start_pool_run(source, temporary)
     run.kill()
