@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 
 from ddplint import __version__
-from ddplint.api import discover, fix_document, lint_document, lint_paths, project_index
+from ddplint.api import fix_document, lint_document, lint_paths
 from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
+from ddplint.discovery import discover
 from ddplint.fix import unified_diff, write_fixed_file
 from ddplint.isolation import leave_workspace_out
 from ddplint.output import COLORED_FORMATS, FORMATTERS, LINKED_FORMATS, FormatOptions, format_statistics, rule_name, use_color
 from ddplint.rules import META_BY_CODE, UNUSED_NOQA_CODE, UnknownSelector, load_rules, select_codes
+from ddplint.runner import project_index
 from ddplint.source import MAX_READ_BYTES, SourceEncodingError, decode_source, encode_source, line_at, read_file, reason_of
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from case_files import CASE_FILES
-from ddplint import api, engine
+from ddplint import api, engine, runner
 from ddplint.api import lint_paths
 from ddplint.cache import FileStamp, ResultCache, default_cache_dir
 from ddplint.cli import main
@@ -144,7 +144,7 @@ def test_large_files_go_to_one_worker_and_give_the_same_results(monkeypatch):
     trees of large files never peak together); the results are what one process finds."""
     sample = [str(path) for path in CASE_FILES[1::4]] + [str(EXAMPLES)]
     serial = run(sample, None, jobs=1)
-    monkeypatch.setattr(api, "LARGE_FILE_BYTES", 3000)  # 15 of these 93 files count as large
+    monkeypatch.setattr(runner, "LARGE_FILE_BYTES", 3000)  # 15 of these 93 files count as large
     assert run(sample, None, jobs=2) == serial
 
 
@@ -162,14 +162,14 @@ def test_a_large_file_that_needs_a_large_modules_summary_is_checked(tmp_path, mo
     )
     serial = run([str(tmp_path)], None, jobs=1)
     assert [code for _, _, code, _ in serial] == ["DDP001"]
-    monkeypatch.setattr(api, "LARGE_FILE_BYTES", 1000)
+    monkeypatch.setattr(runner, "LARGE_FILE_BYTES", 1000)
     assert run([str(tmp_path)], None, jobs=2) == serial
 
 
 def test_pool_tasks_put_every_large_file_in_one_task_largest_first():
     sizes = [10, 250_000, 5, 900_000, 40_000, 200_000, 7]
-    jobs = [api._Job(i, f"f{i}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False) for i, size in enumerate(sizes)]
-    tasks = api._tasks(jobs, 2)
+    jobs = [runner._Job(i, f"f{i}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False) for i, size in enumerate(sizes)]
+    tasks = runner._tasks(jobs, 2)
     assert [job.stamp.size for job in tasks[0]] == [900_000, 250_000, 200_000]
     rest = [job.stamp.size for task in tasks[1:] for job in task]
     assert rest == [40_000, 10, 7, 5]
@@ -183,7 +183,7 @@ def test_a_few_small_files_are_checked_without_a_pool(tmp_path, monkeypatch):
     def no_pool(*args):
         raise AssertionError("a pool was started")
 
-    monkeypatch.setattr(api, "_pool", no_pool)
+    monkeypatch.setattr(runner, "_pool", no_pool)
     assert [code for _, _, code, _ in run([str(tmp_path)], None, jobs=None)] == ["DDP003", "DDP003"]
     with pytest.raises(AssertionError, match="a pool was started"):
         run([str(tmp_path)], None, jobs=2)
@@ -245,7 +245,7 @@ def test_a_run_leaves_the_callers_collector_as_it_was(tmp_path):
     undone when the run ends, also when the caller stops reading early."""
     import gc
 
-    from ddplint.api import COLLECTION_THRESHOLDS
+    from ddplint.runner import COLLECTION_THRESHOLDS
 
     for index in range(3):
         (tmp_path / f"m{index}.py").write_text("import torch.nn as nn\nmodel = nn.DataParallel(model)\n")

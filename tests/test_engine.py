@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.api import discover, lint_file, lint_paths
+from ddplint.api import lint_file, lint_paths
+from ddplint.discovery import discover
 from ddplint.engine import lint_source
 from ddplint.rules import select_rules
 

@@ -24,7 +24,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ddplint.edits",),  # fixes as rules write them
     ("ddplint.rules",),  # the checks
     ("ddplint.screen", "ddplint.recovery", "ddplint.cache", "ddplint.engine"),  # one file's source -> located findings
-    ("ddplint.fix", "ddplint.notebook", "ddplint.api", "ddplint.config", "ddplint.output", "ddplint.ignore", "ddplint.noqa"),  # files, formats, fixes
+    ("ddplint.fix", "ddplint.notebook", "ddplint.discovery", "ddplint.config", "ddplint.output", "ddplint.ignore", "ddplint.noqa"),  # files, formats, fixes
+    ("ddplint.runner",),  # checking files: one, or many in the process pool
+    ("ddplint.api",),  # the public entry points: discovery + runner + fixes
     ("ddplint.cli", "ddplint.__main__", "ddplint.lsp", "ddplint.verify"),  # front ends
 )
 

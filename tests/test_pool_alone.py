@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import ddplint.api as api
+import ddplint.runner as runner
 from ddplint.api import lint_paths
 from ddplint.cache import FileStamp
 from ddplint.rules import select_rules
@@ -15,13 +15,13 @@ from ddplint.rules import select_rules
 SMALL = "import torch.nn as nn\nm = nn.DataParallel(m)\n"
 
 
-def _job(index: int, size: int) -> api._Job:
-    return api._Job(index, f"f{index}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False)
+def _job(index: int, size: int) -> runner._Job:
+    return runner._Job(index, f"f{index}.py", ("DDP001",), "DDP001", FileStamp(size, 0), None, False)
 
 
 def test_files_over_the_bound_are_split_off_largest_first():
     jobs = [_job(i, size) for i, size in enumerate([10, 450_000, 250_000, 399_999, 2_000_000, 400_000])]
-    together, alone = api._split_alone(jobs)
+    together, alone = runner._split_alone(jobs)
     assert [job.stamp.size for job in alone] == [2_000_000, 450_000, 400_000]
     assert [job.stamp.size for job in together] == [10, 250_000, 399_999]  # the large task still takes 250 kB
 
@@ -38,7 +38,7 @@ def test_the_alone_file_starts_after_every_other_file_and_nothing_runs_beside_it
     (tmp_path / "big.py").write_text(SMALL + "# padding\n" * 600)  # ~6 kB: alone under the bound below
     serial = _run([str(tmp_path)], jobs=1)
     log = tmp_path.parent / f"{tmp_path.name}-events.log"
-    checked = api._check_job
+    checked = runner._check_job
 
     def noting(job):  # runs in the forked workers
         name = Path(job.path).name
@@ -50,8 +50,8 @@ def test_the_alone_file_starts_after_every_other_file_and_nothing_runs_beside_it
         finally:
             _note(log, f"end {name}")
 
-    monkeypatch.setattr(api, "ALONE_FILE_BYTES", 5_000)
-    monkeypatch.setattr(api, "_check_job", noting)
+    monkeypatch.setattr(runner, "ALONE_FILE_BYTES", 5_000)
+    monkeypatch.setattr(runner, "_check_job", noting)
     assert _run([str(tmp_path)], jobs=2) == serial
     events = log.read_text().splitlines()
     assert len(events) == 26

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ddplint import api
+from ddplint import runner
 from ddplint.analysis import project as project_module
 from ddplint.analysis.project import ModuleSummary, SharedSummaries
 from ddplint.api import lint_paths
@@ -36,7 +36,7 @@ def directories(monkeypatch) -> list[str]:
         made.append(real(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(api.tempfile, "mkdtemp", recording)
+    monkeypatch.setattr(runner.tempfile, "mkdtemp", recording)
     return made
 
 
@@ -48,7 +48,7 @@ def one_file_per_worker(monkeypatch, log: Path) -> None:
     """Each of the two workers checks one of the two scripts (the first to take a file waits for
     the other to take the second), and every summary computed is logged with its process."""
     both_started = multiprocessing.get_context("fork").Barrier(2, timeout=120)  # a guard against a hang
-    real_check, real_summary = api._check_job, project_module._summary_of
+    real_check, real_summary = runner._check_job, project_module._summary_of
 
     def check_side_by_side(job):
         if Path(job.path).name.startswith("train"):
@@ -62,7 +62,7 @@ def one_file_per_worker(monkeypatch, log: Path) -> None:
             handle.write(f"summary {os.getpid()} {Path(path).name}\n")
         return real_summary(data, path)
 
-    monkeypatch.setattr(api, "_check_job", check_side_by_side)
+    monkeypatch.setattr(runner, "_check_job", check_side_by_side)
     monkeypatch.setattr(project_module, "_summary_of", logged_summary)
 
 
@@ -90,7 +90,7 @@ def test_without_sharing_each_worker_summarises_the_module(two_scripts, tmp_path
     def no_directory(*args, **kwargs):
         raise PermissionError("read-only temporary directory")
 
-    monkeypatch.setattr(api.tempfile, "mkdtemp", no_directory)
+    monkeypatch.setattr(runner.tempfile, "mkdtemp", no_directory)
     assert run(two_scripts, jobs=2) == serial
     summaries = [line.split() for line in log.read_text().splitlines() if line.startswith("summary")]
     assert [name for _, _, name in summaries] == ["data.py", "data.py"]
@@ -98,13 +98,13 @@ def test_without_sharing_each_worker_summarises_the_module(two_scripts, tmp_path
 
 
 def test_the_directory_is_removed_when_a_worker_fails(two_scripts, monkeypatch, directories):
-    real_check = api._check_job
+    real_check = runner._check_job
 
     def check_then_fail(job):
         real_check(job)  # leaves data.py's summary in the directory
         raise RuntimeError("worker failed")
 
-    monkeypatch.setattr(api, "_check_job", check_then_fail)
+    monkeypatch.setattr(runner, "_check_job", check_then_fail)
     with pytest.raises(RuntimeError, match="worker failed"):
         run(two_scripts, jobs=2)
     assert len(directories) == 1 and not os.path.exists(directories[0])

@@ -15,12 +15,12 @@ from typing import Optional, Sequence
 
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, project_root
-from ddplint.api import project_index
 from ddplint.cache import SummaryFolder, default_cache_dir
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine import InternalError, lint_source
 from ddplint.lsp.incremental import StatementParser
 from ddplint.rules import Rule
+from ddplint.runner import project_index
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def test_an_import_inside_a_function_of_the_star_module_hands_nothing_on(tmp_pat
 
 def test_the_modules_a_star_import_reaches_are_dependencies(tmp_path):
     # a result cache keyed on them notices when helpers/common.py changes what `nn` is
-    from ddplint.api import project_index
+    from ddplint.runner import project_index
 
     _project(
         tmp_path,
