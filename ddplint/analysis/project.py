@@ -23,7 +23,7 @@ run-private directory (`SharedSummaries`): a module's summary (and its outline) 
 first worker that needs it and read by the others, instead of each parsing the module again.
 
 The index holds every module of the project a checked file belongs to (`project_root`: the
-nearest folder with pyproject.toml, ddplint.toml, setup.cfg, setup.py or .git; api.project_modules
+nearest folder with pyproject.toml, ddplint.toml, setup.cfg, setup.py or .git; discovery.project_modules
 walks it), not only the files named: `ddplint .`, `ddplint FILE`, stdin, --fix and the language
 server give a file the same findings.
 
