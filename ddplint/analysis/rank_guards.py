@@ -54,10 +54,10 @@ _NOT_PROCESS_RANK = re.compile(r"lora|low_?rank|matrix|tensor_rank|svd|adapter|r
 
 
 def _rank_guard_words() -> tuple[bytes, ...]:
-    """Lower-case words of which a single-rank guard (`RankModel.single_rank_arm`) or an early
+    """Lower-case words of which a single-rank guard (`RankGuards.single_rank_arm`) or an early
     exit of the other ranks (`after_other_ranks_left`) holds one in its own text: every such
     test ends, through names, calls, comparisons and `and` / `or` / `not` (and the values of
-    names assigned in the file), in `RankModel.is_rank` (a name with `_RANK_WORD`, a
+    names assigned in the file), in `RankGuards.is_rank` (a name with `_RANK_WORD`, a
     `RANK_FUNCTIONS` or `get_*_rank` call, horovod's or a group's `rank()`, one of
     `RANK_ENV_VARS` read from the environment) or in a name of `RANK_ZERO_NAMES`. Matched in
     any case (names are lower-cased before they are compared). A file without any of them has
