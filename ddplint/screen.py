@@ -34,7 +34,8 @@ from functools import lru_cache, reduce
 from types import CodeType
 from typing import AbstractSet, Callable, Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
 
-from ddplint.analysis.distributed import DISTRIBUTED_TOKENS, may_be_distributed
+from ddplint.analysis.distributed import may_be_distributed
+from ddplint.analysis.torch_api import DISTRIBUTED_TOKENS
 
 # Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
 # libcst's native parser overflows the C stack somewhere past a few thousand. Python >= 3.11's

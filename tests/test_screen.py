@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from case_files import CASE_FILES
-from ddplint.analysis.distributed import DISTRIBUTED_TOKENS
+from ddplint.analysis.torch_api import DISTRIBUTED_TOKENS
 from ddplint.api import lint_paths
 from ddplint.engine import lint_source
 from ddplint.rules import ALL_RULES
@@ -158,7 +158,8 @@ def test_required_words_are_lower_case():
 
 def test_rank_guard_words_cover_the_rank_model_tables():
     """Every name the rank model recognises as a rank or a rank-0 flag holds a required word."""
-    from ddplint.analysis.distributed import RANK_ENV_VARS, RANK_FUNCTIONS, RANK_GUARD_WORDS, RANK_ZERO_NAMES
+    from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
+    from ddplint.analysis.torch_api import RANK_ENV_VARS, RANK_FUNCTIONS, RANK_ZERO_NAMES
 
     for name in (*RANK_FUNCTIONS, *RANK_ZERO_NAMES, *RANK_ENV_VARS, "local_rank", "get_data_parallel_rank"):
         assert any(word in name.lower().encode() for word in RANK_GUARD_WORDS), name

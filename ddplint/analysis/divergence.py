@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.distributed import PER_PROCESS_VALUES
 from ddplint.analysis.reaching import order
 from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.syntax import BLOCK_EXITS, and_parts, dotted_name, ends_with, identifier_words, is_true, walk
-from ddplint.analysis.torch_api import LIGHTNING_PACKAGES, LIGHTNING_STOP_FLAG
+from ddplint.analysis.torch_api import LIGHTNING_PACKAGES, LIGHTNING_STOP_FLAG, PER_PROCESS_VALUES
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts

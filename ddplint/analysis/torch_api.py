@@ -326,3 +326,74 @@ TENSOR_METHODS = frozenset(
 MODULE_METHODS_RETURNING_SELF = frozenset(
     {"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"}
 )
+
+# -- ranks, launchers and distributed scripts (analysis/distributed.py, rank_guards.py, collectives.py)
+# Reading one of these from the environment means the script expects a launcher (torchrun).
+LAUNCHER_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
+RANK_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID", "GROUP_RANK"})
+
+# A distributed script contains at least one of these byte strings: the engine skips the
+# distributed-only rules in files without any (tests keep this in step with the checks of
+# analysis/distributed.py).
+DISTRIBUTED_TOKENS = (
+    b"distributed", b"Distributed", b"init_process_group", b"RANK", b"WORLD_SIZE", b"spawn", b"start_processes",
+    b"fully_shard", b"FullyShardedDataParallel", b"init_device_mesh", b"horovod",
+    # `accelerate launch` starts the processes: an Accelerate script needs no torch.distributed.
+    b"accelerate",
+    # Lightning's Trainer / Fabric start them too (DDP007: `trainer.save_checkpoint` on one rank).
+    b"lightning",
+    # `deepspeed.initialize(...)` starts the process group unless one exists.
+    b"deepspeed",
+)
+
+# torch.distributed calls that do not by themselves mean the code runs on several processes.
+NOT_DISTRIBUTED_BY_ITSELF = frozenset({"is_available", "is_initialized", "is_nccl_available", "is_gloo_available"})
+
+RANK_FUNCTIONS = frozenset(
+    {"get_rank", "get_local_rank", "get_global_rank", "get_node_local_rank", "get_ordinal", "get_process_index"}
+)
+
+# Names (of functions, properties or flags) that mean "this process is rank 0".
+RANK_ZERO_NAMES = frozenset(
+    {
+        "is_main_process",
+        "is_local_main_process",
+        "main_process",
+        "is_main",
+        "is_master",
+        "master",
+        "is_master_process",
+        "master_process",
+        "is_master_ordinal",
+        "is_rank_zero",
+        "is_rank_0",
+        "rank_zero",
+        "is_global_zero",
+        "is_local_zero",
+        "is_world_process_zero",
+        "is_local_process_zero",
+        "is_primary",
+        "is_chief",
+    }
+)
+
+# Values that differ between processes started at the same moment on one or several machines.
+PER_PROCESS_VALUES = frozenset(
+    {
+        "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+        "time.monotonic_ns", "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+        "os.getpid", "os.urandom", "uuid.uuid4", "uuid.uuid1", "torch.initial_seed", "torch.seed",
+        "numpy.random.randint", "random.randint", "random.random", "random.getrandbits", "random.randrange",
+    }
+)
+PER_PROCESS_PREFIXES = ("secrets.",)
+
+# Text that says a model holds buffers DDP broadcasts in its forward.
+BUFFER_EVIDENCE = ("BatchNorm", "register_buffer", "running_mean", "resnet", "ResNet")
+# FSDP wrappers: their forward always all-gathers the sharded parameters, buffers or not.
+ALWAYS_SYNCING_WRAPPERS = frozenset(
+    {
+        "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+    }
+)

@@ -6,7 +6,6 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.distributed import RANK_GUARD_WORDS
 from ddplint.analysis.divergence import (
     calls_into_shared_helpers,
     divergent_condition,
@@ -18,6 +17,7 @@ from ddplint.analysis.divergence import (
     other_ranks_leave_at,
 )
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
+from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     COLLECTIVES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.distributed import RANK_GUARD_WORDS
 from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
+from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
 from ddplint.rules.base import Finding, Rule
 
 

@@ -336,8 +336,7 @@ def test_parameter_default_used_by_a_call_that_omits_it():
 
 def test_distributed_tokens_cover_every_distributed_signal():
     """The engine's byte screen must never skip a file the analysis would call distributed."""
-    from ddplint.analysis.distributed import DISTRIBUTED_TOKENS, LAUNCHER_ENV_VARS
-    from ddplint.analysis.torch_api import DISTRIBUTED_ENTRY_POINTS
+    from ddplint.analysis.torch_api import DISTRIBUTED_ENTRY_POINTS, DISTRIBUTED_TOKENS, LAUNCHER_ENV_VARS
 
     def screened_in(text: str) -> bool:
         return any(token in text.encode() for token in DISTRIBUTED_TOKENS)

@@ -1,0 +1,263 @@
+"""Which calls are collectives, which calls reach one, and which forwards talk to the other ranks.
+
+A collective is a call every rank of the group must make (`dist.all_reduce`, `accelerator.gather`,
+a DeepSpeed engine's `save_checkpoint`, a distributed checkpoint's `save`); a call reaches one
+when it makes it itself or through functions of the file or of the project. A forward through a
+`DistributedDataParallel` / FSDP module talks to the other ranks as well. The rank conditions
+these questions read (is the collective under a rank guard?) are analysis/rank_guards.py's.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from ddplint.analysis.rank_guards import RankGuards, flags_truth, literal_flags, normalised
+from ddplint.analysis.records import CollectiveReach
+from ddplint.analysis.syntax import dotted_name, identifier_words, is_true, keyword_arg, receiver
+from ddplint.analysis.torch_api import (
+    ACCELERATOR,
+    ACCELERATOR_COLLECTIVES,
+    ALWAYS_SYNCING_WRAPPERS,
+    BARRIER_COLLECTIVES,
+    BROADCAST_COLLECTIVES,
+    BUFFER_EVIDENCE,
+    CHECKPOINT_COLLECTIVES,
+    COLLECTIVES,
+    FRAMEWORK_COLLECTIVES,
+    LIGHTNING_MODULE,
+    LIGHTNING_MODULE_COLLECTIVES,
+    LIGHTNING_PACKAGES,
+    LIGHTNING_SYNCED_LOGGING,
+    SYNCHRONISING_METHODS,
+    WRAPPED_MODEL_CLASSES,
+)
+
+if TYPE_CHECKING:
+    from ddplint.analysis.records import CallSite
+
+
+class Collectives(RankGuards):
+    """The collectives a file's calls make or reach, and the wrapped model's forwards; a rank
+    model (RankGuards) underneath, since whether a collective is coordinated depends on the rank
+    conditions around it."""
+
+    # -- collectives ----------------------------------------------------------------------------
+    def collective_kind(self, site: "CallSite") -> Optional[str]:
+        """"broadcast" / "barrier" for a call that makes the other ranks wait, else None."""
+        name = site.name
+        if name not in BROADCAST_COLLECTIVES and name not in BARRIER_COLLECTIVES:
+            return None
+        qualified = self.facts.qualified_names(site.node.func)
+        if qualified and not any(q.startswith(("torch.distributed", "accelerate", "deepspeed")) for q in qualified):
+            return None  # numpy.broadcast and friends
+        return "broadcast" if name in BROADCAST_COLLECTIVES else "barrier"
+
+    def collective_name(self, site: "CallSite") -> Optional[str]:
+        """The name of the collective a call is (`all_reduce`, `barrier`, `wait_for_everyone`,
+        `gather` of an Accelerator ...), or None. Every rank of the group must make it."""
+        name = site.name
+        if name in COLLECTIVES:
+            qualified = self.facts.qualified_names(site.node.func)
+            if any(q.startswith("torch.distributed.") for q in qualified):
+                return name
+        if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
+            return name
+        if self._synchronising_method(site):
+            return name
+        if not self.facts.qualified_names(site.node.func).isdisjoint(CHECKPOINT_COLLECTIVES):
+            no_dist = keyword_arg(site.node, "no_dist")
+            if no_dist is None or not is_true(no_dist.value):
+                return f"checkpoint.{name}"
+        if self._lightning_module_collective(site):
+            return name if name in LIGHTNING_MODULE_COLLECTIVES else f"{name}(..., sync_dist=True)"
+        owners = FRAMEWORK_COLLECTIVES.get(name or "")
+        if owners and self.facts.imports.imports_any(LIGHTNING_PACKAGES):
+            owner = receiver(site.node.func)
+            words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+            if words & owners:  # `trainer.save_checkpoint(path)`, `self.trainer.save_checkpoint`
+                return name
+        return None
+
+    def _synchronising_method(self, site: "CallSite") -> bool:
+        """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
+        `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
+        builders = frozenset(builder for builder, methods in SYNCHRONISING_METHODS.items() if site.name in methods)
+        return bool(builders) and self._receiver_built_by(site, builders)
+
+    def _receiver_built_by(self, site: "CallSite", builders: frozenset) -> bool:
+        """The object a method is called on comes from a call of one of `builders` (qualified
+        names), followed through the file's assignments."""
+        owner = receiver(site.node.func)
+        return owner is not None and any(
+            isinstance(source.node, cst.Call) and not self.facts.qualified_names(source.node.func).isdisjoint(builders)
+            for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
+        )
+
+    def _lightning_module_collective(self, site: "CallSite") -> bool:
+        """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != "self":
+            return False
+        if site.name not in LIGHTNING_MODULE_COLLECTIVES:
+            sync = keyword_arg(site.node, "sync_dist")
+            if site.name not in LIGHTNING_SYNCED_LOGGING or sync is None or not is_true(sync.value):
+                return False
+        owner = site.context.scope.class_scope
+        return owner is not None and owner.name in self._lightning_modules
+
+    @cached_property
+    def _lightning_modules(self) -> set[str]:
+        return self.facts.subclasses_of(LIGHTNING_MODULE)
+
+    def _made_on_an_accelerator(self, site: "CallSite") -> bool:
+        """`accelerator.gather(x)`, `acc.gather(x)` with `acc = Accelerator()`: the receiver holds
+        an Accelerator, or is named for one where its value cannot be followed
+        (`self.accelerator` set in another class)."""
+        if any(q.startswith("accelerate.") for q in self.facts.qualified_names(site.node.func)):
+            return True
+        owner = receiver(site.node.func)
+        if owner is not None and "accelerator" in identifier_words(dotted_name(owner) or ""):
+            return True
+        return self._receiver_built_by(site, ACCELERATOR)
+
+    def collective_reached(self, site: "CallSite", on_one_rank: bool = False) -> Optional[CollectiveReach]:
+        """A collective the call makes, itself or inside a function of this file it calls
+        (`evaluate(model)` whose body all-reduces), or of another project module.
+
+        Inside the callees, a collective under a condition the call site has already decided the
+        other way (`if pipe: self._update() else: ... self._update()` where `_update` all-reduces
+        only `if pipe:`) is not reached. `on_one_rank`: the call is made by one rank only, so a
+        collective the callee makes under its own single-rank guard (`if rank == 0: barrier()`)
+        is reached too, by that rank alone."""
+        direct = self.collective_name(site)
+        if direct is not None:
+            return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
+        decided = None
+        for function, bound in self.facts.functions_called_by(site):
+            if function not in (self._any_collective_functions if on_one_rank else self._collective_functions):
+                continue
+            decided = self._decided_conditions(site) if decided is None else decided
+            flags = literal_flags(function.param_for(site.node, bound))
+            inner = self._first_collective_in(function, set(), decided | flags, on_one_rank)
+            if inner is not None:
+                return inner.through(function.name)
+        if self.facts.project is not None:  # a helper of another project module (`reduce_mean`)
+            return self.facts.project.collective(self.facts, site)
+        return None
+
+    def collective_inside(self, function) -> Optional[CollectiveReach]:
+        """The first collective a function of this file makes on every call (not under a rank
+        condition of its own), directly or through the file's other functions."""
+        if function not in self._collective_functions:
+            return None
+        return self._first_collective_in(function, set(), frozenset(), False)
+
+    def _first_collective_in(self, function, seen: set, decided: frozenset, on_one_rank: bool) -> Optional[CollectiveReach]:
+        if id(function) in seen:
+            return None
+        seen.add(id(function))
+        for call in self.facts.calls_by_function.get(id(function), []):
+            if self._excluded_by(call, decided):
+                continue
+            name = self.collective_name(call)
+            if name is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
+                return CollectiveReach(name, subgroup=keyword_arg(call.node, "group") is not None)
+            for callee, bound in self.facts.functions_called_by(call):
+                conditions = frozenset(c for c in decided if not c[0].startswith("flag:"))
+                conditions |= literal_flags(callee.param_for(call.node, bound))
+                inner = self._first_collective_in(callee, seen, conditions, on_one_rank)
+                if inner is not None:
+                    return inner
+        return None
+
+    def _decided_conditions(self, site: "CallSite") -> frozenset:
+        """The conditions around a call, as (source text, arm taken)."""
+        code = self.facts.module.code_for_node
+        return frozenset((normalised(code(branch.test)), arm) for branch, arm in site.context.branches)
+
+    def _excluded_by(self, call: "CallSite", decided: frozenset) -> bool:
+        """The call sits in an arm the caller's conditions rule out: the same condition decided
+        the other way, or a test that the literal flags passed in make take the other arm
+        (`if rank == 0 and not evaluate:` in a helper called with `evaluate=True`)."""
+        if not decided:
+            return False
+        code = self.facts.module.code_for_node
+        flags = {name: value for name, value in decided if name.startswith("flag:")}
+        for branch, arm in call.context.branches:
+            if (normalised(code(branch.test)), not arm) in decided:
+                return True
+            if flags and flags_truth(branch.test, flags) is (not arm):
+                return True
+        return False
+
+    def _single_rank_only(self, call: "CallSite") -> bool:
+        """Under a rank condition that is a single-rank guard (`if rank == 0:`), in its rank arm."""
+        return self.runs_on_one_rank_only(call.context)
+
+    @cached_property
+    def _any_collective_functions(self) -> set:
+        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
+
+    @cached_property
+    def _collective_functions(self) -> set:
+        # A collective the callee itself guards by rank (`if local_rank not in (-1, 0):
+        # barrier()`) is already coordinated there; it does not make the call a collective.
+        return self.facts.functions_reaching(
+            lambda site: self.collective_name(site) is not None and not self.made_under_rank_condition(site)
+        )
+
+    # -- the DDP-wrapped model ------------------------------------------------------------------
+    def is_wrapped_model_forward(self, site: "CallSite") -> bool:
+        """`model(x)` where `model` holds a `DistributedDataParallel(...)` / FSDP module: its
+        forward synchronises buffers (and FSDP gathers parameters) with the other ranks.
+        `model.module(x)` is the plain module and does not."""
+        func = site.node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
+            return False
+        flow = self.facts.flow
+        for source in flow.sources(func, site.context.scope, site.context.branches):
+            if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
+                return True
+        return False
+
+    @cached_property
+    def _syncing_wrappers(self) -> frozenset:
+        """The `DistributedDataParallel(...)` / FSDP constructions whose forward talks to the other
+        ranks. FSDP always all-gathers parameters. DDP broadcasts buffers, so it counts only when
+        the model may have some (the file mentions BatchNorm, `register_buffer`, or builds
+        torchvision / timm models) and `broadcast_buffers=False` is not passed: a buffer-less
+        model (a GPT with flash attention) runs a rank-0 forward without any collective."""
+        out = set()
+        for site in self.facts.calls_named(*WRAPPED_MODEL_CLASSES):
+            names = self.facts.qualified_names(site.node.func)
+            if names & ALWAYS_SYNCING_WRAPPERS:
+                out.add(id(site.node))
+                continue
+            broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
+            if broadcast is not None and isinstance(broadcast.value, cst.Name) and broadcast.value.value == "False":
+                continue
+            if self._model_may_have_buffers:
+                out.add(id(site.node))
+        return frozenset(out)
+
+    @cached_property
+    def _model_may_have_buffers(self) -> bool:
+        text = self.facts.source
+        if any(word in text for word in BUFFER_EVIDENCE):
+            return True
+        return self.facts.imports.imports_any(("torchvision.models", "timm"))
+
+    def wrapped_forward_reached(self, site: "CallSite") -> bool:
+        """A forward through the wrapped model, made by the call or inside a file function it calls."""
+        if self.is_wrapped_model_forward(site):
+            return True
+        return any(f in self._forward_functions for f, _ in self.facts.functions_called_by(site))
+
+    @cached_property
+    def _forward_functions(self):
+        if not self._syncing_wrappers:
+            return set()
+        return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
