@@ -19,6 +19,11 @@ has anything for a rule to find. So every file goes through cheap stages first:
 
 The compiler is also the guard that keeps libcst alive: its native parser overflows the C stack on
 pathological nesting, where CPython raises RecursionError / MemoryError instead.
+
+`rules_to_run()` is the one entry (the engine's): the stages above, the size limit, null bytes in
+comments, syntax errors cut out by recovery.py, and the questions to the project's other modules
+(`ProjectQuestions`, a protocol `analysis.project.ProjectIndex` meets: the screen needs four cheap
+answers, not the index), answered as a `ScreenResult`.
 """
 
 from __future__ import annotations
