@@ -22,8 +22,8 @@ pathological nesting, where CPython raises RecursionError / MemoryError instead.
 
 `rules_to_run()` is the one entry (the engine's): the stages above, the size limit, null bytes in
 comments, syntax errors cut out by recovery.py, and the questions to the project's other modules
-(`ProjectQuestions`, a protocol `analysis.project.ProjectIndex` meets: the screen needs four cheap
-answers, not the index), answered as a `ScreenResult`.
+(`ProjectQuestions`, four cheap questions that `analysis.project.ProjectIndex` answers), answered
+as a `ScreenResult`.
 """
 
 from __future__ import annotations
@@ -372,8 +372,8 @@ def _nesting_exceeds(tree: ast.AST, limit: int) -> bool:
 
 class ProjectQuestions(Protocol):
     """What the screen asks of the files checked together with this one (`analysis.project.
-    ProjectIndex`), each answered without parsing the file: the screen sits below the project's
-    summaries and sees only these questions."""
+    ProjectIndex`), each answered without parsing the file. The screen depends on these four
+    questions only, not on the index and its summaries (tests ask them of a fake)."""
 
     def imported_targets(self, path: str, data: bytes) -> Sequence[tuple[str, str]]: ...
 
