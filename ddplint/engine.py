@@ -24,18 +24,10 @@ from ddplint.diagnostics import error_diagnostic as _error  # short local names:
 from ddplint.diagnostics import one_line as _one_line
 from ddplint.edits import locate_fix
 from ddplint.positions import positions_of
-from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
-from ddplint.screen import (
-    Unparsable,
-    able_to_fire,
-    candidates_by_bytes,
-    candidates_by_names,
-    compile_screen,
-    triggered_by_bytes,
-)
-from ddplint.source import MAX_ANALYSED_BYTES, parser_bytes, split_lines
+from ddplint.screen import Unparsable, compile_screen, rules_to_run
+from ddplint.source import parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
     from ddplint.analysis.facts import StatementFacts
@@ -77,41 +69,12 @@ def lint_source(
     what the file's configuration declares (rank-zero-functions, sharded-loader-factories)."""
     rules = select_rules() if rules is None else rules
     data = parser_bytes(source) if isinstance(source, str) else source  # columns of this very text
-    active = candidates_by_bytes(data, rules)
-    # A file may get its loader or process group from the project's own modules without a
-    # single trigger word of its own: then the names it uses from them decide (below).
-    if not active and (project is None or not project.imported_targets(filename, data)):
-        if not _caller_judged_by_bytes(rules, data, filename, project):
-            return []  # the common case: nothing here any selected rule could care about
-    if len(data) > MAX_ANALYSED_BYTES:
-        if not _linked(active, project, filename, data):
-            return []
-        size = f"{len(data) / 1e6:.1f} MB"
-        return [_error(filename, f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")]
-    if b"\0" in data:
-        blanked = blank_null_bytes_in_comments(data)
-        if blanked is not None:
-            return _with_null_bytes_blanked(*blanked, filename, active, rules, errors, project, parser, options)
-    problem, names = parser.screen(data, filename) if parser is not None else compile_screen(data, filename)
-    if problem is not None and not _linked(active, project, filename, data):
-        return []
-    recovered = recover(data, filename, _as_error(problem)) if problem is not None and problem.is_syntax_error else None
-    if recovered is not None:  # analyse all but the statements that do not parse; each gets a DDP000
-        broken = [_error(filename, SYNTAX_ERROR_PREFIX + _one_line(b.message), b.row, b.column) for b in recovered.broken]
-        found = lint_source(recovered.data, filename, rules, errors, project, parser, options)
-        return sorted(broken + found, key=lambda d: d.sort_key)
-    if problem is not None:
-        return [_error(filename, _one_line(problem.reason), problem.row, problem.column)]
-    active = candidates_by_names(active, data, names)
-    started_elsewhere = project.may_start_process_group if project is not None else None
-    guard_words = options.guard_words()
-    active = able_to_fire(active, data, names, started_elsewhere, guard_words) if active else []
-    if project is not None:
-        active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
-        active = _with_caller_judged_rules(active, rules, data, names, filename, project)
-    if not active:
-        return []
-    return _analysed_at_any_depth(data, filename, active, errors, project, parser, options)
+    screened = rules_to_run(data, filename, rules, project, options, parser.screen if parser is not None else compile_screen)
+    found = _analysed_at_any_depth(screened.data, filename, screened.rules, errors, project, parser, options) if screened.rules else []
+    if not screened.problems:
+        return found
+    reported = [_error(filename, problem.reason, problem.row, problem.column) for problem in screened.problems]
+    return sorted(reported + found, key=lambda d: d.sort_key)
 
 
 # Deep but valid code takes more Python frames to analyse than the default recursion limit (1,000)
@@ -254,99 +217,6 @@ def _analysed(
     if not findings:
         return [], failures
     return _locate(findings, module, text, filename, parser.positions if parser is not None else positions_of), failures
-
-
-def _with_null_bytes_blanked(
-    data: bytes,
-    first: int,
-    filename: str,
-    active: Sequence[Rule],
-    rules: Sequence[Rule],
-    errors: Optional[list[InternalError]],
-    project: Optional[ProjectIndex],
-    parser: Optional[Parser],
-    options: AnalysisOptions,
-) -> list[Diagnostic]:
-    """A file whose comments hold null bytes: analysed with them made spaces, and one DDP000 at
-    the first (where the file's problems are reported at all), as CPython refuses the file."""
-    found = lint_source(data, filename, rules, errors, project, parser, options)
-    if not _linked(active, project, filename, data):
-        return found
-    before = split_lines(data[:first].decode("utf-8", errors="replace"))
-    note = _error(filename, NULL_BYTE_MESSAGE, len(before), len(before[-1]) + 1)
-    return sorted([note, *found], key=lambda d: d.sort_key)
-
-
-NULL_BYTE_MESSAGE = SYNTAX_ERROR_PREFIX + "null byte in a comment: CPython refuses the file (analysed as if it were a space)"
-
-
-def _with_project_rules(
-    active: list[Rule],
-    rules: Sequence[Rule],
-    data: bytes,
-    names: frozenset[str],
-    filename: str,
-    project: ProjectIndex,
-    guard_words: tuple[bytes, ...] = (),
-) -> list[Rule]:
-    """The rules a file's own words select, plus those it may need for what it uses from the
-    project's modules (a loader factory whose sampler needs set_epoch, a process-group set-up, a
-    collective helper), whose words it lacks. Only distributed-only rules use those offers (the
-    others judge the file's own DataLoader / DataParallel / sampler calls), so the project (a
-    summary: a parse) is asked only if such a rule is not selected by the file's words already
-    and can fire here. Without this, a file that names one trigger of another rule (`DDP(...)`)
-    lost DDP002 for a factory's sampler, and the answer depended on the rules selected."""
-    chosen = set(active)
-    missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
-    if not missing:
-        return active
-    able = able_to_fire(missing, data, names, project.may_start_process_group, guard_words)
-    if not able or not project.offers_any_of(filename, data, names):
-        return active
-    chosen.update(able)
-    return [rule for rule in rules if rule in chosen]
-
-
-def _caller_judged_by_bytes(rules: Sequence[Rule], data: bytes, filename: str, project: Optional[ProjectIndex]) -> list[Rule]:
-    """The rules judged by their callers (`Rule.judged_by_callers`) whose triggers a project's
-    `.py` module holds, distributed code or not."""
-    if project is None or not filename.endswith(".py"):
-        return []
-    return triggered_by_bytes(data, [rule for rule in rules if rule.judged_by_callers])
-
-
-def _with_caller_judged_rules(
-    active: Sequence[Rule], rules: Sequence[Rule], data: bytes, names: frozenset[str], filename: str,
-    project: ProjectIndex,
-) -> list[Rule]:
-    """The rules a file's own words select, plus the distributed-only rules judged by their
-    callers (`Rule.judged_by_callers`) whose triggers it holds, when the screens left them out
-    for want of distributed code: in a project's `.py` module (one other modules can import)
-    the rule asks the project whether a distributed module runs it in its ranks. Not for a
-    notebook or a lone file, which nothing imports."""
-    wanted = [rule for rule in _caller_judged_by_bytes(rules, data, filename, project) if rule not in active]
-    added = candidates_by_names(wanted, data, names) if wanted else []
-    if not added:
-        return list(active)
-    chosen = set(active) | set(added)
-    return [rule for rule in rules if rule in chosen]
-
-
-def _as_error(problem: Unparsable) -> SyntaxError:
-    """The syntax error the screen's compile met (its message, line and column): recovery starts
-    from it instead of compiling the file again."""
-    message = problem.reason[len(SYNTAX_ERROR_PREFIX):] if problem.reason.startswith(SYNTAX_ERROR_PREFIX) else problem.reason
-    error = SyntaxError(message)
-    error.lineno, error.offset = problem.row, problem.column
-    return error
-
-
-def _linked(active: Sequence[Rule], project: Optional[ProjectIndex], filename: str, data: bytes) -> bool:
-    """Whether a file's own problems (too large, does not compile) are reported: it holds a
-    trigger, or imports a project module that offers something. Asked only of such files, as
-    the answer summarises every project module the file imports; a file that compiles needs only
-    the summaries of modules that define a name it uses (`ProjectIndex.offers_any_of`)."""
-    return bool(active) or (project is not None and project.may_import_project(filename, data))
 
 
 def _locate(findings: list[Finding], module: cst.Module, text: str, filename: str, locate=positions_of) -> list[Diagnostic]:

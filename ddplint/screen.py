@@ -19,6 +19,11 @@ has anything for a rule to find. So every file goes through cheap stages first:
 
 The compiler is also the guard that keeps libcst alive: its native parser overflows the C stack on
 pathological nesting, where CPython raises RecursionError / MemoryError instead.
+
+`rules_to_run()` is the one entry (the engine's): the stages above, the size limit, null bytes in
+comments, syntax errors cut out by recovery.py, and the questions to the project's other modules
+(`ProjectQuestions`, four cheap questions that `analysis.project.ProjectIndex` answers), answered
+as a `ScreenResult`.
 """
 
 from __future__ import annotations
@@ -32,10 +37,14 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache, reduce
 from types import CodeType
-from typing import AbstractSet, Callable, Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
+from typing import AbstractSet, Callable, Generic, Iterable, MutableMapping, Optional, Protocol, Sequence, TypeVar
 
 from ddplint.analysis.distributed import may_be_distributed
+from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.torch_api import DISTRIBUTED_TOKENS
+from ddplint.diagnostics import one_line
+from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
+from ddplint.source import MAX_ANALYSED_BYTES, split_lines
 
 # Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
 # libcst's native parser overflows the C stack somewhere past a few thousand. Python >= 3.11's
@@ -64,6 +73,14 @@ class Unparsable:
     column: int = 1
     is_syntax_error: bool = False  # the code, not its encoding or its depth: recovery.py may save the rest
 
+    def as_syntax_error(self) -> SyntaxError:
+        """The syntax error the compile met (its message, line and column): recovery starts from
+        it instead of compiling the file again."""
+        reason = self.reason
+        error = SyntaxError(reason[len(SYNTAX_ERROR_PREFIX):] if reason.startswith(SYNTAX_ERROR_PREFIX) else reason)
+        error.lineno, error.offset = self.row, self.column
+        return error
+
 
 class Triggered(Protocol):
     """What the screen needs of a rule: plain data (the screen sits below the rules)."""
@@ -76,6 +93,9 @@ class Triggered(Protocol):
 
     @property
     def requires(self) -> tuple[tuple[bytes, ...], ...]: ...
+
+    @property
+    def judged_by_callers(self) -> bool: ...
 
 
 # Name characters, as `\w` in a bytes pattern matches them (ASCII letters, digits, underscore).
@@ -345,3 +365,172 @@ def _nesting_exceeds(tree: ast.AST, limit: int) -> bool:
             return True
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return False
+
+
+# The one entry: every stage above, the size limit, the file's own problems and the project's
+# questions, in the order that keeps the common file (no trigger at all) cheapest.
+
+
+class ProjectQuestions(Protocol):
+    """What the screen asks of the files checked together with this one (`analysis.project.
+    ProjectIndex`), each answered without parsing the file. The screen depends on these four
+    questions only, not on the index and its summaries (tests ask them of a fake)."""
+
+    def imported_targets(self, path: str, data: bytes) -> Sequence[tuple[str, str]]: ...
+
+    def may_import_project(self, path: str, data: bytes) -> bool: ...
+
+    def offers_any_of(self, path: str, data: bytes, names: frozenset[str]) -> bool: ...
+
+    def may_start_process_group(self, names: AbstractSet[str]) -> bool: ...
+
+
+# How a file is compiled for its names: `compile_screen`, or the language server's statement-by-
+# statement compile (lsp/incremental.py) that gives the same answer.
+Compiler = Callable[[bytes, str], tuple[Optional[Unparsable], frozenset[str]]]
+
+NULL_BYTE_MESSAGE = SYNTAX_ERROR_PREFIX + "null byte in a comment: CPython refuses the file (analysed as if it were a space)"
+
+
+@dataclass(frozen=True)
+class ScreenResult(Generic[R]):
+    """The screen's verdict on a file: the bytes to analyse (the file's own, or with null bytes in
+    comments blanked and broken statements cut out, recovery.py), the rules to run on them (none:
+    nothing here any selected rule could care about), and what is reported about the file itself
+    (DDP000: too large, does not compile, a broken statement), only where a rule or the project
+    has a stake in the file."""
+
+    data: bytes
+    rules: Sequence[R] = ()
+    problems: tuple[Unparsable, ...] = ()
+
+
+def rules_to_run(
+    data: bytes,
+    filename: str,
+    rules: Sequence[R],
+    project: Optional[ProjectQuestions] = None,
+    options: AnalysisOptions = NO_OPTIONS,
+    compiler: Compiler = compile_screen,
+) -> ScreenResult[R]:
+    """Which of `rules` can have anything to say about a file, and why none: the byte stage, the
+    size limit, the compile (the guard in front of libcst), the name stage, the required words
+    and the project's offers, in that order. `project`: the files checked together with this
+    one; `options`: the configuration's rank-zero functions count as rank-guard words."""
+    active = candidates_by_bytes(data, rules)
+    # A file may get its loader or process group from the project's own modules without a
+    # single trigger word of its own: then the names it uses from them decide (below).
+    if not active and (project is None or not project.imported_targets(filename, data)):
+        if not _caller_judged_by_bytes(rules, data, filename, project):
+            return ScreenResult(data)  # the common case: nothing here any selected rule could care about
+    if len(data) > MAX_ANALYSED_BYTES:
+        size = f"{len(data) / 1e6:.1f} MB"
+        too_large = Unparsable(f"not analysed: {size} is over the {MAX_ANALYSED_BYTES // 10**6} MB limit (generated code?)")
+        return ScreenResult(data, problems=(too_large,) if _linked(active, project, filename, data) else ())
+    if b"\0" in data:
+        blanked = blank_null_bytes_in_comments(data)
+        if blanked is not None:
+            return _with_null_bytes_blanked(*blanked, active, filename, rules, project, options, compiler)
+    problem, names = compiler(data, filename)
+    if problem is not None:
+        return _unparsable(problem, active, data, filename, rules, project, options, compiler)
+    active = candidates_by_names(active, data, names)
+    started_elsewhere = project.may_start_process_group if project is not None else None
+    guard_words = options.guard_words()
+    active = able_to_fire(active, data, names, started_elsewhere, guard_words) if active else []
+    if project is not None:
+        active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
+        active = _with_caller_judged_rules(active, rules, data, names, filename, project)
+    return ScreenResult(data, active)
+
+
+def _unparsable(
+    problem: Unparsable, active: Sequence[R], data: bytes, filename: str, rules: Sequence[R],
+    project: Optional[ProjectQuestions], options: AnalysisOptions, compiler: Compiler,
+) -> ScreenResult[R]:
+    """A file the compile refused: nothing where nothing links it to a rule or the project;
+    else, for a syntax error, the rest of the file screened with each broken statement reported
+    (recovery.py), or the problem itself."""
+    if not _linked(active, project, filename, data):
+        return ScreenResult(data)
+    recovered = recover(data, filename, problem.as_syntax_error()) if problem.is_syntax_error else None
+    if recovered is None:
+        return ScreenResult(data, problems=(Unparsable(one_line(problem.reason), problem.row, problem.column),))
+    broken = tuple(Unparsable(SYNTAX_ERROR_PREFIX + one_line(b.message), b.row, b.column) for b in recovered.broken)
+    rest = rules_to_run(recovered.data, filename, rules, project, options, compiler)
+    return ScreenResult(rest.data, rest.rules, broken + rest.problems)
+
+
+def _with_null_bytes_blanked(
+    data: bytes, first: int, active: Sequence[R], filename: str, rules: Sequence[R],
+    project: Optional[ProjectQuestions], options: AnalysisOptions, compiler: Compiler,
+) -> ScreenResult[R]:
+    """A file whose comments hold null bytes (`data`: them made spaces): screened as such, with
+    one problem at the first (where the file's problems are reported at all), as CPython
+    refuses the file."""
+    rest = rules_to_run(data, filename, rules, project, options, compiler)
+    if not _linked(active, project, filename, data):
+        return rest
+    before = split_lines(data[:first].decode("utf-8", errors="replace"))
+    note = Unparsable(NULL_BYTE_MESSAGE, len(before), len(before[-1]) + 1)
+    return ScreenResult(rest.data, rest.rules, (note, *rest.problems))
+
+
+def _linked(active: Sequence[Triggered], project: Optional[ProjectQuestions], filename: str, data: bytes) -> bool:
+    """Whether a file's own problems (too large, does not compile) are reported: it holds a
+    trigger, or imports a project module that offers something. Asked only of such files, as
+    the answer summarises every project module the file imports; a file that compiles needs only
+    the summaries of modules that define a name it uses (`ProjectQuestions.offers_any_of`)."""
+    return bool(active) or (project is not None and project.may_import_project(filename, data))
+
+
+def _with_project_rules(
+    active: list[R],
+    rules: Sequence[R],
+    data: bytes,
+    names: frozenset[str],
+    filename: str,
+    project: ProjectQuestions,
+    guard_words: tuple[bytes, ...] = (),
+) -> list[R]:
+    """The rules a file's own words select, plus those it may need for what it uses from the
+    project's modules (a loader factory whose sampler needs set_epoch, a process-group set-up, a
+    collective helper), whose words it lacks. Only distributed-only rules use those offers (the
+    others judge the file's own DataLoader / DataParallel / sampler calls), so the project (a
+    summary: a parse) is asked only if such a rule is not selected by the file's words already
+    and can fire here. Without this, a file that names one trigger of another rule (`DDP(...)`)
+    lost DDP002 for a factory's sampler, and the answer depended on the rules selected."""
+    chosen = set(active)
+    missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
+    if not missing:
+        return active
+    able = able_to_fire(missing, data, names, project.may_start_process_group, guard_words)
+    if not able or not project.offers_any_of(filename, data, names):
+        return active
+    chosen.update(able)
+    return [rule for rule in rules if rule in chosen]
+
+
+def _caller_judged_by_bytes(rules: Sequence[R], data: bytes, filename: str, project: Optional[ProjectQuestions]) -> list[R]:
+    """The rules judged by their callers (`Rule.judged_by_callers`) whose triggers a project's
+    `.py` module holds, distributed code or not."""
+    if project is None or not filename.endswith(".py"):
+        return []
+    return triggered_by_bytes(data, [rule for rule in rules if rule.judged_by_callers])
+
+
+def _with_caller_judged_rules(
+    active: Sequence[R], rules: Sequence[R], data: bytes, names: frozenset[str], filename: str,
+    project: ProjectQuestions,
+) -> list[R]:
+    """The rules a file's own words select, plus the distributed-only rules judged by their
+    callers (`Rule.judged_by_callers`) whose triggers it holds, when the screens left them out
+    for want of distributed code: in a project's `.py` module (one other modules can import)
+    the rule asks the project whether a distributed module runs it in its ranks. Not for a
+    notebook or a lone file, which nothing imports."""
+    wanted = [rule for rule in _caller_judged_by_bytes(rules, data, filename, project) if rule not in active]
+    added = candidates_by_names(wanted, data, names) if wanted else []
+    if not added:
+        return list(active)
+    chosen = set(active) | set(added)
+    return [rule for rule in rules if rule in chosen]

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ddplint.engine import _as_error, lint_source
+from ddplint.engine import lint_source
 from ddplint.recovery import recover
 from ddplint.screen import compile_screen
 
@@ -167,4 +167,4 @@ def test_recovery_from_the_screens_error_is_recovery_from_a_compile_of_its_own(s
     half-typed state: the repair is the same."""
     problem, _ = compile_screen(source.encode(), "t.py")
     assume(problem is not None and problem.is_syntax_error)
-    assert recover(source.encode(), "t.py", _as_error(problem)) == recover(source.encode(), "t.py")
+    assert recover(source.encode(), "t.py", problem.as_syntax_error()) == recover(source.encode(), "t.py")

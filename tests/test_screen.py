@@ -80,11 +80,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _without_screens(monkeypatch) -> None:
-    import ddplint.engine as engine
+    import ddplint.screen as screen
 
-    monkeypatch.setattr(engine, "candidates_by_bytes", lambda data, rules: list(rules))
-    monkeypatch.setattr(engine, "candidates_by_names", lambda rules, data, names: list(rules))
-    monkeypatch.setattr(engine, "able_to_fire", lambda rules, *screened_by: list(rules))
+    monkeypatch.setattr(screen, "candidates_by_bytes", lambda data, rules, need_distributed=True: list(rules))
+    monkeypatch.setattr(screen, "candidates_by_names", lambda rules, data, names: list(rules))
+    monkeypatch.setattr(screen, "able_to_fire", lambda rules, *screened_by: list(rules))
 
 
 def _findings(diagnostics) -> list[tuple]:
@@ -132,20 +132,20 @@ def _names_of(source: str) -> list[str]:
 def test_screens_agree_with_the_rules_on_renamed_examples(data):
     """Rule examples with some of their names replaced: findings come and go, and the screens
     must follow them (a rule whose required word is renamed away must not have fired anyway)."""
-    import ddplint.engine as engine
+    import ddplint.screen as screen
 
     source = data.draw(st.sampled_from(_rule_examples()))
     names = _names_of(source)
     renamed = _renamed(source, set(data.draw(st.lists(st.sampled_from(names), max_size=6)))) if names else source
     screened = _findings(lint_source(renamed, "example.py", ALL_RULES))
-    saved = engine.candidates_by_bytes, engine.candidates_by_names, engine.able_to_fire
+    saved = screen.candidates_by_bytes, screen.candidates_by_names, screen.able_to_fire
     try:
-        engine.candidates_by_bytes = lambda data, rules: list(rules)
-        engine.candidates_by_names = lambda rules, data, names: list(rules)
-        engine.able_to_fire = lambda rules, *screened_by: list(rules)
+        screen.candidates_by_bytes = lambda data, rules, need_distributed=True: list(rules)
+        screen.candidates_by_names = lambda rules, data, names: list(rules)
+        screen.able_to_fire = lambda rules, *screened_by: list(rules)
         unscreened = _findings(lint_source(renamed, "example.py", ALL_RULES))
     finally:
-        engine.candidates_by_bytes, engine.candidates_by_names, engine.able_to_fire = saved
+        screen.candidates_by_bytes, screen.candidates_by_names, screen.able_to_fire = saved
     assert unscreened == screened, renamed
 
 
