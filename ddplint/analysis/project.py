@@ -71,6 +71,7 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
+    SPAWNERS,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
@@ -141,7 +142,6 @@ def _summary_evidence() -> re.Pattern:
 
 
 _SUMMARY_EVIDENCE = _summary_evidence()
-_SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 # A module's function starts the process group for its callers only by calling a starter, itself
 # or through functions of its module (`summarise`: the functions reaching PROCESS_GROUP_STARTERS),
 # so the module's code names the starter.
@@ -316,13 +316,13 @@ def _launchers(facts: "ModuleFacts") -> set:
     import libcst as cst
 
     def spawns_own_worker(site: "CallSite") -> bool:
-        if facts.qualified_names(site.node.func).isdisjoint(_SPAWNERS) or not site.node.args:
+        if facts.qualified_names(site.node.func).isdisjoint(SPAWNERS) or not site.node.args:
             return False
         worker = site.node.args[0].value
         return isinstance(worker, cst.Name) and worker.value in facts.functions_by_name
 
     joiners = _reaching_in_process(facts, lambda s: not facts.qualified_names(s.node.func).isdisjoint(
-        PROCESS_GROUP_STARTERS - _SPAWNERS))
+        PROCESS_GROUP_STARTERS - SPAWNERS))
     return {f for f in facts.functions_reaching(spawns_own_worker) if f not in joiners}
 
 
@@ -1467,7 +1467,7 @@ class ProjectView:
             return True
         names = facts.qualified_names(site.node.func)
         spawned = site.node.args[0].value if site.node.args else None
-        return spawned is not None and not names.isdisjoint(_SPAWNERS) and self._function_sets_device(facts, spawned)
+        return spawned is not None and not names.isdisjoint(SPAWNERS) and self._function_sets_device(facts, spawned)
 
     def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
         target = self._target(facts, func)

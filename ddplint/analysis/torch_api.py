@@ -136,6 +136,9 @@ PROCESS_GROUP_STARTERS = frozenset(
         "deepspeed.init_distributed",
     }
 )
+# Calls that start worker processes running a function (`mp.spawn(worker, nprocs=n)`): the
+# function runs in every rank, the calling process is the launcher.
+SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 # Other array frameworks: a file built on them is not a torch distributed script because it reads
 # LOCAL_RANK (copied launcher boilerplate).
 OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
