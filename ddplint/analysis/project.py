@@ -71,6 +71,7 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
+    SET_DEVICE,
     SPAWNERS,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
@@ -246,8 +247,6 @@ class ModuleSummary:
 
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     import libcst as cst
-
-    from ddplint.analysis.devices import SET_DEVICE
 
     summary = ModuleSummary()
     top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]

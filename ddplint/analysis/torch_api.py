@@ -105,6 +105,30 @@ DEVICE_SETTING_CALLS = frozenset(
     }
 )
 
+# -- devices ----------------------------------------------------------------------------------
+# The device constructor (`torch.device("cuda", local_rank)`).
+TORCH_DEVICE = "torch.device"
+# Calls that choose this process's current device (`torch.cuda.set_device(local_rank)`, the
+# `with torch.cuda.device(i):` context, torch.accelerator's device-generic forms).
+SET_DEVICE = frozenset(
+    {
+        "torch.cuda.set_device", "torch.cuda.device",
+        "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
+    }
+)
+# Tensor / module methods that place their receiver on a device (`x.to(device)`, `model.cuda()`).
+PLACEMENT_METHODS = frozenset({"to", "cuda"})
+# `torch.cuda` calls that act on the current device when no device is passed: with none set per
+# rank, they act on GPU 0 in every process.
+CURRENT_DEVICE_CALLS = frozenset(
+    "torch.cuda." + name
+    for name in (
+        "synchronize", "empty_cache", "current_device", "current_stream", "Stream", "Event",
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+        "reset_peak_memory_stats", "mem_get_info", "memory_stats", "get_device_properties",
+    )
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
