@@ -73,6 +73,7 @@ from ddplint.analysis.torch_api import (
     PROCESS_GROUP_STARTERS,
     SET_DEVICE,
     SPAWNERS,
+    WRAPPER_CLASS_NAMES,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
@@ -95,8 +96,6 @@ _IMPORT_STATEMENT = re.compile(
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
-# The wrapper classes a module may subclass (`class DistributedDataParallel(parallel.DistributedDataParallel)`).
-_ENTRY_POINT_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
@@ -108,13 +107,13 @@ def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
          "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES,
+        | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
         rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
-        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES))
+        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES))
         + rb")\s*[,)]"
     )
 
@@ -137,7 +136,7 @@ def _summary_evidence() -> re.Pattern:
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+        classes | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 

@@ -176,6 +176,10 @@ WRAPPED_MODEL_CLASSES = frozenset(
         "torch.distributed._composable.fsdp.fully_shard",
     }
 )
+# The wrapper classes a project may subclass, by their own name
+# (`class DistributedDataParallel(parallel.DistributedDataParallel)`): what a module's summary
+# screen looks for besides calls.
+WRAPPER_CLASS_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 # torch.distributed APIs that run in a single process (no process group needed): a script that only
 # calls these is not a distributed one.
 SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
