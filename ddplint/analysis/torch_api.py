@@ -234,6 +234,40 @@ ITERABLE_DATASETS = frozenset(
         "litdata.StreamingDataset",
     }
 )
+# -- loading and making up datasets (DDP004, DDP008, DDP013) ----------------------------------
+# Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
+# reference statistics, a config. What the result is used for decides.
+DATA_READERS = frozenset(
+    {
+        "torch.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
+        "json.load", "pickle.load", "h5py.File",
+    }
+)
+# ... and calls whose result is a dataset or a table of samples (HF datasets, pandas readers).
+DATASET_LOADERS = frozenset({"datasets.load_dataset", "datasets.load_from_disk"})
+TABLE_READER_PREFIXES = ("pandas.read_",)
+# torch's domain libraries' dataset packages: their classes build a dataset (DDP004), and fetch and
+# extract an archive into `root` when given `download=True` (DDP013:
+# torchvision.datasets.CIFAR10(root, download=True) and its kind).
+DATASET_PACKAGES = ("torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
+# Methods that apply a function to every sample of a dataset (HF datasets' `ds.map(fn)`), and
+# options only those take.
+DATASET_TRANSFORMS = frozenset({"map", "filter", "flat_map"})
+DATASET_MAP_OPTIONS = frozenset({"batched", "num_proc", "remove_columns", "batch_size", "load_from_cache_file"})
+# torch calls, by their own name, that make up tensors from the numbers they are given; a dataset
+# built only from them and numbers is a test fixture.
+VALUE_TENSOR_FACTORIES = frozenset({"arange", "linspace", "range", "tensor"})
+# Factories whose positional arguments are only sizes (and fill values): what they make is made up
+# whatever sizes they are given (`torch.randn(n_samples, dim)`, n_samples an option).
+SIZED_TENSOR_FACTORIES = frozenset(
+    {
+        "randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "normal",
+        "zeros_like", "ones_like", "randn_like", "rand_like",
+    }
+)
+# In-place fills that replace a tensor's content (`torch.empty(n).random_(10)`).
+TENSOR_FILLS = frozenset({"random_", "uniform_", "normal_", "fill_", "zero_", "bernoulli_"})
+
 # Streams that partition themselves by rank and worker.
 SELF_PARTITIONING_STREAMS = frozenset({"streaming.StreamingDataset", "litdata.StreamingDataset"})
 # Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
@@ -294,9 +328,7 @@ SUBGROUP_RANK_FUNCTIONS = frozenset(
 MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})
 
 # -- downloads, metrics and gradient synchronisation (DDP013 - DDP016) --------------------------
-# Packages whose dataset classes fetch and extract an archive into `root` when given
-# `download=True` (torchvision.datasets.CIFAR10(root, download=True) and its kind).
-DOWNLOADING_DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+# Packages whose dataset classes download when given `download=True`: DATASET_PACKAGES above.
 # Context managers under which the main process runs the body first and the others after it
 # (Accelerate's Accelerator and PartialState, transformers' TrainingArguments): by method name,
 # on whatever object, since the object comes from the framework.
