@@ -129,6 +129,27 @@ CURRENT_DEVICE_CALLS = frozenset(
     )
 )
 
+# -- checkpoints (DDP008) -----------------------------------------------------------------------
+TORCH_SAVE = "torch.save"
+# torch.load restores each tensor onto the device it was saved from, unless given map_location.
+TORCH_LOAD = "torch.load"
+# The test that picks a device by whether CUDA is there (`map_location` chosen under it).
+CUDA_AVAILABLE = "torch.cuda.is_available"
+# Tensor methods whose result lives on the CPU (`x.cpu()`, `x.numpy()`, `x.tolist()`).
+CPU_COPY_METHODS = frozenset({"cpu", "numpy", "tolist"})
+# Methods whose result lives where the tensor they are called on lives.
+SAME_DEVICE_METHODS = frozenset({"detach", "clone", "contiguous", "float", "half", "double", "int", "long", "bool", "item"})
+# Module methods that move a module's parameters to the CPU in place (`net.cpu()`).
+CPU_MOVES = frozenset({"cpu"})
+# Tensor factories: without a `device=` they make the tensor on the CPU. Qualified, and not
+# SIZED_TENSOR_FACTORIES: a different question (where the tensor lives, not whether its content is
+# made up), so `torch.from_numpy` is here and `torch.zeros_like` (the device of its argument) is not.
+CPU_DEFAULT_TENSOR_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in ("zeros", "ones", "empty", "full", "arange", "Tensor", "LongTensor", "FloatTensor",
+                 "from_numpy", "rand", "randn", "randint", "randperm", "linspace", "eye")
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
