@@ -225,6 +225,8 @@ TEST_CLASS_SUFFIXES = ("Test", "Tests", "TestCase")
 TEST_FRAMEWORKS = ("pytest", "unittest", "nose", "nose2")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
+# DataParallel's functional form: the same scatter / replicate / gather on every call.
+FUNCTIONAL_DATA_PARALLEL = frozenset({"torch.nn.parallel.data_parallel"})
 
 # -- data -------------------------------------------------------------------------------------
 # Loader classes that take `dataset, batch_size, shuffle, sampler` as torch's DataLoader does
@@ -240,6 +242,17 @@ DATALOADER = frozenset(
     }
 )
 DISTRIBUTED_SAMPLER = frozenset({"torch.utils.data.DistributedSampler"})
+# The modules DistributedSampler is imported from (`from torch.utils.data.distributed import
+# DistributedSampler`): an import from either already binds it (DDP001's fix).
+DISTRIBUTED_SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
+# The positions torch's signatures give the arguments, for calls that pass them by position:
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+# pin_memory, drop_last, ...) and DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last).
+DATALOADER_POSITIONS = {
+    "dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5,
+    "collate_fn": 6, "pin_memory": 7, "drop_last": 8,
+}
+DISTRIBUTED_SAMPLER_POSITIONS = {"dataset": 0, "num_replicas": 1, "rank": 2, "shuffle": 3, "seed": 4, "drop_last": 5}
 # Samplers that always draw from the whole dataset: on every rank, the same data.
 WHOLE_DATASET_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"})
 SUBSET_SAMPLERS = frozenset({"torch.utils.data.SubsetRandomSampler"})
