@@ -10,7 +10,7 @@ from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
-from ddplint.analysis.torch_api import DATALOADER_POSITIONS
+from ddplint.analysis.torch_api import DATALOADER_POSITIONS, PLACEMENT_METHODS
 from ddplint.rules.base import Finding, Rule, held_as
 
 
@@ -71,7 +71,7 @@ def _copied_non_blocking(facts: ModuleFacts, loader: LoaderInfo) -> bool:
             if not any(loop is where for loop in site.context.loops):
                 continue
             flag = keyword_arg(site.node, "non_blocking")
-            if site.name in ("to", "cuda") and flag is not None and is_true(flag.value):
+            if site.name in PLACEMENT_METHODS and flag is not None and is_true(flag.value):
                 return True
     return False
 
