@@ -268,6 +268,22 @@ ITERABLE_DATASETS = frozenset(
         "litdata.StreamingDataset",
     }
 )
+# Streams that partition themselves by rank and worker.
+SELF_PARTITIONING_STREAMS = frozenset({"streaming.StreamingDataset", "litdata.StreamingDataset"})
+# Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
+SAMPLER_SLOTS = ("sampler", "batch_sampler")
+# Functions (by their own name) that split a dataset or a stream per rank: HF datasets'
+# split_dataset_by_node, webdataset's split_by_node / nodesplitter, `.shard(...)`.
+_SPLIT_BY_NODE = frozenset({"split_dataset_by_node", "split_by_node", "nodesplitter", "shard"})
+# Two uses, two tables over that core (a union would change what each finds): a loader's dataset
+# sharded by hand or by a library (loaders.py; also torchdata's `sharding_filter`), and calls inside
+# an IterableDataset that mean it splits its own stream (streams.py, DDP009: also reading the rank,
+# the world size or the worker).
+SHARDING_FUNCTIONS = _SPLIT_BY_NODE | {"split_by_rank", "sharding_filter"}
+STREAM_SPLITTING_CALLS = _SPLIT_BY_NODE | {
+    "get_worker_info", "get_rank", "get_world_size", "split_by_worker", "pytorch_worker_info", "get_local_rank",
+}
+
 # -- loading and making up datasets (DDP004, DDP008, DDP013) ----------------------------------
 # Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
 # reference statistics, a config. What the result is used for decides.
@@ -301,22 +317,6 @@ SIZED_TENSOR_FACTORIES = frozenset(
 )
 # In-place fills that replace a tensor's content (`torch.empty(n).random_(10)`).
 TENSOR_FILLS = frozenset({"random_", "uniform_", "normal_", "fill_", "zero_", "bernoulli_"})
-
-# Streams that partition themselves by rank and worker.
-SELF_PARTITIONING_STREAMS = frozenset({"streaming.StreamingDataset", "litdata.StreamingDataset"})
-# Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
-SAMPLER_SLOTS = ("sampler", "batch_sampler")
-# Functions (by their own name) that split a dataset or a stream per rank: HF datasets'
-# split_dataset_by_node, webdataset's split_by_node / nodesplitter, `.shard(...)`.
-_SPLIT_BY_NODE = frozenset({"split_dataset_by_node", "split_by_node", "nodesplitter", "shard"})
-# Two uses, two tables over that core (a union would change what each finds): a loader's dataset
-# sharded by hand or by a library (loaders.py; also torchdata's `sharding_filter`), and calls inside
-# an IterableDataset that mean it splits its own stream (streams.py, DDP009: also reading the rank,
-# the world size or the worker).
-SHARDING_FUNCTIONS = _SPLIT_BY_NODE | {"split_by_rank", "sharding_filter"}
-STREAM_SPLITTING_CALLS = _SPLIT_BY_NODE | {
-    "get_worker_info", "get_rank", "get_world_size", "split_by_worker", "pytorch_worker_info", "get_local_rank",
-}
 
 # -- frameworks that shard the data for you ---------------------------------------------------
 # Hooks whose returned loader a framework re-wraps with a DistributedSampler.
