@@ -24,21 +24,17 @@ import libcst as cst
 
 from ddplint.analysis.reaching import order
 from ddplint.analysis.syntax import argument, is_none, string_value, walk
+from ddplint.analysis.torch_api import (
+    CPU_COPY_METHODS,
+    CPU_DEFAULT_TENSOR_FACTORIES,
+    CPU_MOVES,
+    SAME_DEVICE_METHODS,
+    TORCH_SAVE,
+)
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
 
-TORCH_SAVE = "torch.save"
-_CPU_COPIES = frozenset({"cpu", "numpy", "tolist"})
-# Methods whose result lives where the tensor they are called on lives.
-_SAME_DEVICE = frozenset({"detach", "clone", "contiguous", "float", "half", "double", "int", "long", "bool", "item"})
-_CPU_MOVES = frozenset({"cpu"})
-# Tensor factories: without a `device=` they make the tensor on the CPU.
-_FACTORIES = frozenset(
-    f"torch.{name}"
-    for name in ("zeros", "ones", "empty", "full", "arange", "Tensor", "LongTensor", "FloatTensor",
-                 "from_numpy", "rand", "randn", "randint", "randperm", "linspace", "eye")
-)
 _MAX_DEPTH = 6
 
 
@@ -120,9 +116,9 @@ def _on_cpu(
         return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         method, owner = node.func.attr.value, node.func.value
-        if method in _CPU_COPIES or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
+        if method in CPU_COPY_METHODS or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
             return True
-        if method in _SAME_DEVICE:
+        if method in SAME_DEVICE_METHODS:
             return _on_cpu(facts, owner, save, reading, depth + 1)
         if method == "state_dict" and _moved_to_cpu_before(facts, owner, save):
             return True
@@ -132,7 +128,7 @@ def _on_cpu(
 def _factory_on_cpu(facts: "ModuleFacts", call: cst.Call) -> bool:
     """`torch.zeros(n, 2)`, `torch.from_numpy(array)`: a tensor made without a `device` is made on
     the CPU."""
-    if facts.qualified_names(call.func).isdisjoint(_FACTORIES):
+    if facts.qualified_names(call.func).isdisjoint(CPU_DEFAULT_TENSOR_FACTORIES):
         return False
     return all(arg.keyword is None or arg.keyword.value != "device" for arg in call.args)
 
@@ -164,7 +160,7 @@ def _moved_to_cpu_before(facts: "ModuleFacts", owner: cst.BaseExpression, save: 
         if call.context.scope is not save.context.scope or not isinstance(call.node.func, cst.Attribute):
             continue
         func = call.node.func
-        moves = func.attr.value in _CPU_MOVES or (
+        moves = func.attr.value in CPU_MOVES or (
             func.attr.value == "to" and call.node.args and string_value(call.node.args[0].value) == "cpu"
         )
         if moves and _root_name(func.value) == root and _is_statement(call) and order(call.context.path, save.context.path) == "before":

@@ -22,41 +22,22 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
-from ddplint.analysis.torch_api import ITERABLE_DATASETS
+from ddplint.analysis.torch_api import (
+    DATA_READERS,
+    DATASET_LOADERS,
+    DATASET_MAP_OPTIONS,
+    DATASET_PACKAGES,
+    DATASET_TRANSFORMS,
+    ITERABLE_DATASETS,
+    SIZED_TENSOR_FACTORIES,
+    TABLE_READER_PREFIXES,
+    TENSOR_FILLS,
+    VALUE_TENSOR_FACTORIES,
+)
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite, LoopSite
 
-# Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
-# reference statistics, a config. What the result is used for decides.
-DATA_READERS = {
-    "torch.load",
-    "numpy.load",
-    "numpy.loadtxt",
-    "numpy.genfromtxt",
-    "numpy.fromfile",
-    "numpy.memmap",
-    "json.load",
-    "pickle.load",
-    "h5py.File",
-}
-# ... and calls whose result is a dataset or a table of samples.
-DATASET_LOADERS = {"datasets.load_dataset", "datasets.load_from_disk"}
-TABLE_READER_PREFIXES = ("pandas.read_",)
-DATASET_PACKAGES = ("torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
-# Methods that apply a function to every sample of a dataset, and options only those take.
-_DATASET_TRANSFORMS = {"map", "filter", "flat_map"}
-_DATASET_MAP_OPTIONS = {"batched", "num_proc", "remove_columns", "batch_size", "load_from_cache_file"}
-# Calls that make up tensors; a dataset built only from them and numbers is a test fixture.
-_TENSOR_FACTORIES = {"arange", "linspace", "range", "tensor"}
-# Factories whose positional arguments are only sizes (and fill values): what they make is made up
-# whatever sizes they are given (`torch.randn(n_samples, dim)`, n_samples an option).
-_SIZED_FACTORIES = {
-    "randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "normal",
-    "zeros_like", "ones_like", "randn_like", "rand_like",
-}
-# In-place fills that replace a tensor's content (`torch.empty(n).random_(10)`).
-_FILLS = {"random_", "uniform_", "normal_", "fill_", "zero_", "bernoulli_"}
 # Keywords that shape a dataset without providing its content.
 _LAYOUT_KEYWORDS = {"dtype", "device", "transform", "target_transform", "seed", "generator", "requires_grad"}
 _DATA_VERBS = {"load", "read", "build", "prepare", "make", "create", "get", "generate", "fetch", "process", "gen"}
@@ -225,7 +206,7 @@ class DataWork:
             if _only_literal_text(call):
                 return None  # `tokenizer("Hello")`: one sample (a prompt for a log), not a dataset
             return (WorkKind.TOKENISES if _names_tokenising(site.name) else WorkKind.PREPROCESSES), True
-        if site.name in _DATASET_TRANSFORMS and self._names_other_things(site):
+        if site.name in DATASET_TRANSFORMS and self._names_other_things(site):
             return None  # judged before looking through the receiver, which judges other calls
         transform = self._dataset_transform(site)
         if transform is not None:
@@ -256,10 +237,10 @@ class DataWork:
         handed over names preprocessing, or the call takes the batching options only dataset
         maps take (`batched=`, `num_proc=`)."""
         call = site.node
-        if site.name not in _DATASET_TRANSFORMS or not isinstance(call.func, cst.Attribute) or not call.args:
+        if site.name not in DATASET_TRANSFORMS or not isinstance(call.func, cst.Attribute) or not call.args:
             return None
         what = WorkKind.FILTERS if site.name == "filter" else WorkKind.MAPS
-        if any(arg.keyword is not None and arg.keyword.value in _DATASET_MAP_OPTIONS for arg in call.args):
+        if any(arg.keyword is not None and arg.keyword.value in DATASET_MAP_OPTIONS for arg in call.args):
             return what
         if any(
             isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_preprocessing(last_name(arg.value))
@@ -293,11 +274,11 @@ class DataWork:
         if isinstance(expr, cst.BinaryOperation):
             return self._synthetic(expr.left, scope, depth + 1) and self._synthetic(expr.right, scope, depth + 1)
         if isinstance(expr, cst.Call):
-            if last_name(expr.func) in _SIZED_FACTORIES:
+            if last_name(expr.func) in SIZED_TENSOR_FACTORIES:
                 return True
-            if last_name(expr.func) in _FILLS and (filled := receiver(expr.func)) is not None:
+            if last_name(expr.func) in TENSOR_FILLS and (filled := receiver(expr.func)) is not None:
                 return self._synthetic(filled, scope, depth + 1)
-            if last_name(expr.func) in _TENSOR_FACTORIES:
+            if last_name(expr.func) in VALUE_TENSOR_FACTORIES:
                 return all(
                     self._synthetic(arg.value, scope, depth + 1) for arg in expr.args if arg.keyword is None
                 )

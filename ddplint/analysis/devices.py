@@ -23,28 +23,20 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
-from ddplint.analysis.torch_api import DEVICE_SETTING_CALLS, DEVICE_SETTING_FRAMEWORKS, PROCESS_GROUP_STARTERS
+from ddplint.analysis.torch_api import (
+    CURRENT_DEVICE_CALLS,
+    DEVICE_SETTING_CALLS,
+    DEVICE_SETTING_FRAMEWORKS,
+    PLACEMENT_METHODS,
+    PROCESS_GROUP_STARTERS,
+    SET_DEVICE,
+    TORCH_DEVICE,
+)
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.records import Context
 
-TORCH_DEVICE = "torch.device"
-SET_DEVICE = {
-    "torch.cuda.set_device", "torch.cuda.device",
-    "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
-}
-_PLACEMENT_METHODS = {"to", "cuda"}
-# `torch.cuda` calls that act on the current device when no device is passed: with none set per
-# rank, they act on GPU 0 in every process.
-_CURRENT_DEVICE_CALLS = frozenset(
-    "torch.cuda." + name
-    for name in (
-        "synchronize", "empty_cache", "current_device", "current_stream", "Stream", "Event",
-        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-        "reset_peak_memory_stats", "mem_get_info", "memory_stats", "get_device_properties",
-    )
-)
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 
 
@@ -85,7 +77,7 @@ class DeviceModel:
         if TORCH_DEVICE in self.facts.qualified_names(call.func):
             return self._device_call(site)
         name = last_name(call.func)
-        if name in _PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
+        if name in PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
             target = argument(call, "device", 0)
             if target is None:
                 return Placement(site, "current", ".cuda()") if name == "cuda" else None
@@ -207,7 +199,7 @@ class DeviceModel:
         out = []
         for site in self.facts.calls:
             names = self.facts.qualified_names(site.node.func)
-            if not site.node.args and not names.isdisjoint(_CURRENT_DEVICE_CALLS):
+            if not site.node.args and not names.isdisjoint(CURRENT_DEVICE_CALLS):
                 out.append(site)
             elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
                 out.append(site)
@@ -253,7 +245,7 @@ class DeviceModel:
         for site in self.facts.calls:
             call = site.node
             names = self.facts.qualified_names(call.func)
-            if not names.isdisjoint(SET_DEVICE) or last_name(call.func) in _PLACEMENT_METHODS:
+            if not names.isdisjoint(SET_DEVICE) or last_name(call.func) in PLACEMENT_METHODS:
                 value = argument(call, "device", 0)
             elif TORCH_DEVICE in names:
                 value = argument(call, "index", 1)

@@ -21,7 +21,6 @@ from ddplint.analysis.imports import ImportTable
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.reaching import hidden_in_arms, reaching
 from ddplint.analysis.records import (  # re-exported: the rules import the records from here
-    SPAWNERS,
     Binding,
     Branch,
     BranchSite,
@@ -35,13 +34,13 @@ from ddplint.analysis.records import (  # re-exported: the rules import the reco
     excludes,
 )
 from ddplint.analysis.syntax import alternatives, dotted_name, string_value, walk
-from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL, MODULE_METHODS_RETURNING_SELF
+from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL, MODULE_METHODS_RETURNING_SELF, SPAWNERS
 
 # Wrappers whose `.module` is the model they were given.
 MODEL_WRAPPERS = DATA_PARALLEL | DISTRIBUTED_DATA_PARALLEL
 
 __all__ = [
-    "SPAWNERS", "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
+    "Binding", "Branch", "BranchSite", "CallSite", "ClassInfo", "Context", "FunctionInfo",
     "Loop", "LoopSite", "ModuleFacts", "Scope", "StatementFacts", "build_facts", "excludes",
 ]
 

@@ -36,6 +36,8 @@ from ddplint.analysis.torch_api import (
     LIGHTNING_PACKAGES,
     LIGHTNING_SINKS,
     MODEL_PARALLEL_SETUP,
+    SAMPLER_SLOTS,
+    SHARDING_FUNCTIONS,
     SUBSET_SAMPLERS,
     WHOLE_DATASET_SAMPLERS,
 )
@@ -43,10 +45,6 @@ from ddplint.analysis.torch_api import (
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite, Scope
 
-# Functions that split a dataset or stream per rank (the file shards by hand or by library).
-SHARDING_FUNCTIONS = {"split_dataset_by_node", "split_by_node", "nodesplitter", "shard", "split_by_rank", "sharding_filter"}
-# Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
-SAMPLER_SLOTS = ("sampler", "batch_sampler")
 # Methods that grow a container in place (`buffer.append(experience)`).
 GROWING_METHODS = frozenset({"append", "extend", "add", "push", "insert", "put"})
 

@@ -71,6 +71,9 @@ from ddplint.analysis.torch_api import (
     DISTRIBUTED_SAMPLER,
     ITERABLE_DATASETS,
     PROCESS_GROUP_STARTERS,
+    SET_DEVICE,
+    SPAWNERS,
+    WRAPPER_CLASS_NAMES,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
@@ -93,8 +96,6 @@ _IMPORT_STATEMENT = re.compile(
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
-# The wrapper classes a module may subclass (`class DistributedDataParallel(parallel.DistributedDataParallel)`).
-_ENTRY_POINT_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
@@ -106,13 +107,13 @@ def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
          "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES,
+        | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
         rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
-        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES))
+        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES))
         + rb")\s*[,)]"
     )
 
@@ -135,13 +136,12 @@ def _summary_evidence() -> re.Pattern:
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | _ENTRY_POINT_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+        classes | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
 
 _SUMMARY_EVIDENCE = _summary_evidence()
-_SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 # A module's function starts the process group for its callers only by calling a starter, itself
 # or through functions of its module (`summarise`: the functions reaching PROCESS_GROUP_STARTERS),
 # so the module's code names the starter.
@@ -247,8 +247,6 @@ class ModuleSummary:
 def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     import libcst as cst
 
-    from ddplint.analysis.devices import SET_DEVICE
-
     summary = ModuleSummary()
     top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]
     starters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(PROCESS_GROUP_STARTERS))
@@ -316,13 +314,13 @@ def _launchers(facts: "ModuleFacts") -> set:
     import libcst as cst
 
     def spawns_own_worker(site: "CallSite") -> bool:
-        if facts.qualified_names(site.node.func).isdisjoint(_SPAWNERS) or not site.node.args:
+        if facts.qualified_names(site.node.func).isdisjoint(SPAWNERS) or not site.node.args:
             return False
         worker = site.node.args[0].value
         return isinstance(worker, cst.Name) and worker.value in facts.functions_by_name
 
     joiners = _reaching_in_process(facts, lambda s: not facts.qualified_names(s.node.func).isdisjoint(
-        PROCESS_GROUP_STARTERS - _SPAWNERS))
+        PROCESS_GROUP_STARTERS - SPAWNERS))
     return {f for f in facts.functions_reaching(spawns_own_worker) if f not in joiners}
 
 
@@ -1467,7 +1465,7 @@ class ProjectView:
             return True
         names = facts.qualified_names(site.node.func)
         spawned = site.node.args[0].value if site.node.args else None
-        return spawned is not None and not names.isdisjoint(_SPAWNERS) and self._function_sets_device(facts, spawned)
+        return spawned is not None and not names.isdisjoint(SPAWNERS) and self._function_sets_device(facts, spawned)
 
     def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
         target = self._target(facts, func)

@@ -15,7 +15,6 @@ from typing import Iterator, Optional, Sequence, Union
 import libcst as cst
 
 Loop = Union[cst.For, cst.While, cst.CompFor]
-SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 Branch = Union[cst.If, cst.IfExp]
 
 

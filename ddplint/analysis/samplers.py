@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.loaders import SAMPLER_SLOTS, LoaderInfo, Loaders, attribute_assignments, constructs
+from ddplint.analysis.loaders import LoaderInfo, Loaders, attribute_assignments, constructs
 from ddplint.analysis.records import Context, LoopSite
 from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value, walk
-from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER
+from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, SAMPLER_SLOTS
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite

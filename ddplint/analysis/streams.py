@@ -11,13 +11,8 @@ import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, constructs
 from ddplint.analysis.syntax import dotted_name, identifier_words, is_false, keyword_arg, last_name, walk
-from ddplint.analysis.torch_api import ITERABLE_DATASETS, SELF_PARTITIONING_STREAMS
+from ddplint.analysis.torch_api import ITERABLE_DATASETS, SELF_PARTITIONING_STREAMS, STREAM_SPLITTING_CALLS
 
-# Calls inside an IterableDataset that mean it splits its stream (DDP009).
-STREAM_SPLITTING_CALLS = {
-    "get_worker_info", "get_rank", "get_world_size", "split_by_node", "split_by_worker", "split_dataset_by_node",
-    "nodesplitter", "pytorch_worker_info", "get_local_rank", "shard",
-}
 _SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 
 

@@ -105,6 +105,51 @@ DEVICE_SETTING_CALLS = frozenset(
     }
 )
 
+# -- devices ----------------------------------------------------------------------------------
+# The device constructor (`torch.device("cuda", local_rank)`).
+TORCH_DEVICE = "torch.device"
+# Calls that choose this process's current device (`torch.cuda.set_device(local_rank)`, the
+# `with torch.cuda.device(i):` context, torch.accelerator's device-generic forms).
+SET_DEVICE = frozenset(
+    {
+        "torch.cuda.set_device", "torch.cuda.device",
+        "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
+    }
+)
+# Tensor / module methods that place their receiver on a device (`x.to(device)`, `model.cuda()`).
+PLACEMENT_METHODS = frozenset({"to", "cuda"})
+# `torch.cuda` calls that act on the current device when no device is passed: with none set per
+# rank, they act on GPU 0 in every process.
+CURRENT_DEVICE_CALLS = frozenset(
+    "torch.cuda." + name
+    for name in (
+        "synchronize", "empty_cache", "current_device", "current_stream", "Stream", "Event",
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+        "reset_peak_memory_stats", "mem_get_info", "memory_stats", "get_device_properties",
+    )
+)
+
+# -- checkpoints (DDP008) -----------------------------------------------------------------------
+TORCH_SAVE = "torch.save"
+# torch.load restores each tensor onto the device it was saved from, unless given map_location.
+TORCH_LOAD = "torch.load"
+# The test that picks a device by whether CUDA is there (`map_location` chosen under it).
+CUDA_AVAILABLE = "torch.cuda.is_available"
+# Tensor methods whose result lives on the CPU (`x.cpu()`, `x.numpy()`, `x.tolist()`).
+CPU_COPY_METHODS = frozenset({"cpu", "numpy", "tolist"})
+# Methods whose result lives where the tensor they are called on lives.
+SAME_DEVICE_METHODS = frozenset({"detach", "clone", "contiguous", "float", "half", "double", "int", "long", "bool", "item"})
+# Module methods that move a module's parameters to the CPU in place (`net.cpu()`).
+CPU_MOVES = frozenset({"cpu"})
+# Tensor factories: without a `device=` they make the tensor on the CPU. Qualified, and not
+# SIZED_TENSOR_FACTORIES: a different question (where the tensor lives, not whether its content is
+# made up), so `torch.from_numpy` is here and `torch.zeros_like` (the device of its argument) is not.
+CPU_DEFAULT_TENSOR_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in ("zeros", "ones", "empty", "full", "arange", "Tensor", "LongTensor", "FloatTensor",
+                 "from_numpy", "rand", "randn", "randint", "randperm", "linspace", "eye")
+)
+
 # -- process groups and model wrappers --------------------------------------------------------
 # Calls that make a script multi-process by themselves.
 DISTRIBUTED_ENTRY_POINTS = frozenset(
@@ -136,6 +181,9 @@ PROCESS_GROUP_STARTERS = frozenset(
         "deepspeed.init_distributed",
     }
 )
+# Calls that start worker processes running a function (`mp.spawn(worker, nprocs=n)`): the
+# function runs in every rank, the calling process is the launcher.
+SPAWNERS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 # Other array frameworks: a file built on them is not a torch distributed script because it reads
 # LOCAL_RANK (copied launcher boilerplate).
 OTHER_FRAMEWORKS = ("jax", "flax", "tensorflow")
@@ -149,6 +197,10 @@ WRAPPED_MODEL_CLASSES = frozenset(
         "torch.distributed._composable.fsdp.fully_shard",
     }
 )
+# The wrapper classes a project may subclass, by their own name
+# (`class DistributedDataParallel(parallel.DistributedDataParallel)`): what a module's summary
+# screen looks for besides calls.
+WRAPPER_CLASS_NAMES = frozenset({"DistributedDataParallel", "FullyShardedDataParallel"})
 # torch.distributed APIs that run in a single process (no process group needed): a script that only
 # calls these is not a distributed one.
 SINGLE_PROCESS_APIS = ("torch.distributed.checkpoint.",)
@@ -173,6 +225,8 @@ TEST_CLASS_SUFFIXES = ("Test", "Tests", "TestCase")
 TEST_FRAMEWORKS = ("pytest", "unittest", "nose", "nose2")
 DISTRIBUTED_DATA_PARALLEL = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel"})
+# DataParallel's functional form: the same scatter / replicate / gather on every call.
+FUNCTIONAL_DATA_PARALLEL = frozenset({"torch.nn.parallel.data_parallel"})
 
 # -- data -------------------------------------------------------------------------------------
 # Loader classes that take `dataset, batch_size, shuffle, sampler` as torch's DataLoader does
@@ -188,6 +242,17 @@ DATALOADER = frozenset(
     }
 )
 DISTRIBUTED_SAMPLER = frozenset({"torch.utils.data.DistributedSampler"})
+# The modules DistributedSampler is imported from (`from torch.utils.data.distributed import
+# DistributedSampler`): an import from either already binds it (DDP001's fix).
+DISTRIBUTED_SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
+# The positions torch's signatures give the arguments, for calls that pass them by position:
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+# pin_memory, drop_last, ...) and DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last).
+DATALOADER_POSITIONS = {
+    "dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "num_workers": 5,
+    "collate_fn": 6, "pin_memory": 7, "drop_last": 8,
+}
+DISTRIBUTED_SAMPLER_POSITIONS = {"dataset": 0, "num_replicas": 1, "rank": 2, "shuffle": 3, "seed": 4, "drop_last": 5}
 # Samplers that always draw from the whole dataset: on every rank, the same data.
 WHOLE_DATASET_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.WeightedRandomSampler"})
 SUBSET_SAMPLERS = frozenset({"torch.utils.data.SubsetRandomSampler"})
@@ -205,6 +270,53 @@ ITERABLE_DATASETS = frozenset(
 )
 # Streams that partition themselves by rank and worker.
 SELF_PARTITIONING_STREAMS = frozenset({"streaming.StreamingDataset", "litdata.StreamingDataset"})
+# Where a DataLoader takes its sampler: keyword arguments, and attributes of the built loader.
+SAMPLER_SLOTS = ("sampler", "batch_sampler")
+# Functions (by their own name) that split a dataset or a stream per rank: HF datasets'
+# split_dataset_by_node, webdataset's split_by_node / nodesplitter, `.shard(...)`.
+_SPLIT_BY_NODE = frozenset({"split_dataset_by_node", "split_by_node", "nodesplitter", "shard"})
+# Two uses, two tables over that core (a union would change what each finds): a loader's dataset
+# sharded by hand or by a library (loaders.py; also torchdata's `sharding_filter`), and calls inside
+# an IterableDataset that mean it splits its own stream (streams.py, DDP009: also reading the rank,
+# the world size or the worker).
+SHARDING_FUNCTIONS = _SPLIT_BY_NODE | {"split_by_rank", "sharding_filter"}
+STREAM_SPLITTING_CALLS = _SPLIT_BY_NODE | {
+    "get_worker_info", "get_rank", "get_world_size", "split_by_worker", "pytorch_worker_info", "get_local_rank",
+}
+
+# -- loading and making up datasets (DDP004, DDP008, DDP013) ----------------------------------
+# Readers of files whose content the tool cannot judge: a dataset's features, or a checkpoint,
+# reference statistics, a config. What the result is used for decides.
+DATA_READERS = frozenset(
+    {
+        "torch.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
+        "json.load", "pickle.load", "h5py.File",
+    }
+)
+# ... and calls whose result is a dataset or a table of samples (HF datasets, pandas readers).
+DATASET_LOADERS = frozenset({"datasets.load_dataset", "datasets.load_from_disk"})
+TABLE_READER_PREFIXES = ("pandas.read_",)
+# torch's domain libraries' dataset packages: their classes build a dataset (DDP004), and fetch and
+# extract an archive into `root` when given `download=True` (DDP013:
+# torchvision.datasets.CIFAR10(root, download=True) and its kind).
+DATASET_PACKAGES = ("torchvision.datasets.", "torchtext.datasets.", "torchaudio.datasets.")
+# Methods that apply a function to every sample of a dataset (HF datasets' `ds.map(fn)`), and
+# options only those take.
+DATASET_TRANSFORMS = frozenset({"map", "filter", "flat_map"})
+DATASET_MAP_OPTIONS = frozenset({"batched", "num_proc", "remove_columns", "batch_size", "load_from_cache_file"})
+# torch calls, by their own name, that make up tensors from the numbers they are given; a dataset
+# built only from them and numbers is a test fixture.
+VALUE_TENSOR_FACTORIES = frozenset({"arange", "linspace", "range", "tensor"})
+# Factories whose positional arguments are only sizes (and fill values): what they make is made up
+# whatever sizes they are given (`torch.randn(n_samples, dim)`, n_samples an option).
+SIZED_TENSOR_FACTORIES = frozenset(
+    {
+        "randn", "rand", "randint", "randperm", "zeros", "ones", "full", "empty", "normal",
+        "zeros_like", "ones_like", "randn_like", "rand_like",
+    }
+)
+# In-place fills that replace a tensor's content (`torch.empty(n).random_(10)`).
+TENSOR_FILLS = frozenset({"random_", "uniform_", "normal_", "fill_", "zero_", "bernoulli_"})
 
 # -- frameworks that shard the data for you ---------------------------------------------------
 # Hooks whose returned loader a framework re-wraps with a DistributedSampler.
@@ -250,9 +362,7 @@ SUBGROUP_RANK_FUNCTIONS = frozenset(
 MODEL_PARALLEL_SETUP = frozenset({"initialize_model_parallel", "parallelize_module"})
 
 # -- downloads, metrics and gradient synchronisation (DDP013 - DDP016) --------------------------
-# Packages whose dataset classes fetch and extract an archive into `root` when given
-# `download=True` (torchvision.datasets.CIFAR10(root, download=True) and its kind).
-DOWNLOADING_DATASET_PACKAGES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+# Packages whose dataset classes download when given `download=True`: DATASET_PACKAGES above.
 # Context managers under which the main process runs the body first and the others after it
 # (Accelerate's Accelerator and PartialState, transformers' TrainingArguments): by method name,
 # on whatever object, since the object comes from the framework.

@@ -16,6 +16,7 @@ from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.records import CallSite, FunctionInfo, LoopSite
 from ddplint.analysis.syntax import dotted_name, identifier_words, last_name, receiver, walk
 from ddplint.analysis.torch_api import (
+    GRADIENT_FREE,
     LIGHTNING_EVALUATION_STEPS,
     LIGHTNING_MODULE,
     RANK_ZERO_ONLY_DECORATORS,
@@ -542,6 +543,6 @@ def _names_evaluation(site: "CallSite") -> bool:
 def _freezes_the_model(site: "CallSite") -> bool:
     """`torch.no_grad()`, `torch.inference_mode()`, `model.eval()`: evaluation, not training."""
     name = site.name
-    if name in ("no_grad", "inference_mode"):
+    if name in GRADIENT_FREE:
         return True
     return name == "eval" and isinstance(site.node.func, cst.Attribute) and not site.node.args

@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.records import SPAWNERS
 from ddplint.analysis.syntax import is_none, walk
-from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, TEST_CLASS_SUFFIXES
+from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, SPAWNERS, TEST_CLASS_SUFFIXES
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts

@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.loaders import SamplerKind
 from ddplint.analysis.syntax import keyword_arg, positional_args
+from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_MODULES
 from ddplint.edits import ensure_import
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule, held_as
 
@@ -114,9 +115,6 @@ def _pass_sampler_fix(facts: ModuleFacts, loader, sampler) -> Optional[FindingFi
     return FindingFix(f"Pass `sampler={name}` to the DataLoader", (edit,), "unsafe")
 
 
-SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
-
-
 def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
     """Pass `sampler=DistributedSampler(<dataset>, shuffle=<what the loader had>)`, replacing the
     loader's `shuffle` (DistributedSampler and `shuffle=` cannot be combined) or its RandomSampler,
@@ -152,7 +150,7 @@ def _sampler_name(facts: ModuleFacts) -> tuple[Optional[str], Optional[NodeEdit]
     """The module-level name DistributedSampler is imported under, else the edit that imports it.
     (None, None) when the name is taken by something else."""
     return ensure_import(
-        facts.module, "torch.utils.data", "DistributedSampler", SAMPLER_MODULES, taken=facts.module_scope.bindings
+        facts.module, "torch.utils.data", "DistributedSampler", DISTRIBUTED_SAMPLER_MODULES, taken=facts.module_scope.bindings
     )
 
 

@@ -9,11 +9,13 @@ import libcst as cst
 from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import and_parts, argument
-from ddplint.analysis.torch_api import DATA_PARALLEL, DISTRIBUTED_DATA_PARALLEL, MODULE_METHODS_RETURNING_SELF
+from ddplint.analysis.torch_api import (
+    DATA_PARALLEL,
+    DISTRIBUTED_DATA_PARALLEL,
+    FUNCTIONAL_DATA_PARALLEL,
+    MODULE_METHODS_RETURNING_SELF,
+)
 from ddplint.rules.base import Finding, Rule
-
-# The functional form does the same scatter / replicate / gather on every call.
-FUNCTIONAL_DATA_PARALLEL = {"torch.nn.parallel.data_parallel"}
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:

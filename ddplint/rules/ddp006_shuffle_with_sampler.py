@@ -8,13 +8,12 @@ import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import alternatives, argument, double_star_args, int_value, is_none, is_true
-from ddplint.analysis.torch_api import DATALOADER
+from ddplint.analysis.torch_api import DATALOADER, DATALOADER_POSITIONS
 from ddplint.edits import remove_argument
 from ddplint.rules.base import Finding, FindingFix, Rule, held_as
 
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
-#            pin_memory, drop_last, ...): the positions torch's signature gives them.
-POSITIONS = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "drop_last": 8}
+# The DataLoader arguments whose combinations DataLoader refuses, at their positions.
+POSITIONS = {name: DATALOADER_POSITIONS[name] for name in ("batch_size", "shuffle", "sampler", "batch_sampler", "drop_last")}
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:

@@ -17,11 +17,9 @@ from ddplint.analysis.syntax import (
     keyword_arg,
     positional_args,
 )
+from ddplint.analysis.torch_api import CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
-
-TORCH_LOAD = "torch.load"
-CUDA_AVAILABLE = "torch.cuda.is_available"
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -122,7 +120,7 @@ def _reloads_its_own_state(facts: ModuleFacts, site: CallSite) -> bool:
         return False
     if not isinstance(path, cst.Name) or path.value not in function.params:
         return False
-    for save in facts.calls_named("torch.save"):
+    for save in facts.calls_named(TORCH_SAVE):
         saver = facts.function_of(save.context.scope)
         if saver is None or saver.class_name != function.class_name:
             continue

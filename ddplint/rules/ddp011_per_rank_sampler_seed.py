@@ -8,10 +8,8 @@ import libcst as cst
 
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import argument
+from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_POSITIONS
 from ddplint.rules.base import Finding, Rule, held_as
-
-# DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
-SEED_POSITION = 4
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -19,7 +17,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for sampler in data.samplers:
         if not sampler.shuffles or sampler.built_in is not None:
             continue  # without shuffling the seed is never used; another module's is judged there
-        seed = argument(sampler.site.node, "seed", SEED_POSITION)
+        seed = argument(sampler.site.node, "seed", DISTRIBUTED_SAMPLER_POSITIONS["seed"])
         if seed is None:
             continue
         reason = _why_it_differs(facts, sampler.site, seed)

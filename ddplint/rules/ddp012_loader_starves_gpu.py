@@ -10,11 +10,8 @@ from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import LoopSite, ModuleFacts
 from ddplint.analysis.loaders import LoaderInfo
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
+from ddplint.analysis.torch_api import DATALOADER_POSITIONS, PLACEMENT_METHODS
 from ddplint.rules.base import Finding, Rule, held_as
-
-# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
-NUM_WORKERS_POSITION = 5
-PIN_MEMORY_POSITION = 7
 
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
@@ -30,7 +27,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if _in_memory_tensors(facts, loader):
             continue  # indexing tensors already in memory: worker processes would only add IPC
         problems, short = [], []
-        workers = argument(call, "num_workers", NUM_WORKERS_POSITION)
+        workers = argument(call, "num_workers", DATALOADER_POSITIONS["num_workers"])
         if workers is None or int_value(workers) == 0:
             problems.append(
                 "loads and collates every batch in the training process (num_workers is "
@@ -39,7 +36,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 "os.cpu_count() // GPUs per node) and persistent_workers=True"
             )
             short.append(f"num_workers is {'not set' if workers is None else '0'}")
-        pin = argument(call, "pin_memory", PIN_MEMORY_POSITION)
+        pin = argument(call, "pin_memory", DATALOADER_POSITIONS["pin_memory"])
         if (pin is None or is_false(pin)) and _copied_non_blocking(facts, loader):
             problems.append(
                 "copies its batches with non_blocking=True but does not pin them: a copy from "
@@ -74,7 +71,7 @@ def _copied_non_blocking(facts: ModuleFacts, loader: LoaderInfo) -> bool:
             if not any(loop is where for loop in site.context.loops):
                 continue
             flag = keyword_arg(site.node, "non_blocking")
-            if site.name in ("to", "cuda") and flag is not None and is_true(flag.value):
+            if site.name in PLACEMENT_METHODS and flag is not None and is_true(flag.value):
                 return True
     return False
 

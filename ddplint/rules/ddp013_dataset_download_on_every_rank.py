@@ -7,7 +7,7 @@ from typing import Iterator
 from ddplint.analysis.coordination import rank_zero_goes_first
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import is_true, keyword_arg
-from ddplint.analysis.torch_api import DISTRIBUTED_PACKAGES, DOWNLOADING_DATASET_PACKAGES
+from ddplint.analysis.torch_api import DATASET_PACKAGES, DISTRIBUTED_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
@@ -50,7 +50,7 @@ def _downloads(facts: ModuleFacts, site: CallSite) -> bool:
     flag = keyword_arg(site.node, "download")
     if flag is None or not is_true(flag.value):
         return False
-    return any(name.startswith(DOWNLOADING_DATASET_PACKAGES) for name in facts.qualified_names(site.node.func))
+    return any(name.startswith(DATASET_PACKAGES) for name in facts.qualified_names(site.node.func))
 
 
 RULE = Rule(
