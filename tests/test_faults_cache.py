@@ -19,6 +19,7 @@ import pytest
 from ddplint import __version__
 from ddplint.cache import CACHE_DIR_NAME
 from ddplint.cli import main
+from ddplint.runner import STOPPING_SIGNALS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -286,9 +287,8 @@ def test_a_save_that_fails_leaves_no_temporary_file(project):
     assert temporaries(project) == []
 
 
-# Copies of the examples a pool run gets in the tests that stop it mid-run: enough that it is still
-# at work when the signal arrives (with 3 copies a fast machine finished first, and the run ended
-# with its own exit status instead of the signal's); a stopped run never analyses the rest.
+# Copies of the examples a pool run gets in the tests that stop it mid-run; a stopped run never
+# analyses the rest, so a larger tree costs nothing and keeps the run at work when the signal comes.
 POOL_RUN_COPIES = 30
 
 
@@ -328,11 +328,22 @@ def summaries(temporary: Path) -> list[Path]:
     return sorted(temporary.glob("ddplint-summaries-*"))
 
 
+def _stopping_signals_at_default() -> None:
+    for name in STOPPING_SIGNALS:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 def start_pool_run(source: Path, temporary: Path) -> tuple[subprocess.Popen, list[int]]:
     """`ddplint -j 2` over `source`, returned once its two workers and its shared directory are there."""
     command = [sys.executable, "-m", "ddplint", str(source), "--no-cache", "-j", "2", "-q"]
     env = {**os.environ, "TMPDIR": str(temporary), "PYTHONDONTWRITEBYTECODE": "1"}
-    run = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The stopping signals at their default in the run, whatever this test process inherited: under
+    # `nohup` (or a CI runner that ignores SIGHUP) the run inherits "ignore", and ddplint rightly
+    # leaves an ignored signal ignored, so the run would go on to its own end.
+    run = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_stopping_signals_at_default
+    )
     started = wait_until(lambda: len(children(run.pid)) >= 2 and summaries(temporary) != [], 120)
     assert started and run.poll() is None, "the run ended before its pool could be caught at work"
     return run, children(run.pid)
