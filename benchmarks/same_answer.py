@@ -44,6 +44,8 @@ sys.path.insert(0, str(HERE / "ecosystem"))
 sys.path.insert(0, str(HERE.parent / "tests"))
 from run import Repo, ddplint_environment, load_repos  # noqa: E402  (benchmarks/ecosystem/run.py)
 
+from ddplint.analysis.project import PROJECT_MARKERS  # noqa: E402
+
 # A tutorial, an LLM trainer, two research repositories, a course repository and a collection of
 # many independent examples: each has findings at the pinned commit.
 DEFAULT_REPOS = (
@@ -204,13 +206,14 @@ def diff_method(workdir: Path, chosen: list[str]) -> Outcome:
     return outcome
 
 
-def fix_method(workdir: Path, files: list[str], reference: dict[str, list[Key]]) -> Outcome:
+def fix_method(root: Path, subfolder: str, files: list[str], reference: dict[str, list[Key]]) -> Outcome:
     """--fix over a copy of the whole repository: left + fixed = reported, file by file."""
     outcome = Outcome()
-    with tempfile.TemporaryDirectory(prefix="same-answer-") as temporary:
-        copy = Path(temporary, "repo")
-        shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
-        done = ddplint(["--fix", "--unsafe-fixes", "--show-fixes", "--output-format", "json", "--exit-zero", "."], copy)
+    with tempfile.TemporaryDirectory(prefix="same-answer-fix-") as temporary:
+        copy = Path(temporary, root.name)
+        shutil.copytree(root, copy, symlinks=True)
+        args = ["--fix", "--unsafe-fixes", "--show-fixes", "--output-format", "json", "--exit-zero", "."]
+        done = ddplint(args, copy / subfolder)
         left: dict[str, list[Key]] = {}
         for item in json.loads(done.stdout or b"[]"):
             if item.get("cell") is None:
@@ -268,8 +271,21 @@ def _lsp_key(diagnostic, lines: list[str]) -> Key:
 
 
 # -- one repository ---------------------------------------------------------------------------
-def check_repo(repo: Repo, checkouts: Path, max_files: int, seed: int, methods: tuple[str, ...]) -> dict[str, Outcome]:
-    workdir = checkouts / repo.checkout_name / repo.subfolder
+def check_repo(repo: Repo, checkouts: Path, max_files: int, seed: int, methods: tuple[str, ...],
+               mark_project: bool) -> dict[str, Outcome]:
+    """On a copy of the checkout: the fetched checkouts hold no `.git`, and a clone's `.git` is what
+    makes its folder the project of every file in it (`ddplint FILE` then sees the other modules);
+    `mark_project` puts an empty one in the copy where the repository has no project marker."""
+    with tempfile.TemporaryDirectory(prefix="same-answer-") as temporary:
+        root = Path(temporary, repo.checkout_name)
+        shutil.copytree(checkouts / repo.checkout_name, root, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        if mark_project and not any((root / marker).exists() for marker in PROJECT_MARKERS):
+            (root / ".git").mkdir()
+        return _check_copy(repo, root, max_files, seed, methods)
+
+
+def _check_copy(repo: Repo, root: Path, max_files: int, seed: int, methods: tuple[str, ...]) -> dict[str, Outcome]:
+    workdir = root / repo.subfolder
     files = sorted(p.relative_to(workdir).as_posix() for p in workdir.rglob("*.py") if ".git" not in p.parts)
     reference = json_findings(["."], workdir)
     chosen = files_to_compare(workdir, files, set(reference), max_files, seed)
@@ -281,7 +297,7 @@ def check_repo(repo: Repo, checkouts: Path, max_files: int, seed: int, methods: 
     if "diff" in methods:
         outcomes["diff"] = diff_method(workdir, chosen)
     if "fix" in methods:
-        outcomes["fix"] = fix_method(workdir, files, reference)
+        outcomes["fix"] = fix_method(root, repo.subfolder, files, reference)
     if "lsp" in methods:
         outcomes["lsp"] = lsp_method(workdir, chosen, reference)
     return {method: outcomes[method] for method in METHODS if method in outcomes}
@@ -294,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-files", type=int, default=40, help="files compared per repository by the per-file methods")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--as-fetched", action="store_true",
+                        help="no project marker added: a repository without one is no project, and each file sees only the files named with it")
     args = parser.parse_args(argv)
     pinned = {repo.name: repo for repo in load_repos(HERE / "ecosystem" / "repos.toml")}
     failed = False
@@ -303,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         if repo is None or not (args.checkouts / repo.checkout_name).is_dir():
             print(f"{name}: not pinned in repos.toml or not checked out in {args.checkouts}", file=sys.stderr)
             return 2
-        for method, outcome in check_repo(repo, args.checkouts, args.max_files, args.seed, tuple(args.methods)).items():
+        for method, outcome in check_repo(repo, args.checkouts, args.max_files, args.seed, tuple(args.methods), not args.as_fetched).items():
             rows.append((name, method, outcome))
     print("| repository | method | files compared | their findings | identical | different |")
     print("|---|---|---:|---:|---:|---:|")
