@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from run import Repo, ddplint_environment, load_repos  # noqa: E402  (benchmarks/ecosystem/run.py)
 
 from ddplint.analysis.project import PROJECT_MARKERS  # noqa: E402
+from same_answer_support import Key, findings_by_file, lsp_findings  # noqa: E402  (tests/)
 
 # A tutorial, an LLM trainer, two research repositories, a course repository and a collection of
 # many independent examples: each has findings at the pinned commit.
@@ -58,18 +59,11 @@ DEFAULT_REPOS = (
 )
 METHODS = ("file", "stdin", "diff", "fix", "lsp")
 
-Key = tuple  # (code, line, column, message)
-
-
 @dataclass
 class Outcome:
     compared: int = 0
     findings: int = 0  # the reference's findings in the files compared
     differences: list[str] = field(default_factory=list)
-
-
-def finding_key(item: dict) -> Key:
-    return (item["code"], item["location"]["row"], item["location"]["column"], item["message"])
 
 
 def ddplint(args: list[str], cwd: Path, stdin: bytes | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -85,11 +79,7 @@ def json_findings(args: list[str], cwd: Path, stdin: bytes | None = None) -> dic
     done = ddplint(["--output-format", "json", "--exit-zero", *args], cwd, stdin)
     if done.returncode != 0:
         raise RuntimeError(f"ddplint {' '.join(args)} exited {done.returncode}: {done.stderr.decode()[-300:]}")
-    by_file: dict[str, list[Key]] = {}
-    for item in json.loads(done.stdout or b"[]"):
-        if item.get("cell") is None:
-            by_file.setdefault(Path(item["filename"]).as_posix(), []).append(finding_key(item))
-    return {name: sorted(keys) for name, keys in by_file.items()}
+    return findings_by_file(json.loads(done.stdout or b"[]"))
 
 
 def fixable_codes(args: list[str], cwd: Path) -> dict[str, Counter]:
@@ -214,14 +204,11 @@ def fix_method(root: Path, subfolder: str, files: list[str], reference: dict[str
         shutil.copytree(root, copy, symlinks=True)
         args = ["--fix", "--unsafe-fixes", "--show-fixes", "--output-format", "json", "--exit-zero", "."]
         done = ddplint(args, copy / subfolder)
-        left: dict[str, list[Key]] = {}
-        for item in json.loads(done.stdout or b"[]"):
-            if item.get("cell") is None:
-                left.setdefault(Path(item["filename"]).as_posix(), []).append(finding_key(item))
+        left = findings_by_file(json.loads(done.stdout or b"[]"))
         fixed = shown_fixes(done.stderr.decode())
     for name in files:
         expected = reference.get(name, [])
-        remaining = sorted(left.get(name, []))
+        remaining = left.get(name, [])
         if not fixed.get(name):
             compare(outcome, name, expected, remaining)
         else:
@@ -232,42 +219,9 @@ def fix_method(root: Path, subfolder: str, files: list[str], reference: dict[str
 
 def lsp_method(workdir: Path, chosen: list[str], reference: dict[str, list[Key]]) -> Outcome:
     outcome = Outcome()
-    for name, keys in asyncio.run(_lsp_findings(workdir, chosen)).items():
+    for name, keys in asyncio.run(lsp_findings(workdir, chosen)).items():
         compare(outcome, name, reference.get(name, []), keys)
     return outcome
-
-
-async def _lsp_findings(workdir: Path, chosen: list[str]) -> dict[str, list[Key]]:
-    """One server on the workspace root; each file opened in turn, its first diagnostics kept."""
-    from lsp_client import initialize, open_document, published, server_config  # tests/lsp_client.py
-
-    found = {}
-    client = await server_config().start()
-    try:
-        await initialize(client, workdir)
-        for name in chosen:
-            path = workdir / name
-            text = path.read_text(encoding="utf-8", errors="replace")
-            uri = path.as_uri()
-            before = len(client.published)
-            open_document(client, uri, text)
-            params = await published(client, uri, after=before)
-            lines = text.split("\n")
-            found[name] = sorted(_lsp_key(d, lines) for d in params.diagnostics)
-    finally:
-        await client.shutdown_session()
-        await client.stop()
-    return found
-
-
-def _lsp_key(diagnostic, lines: list[str]) -> Key:
-    """(code, line, column, message) as the command line counts them: 1-based, columns in
-    characters (the server counts UTF-16 units unless the client asked otherwise)."""
-    line = diagnostic.range.start.line
-    text = lines[line] if line < len(lines) else ""
-    units = text.encode("utf-16-le")[: 2 * diagnostic.range.start.character]
-    column = len(units.decode("utf-16-le", errors="ignore")) + 1
-    return (diagnostic.code, line + 1, column, diagnostic.message.split("\n\n")[0])
 
 
 # -- one repository ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ run the same files every way a user can and compare the findings.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import shutil
@@ -19,6 +20,7 @@ import pytest
 
 from case_files import copy_case_files
 from ddplint.cli import main
+from same_answer_support import findings_by_file, lsp_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -121,29 +123,44 @@ def test_fix_and_diff_see_what_the_check_sees(tmp_path, monkeypatch, capsys, tra
     assert _run_json(["train.py"], capsys, monkeypatch) == []
 
 
-@pytest.mark.slow
-def test_corpus_and_examples_same_findings_alone_in_folder_and_on_stdin(tmp_path, monkeypatch, capsys):
-    """Every case file and example: checked as part of its folder, alone, and from stdin
-    under its own name, the findings are the same."""
+def _corpus_project(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Every case file and example in one project folder, and their names in it."""
     project = tmp_path / "project"
     copy_case_files(project)
     shutil.copytree(EXAMPLES, project / "examples", ignore=shutil.ignore_patterns("*.md"))
     (project / "pyproject.toml").write_text("[project]\nname = 'copy'\n")
-    monkeypatch.chdir(project)
-    whole = _run_json(["."], capsys, monkeypatch)
-    by_file: dict[str, list] = {}
-    for finding in whole:
-        by_file.setdefault(str(Path(finding["filename"])), []).append(finding)
-    differences = []
-    files = sorted(str(p.relative_to(project)) for p in project.rglob("*.py"))
+    files = sorted(p.relative_to(project).as_posix() for p in project.rglob("*.py"))
     assert len(files) > 100
+    return project, files
+
+
+@pytest.mark.slow
+def test_corpus_and_examples_same_findings_alone_in_folder_and_on_stdin(tmp_path, monkeypatch, capsys):
+    """Every case file and example: checked as part of its folder, alone, and from stdin
+    under its own name, the findings are the same."""
+    project, files = _corpus_project(tmp_path)
+    monkeypatch.chdir(project)
+    whole = findings_by_file(_run_json(["."], capsys, monkeypatch))
+    differences = []
     for name in files:
-        expected = sorted((f["location"]["row"], f["code"]) for f in by_file.get(name, []))
-        alone = sorted((f["location"]["row"], f["code"]) for f in _run_json([name], capsys, monkeypatch))
+        expected = whole.get(name, [])
+        alone = findings_by_file(_run_json([name], capsys, monkeypatch)).get(name, [])
         piped = _run_json(["-", "--stdin-filename", name], capsys, monkeypatch, (project / name).read_bytes())
-        from_stdin = sorted((f["location"]["row"], f["code"]) for f in piped)
+        from_stdin = findings_by_file(piped).get(name, [])
         if not expected == alone == from_stdin:
             differences.append((name, expected, alone, from_stdin))
+    assert differences == []
+
+
+@pytest.mark.slow
+def test_corpus_and_examples_same_findings_in_the_language_server(tmp_path, monkeypatch, capsys):
+    """The language server opened on the project publishes for each file what `ddplint .` reports."""
+    project, files = _corpus_project(tmp_path)
+    monkeypatch.chdir(project)
+    whole = findings_by_file(_run_json(["."], capsys, monkeypatch))
+    assert sum(map(len, whole.values())) > 100
+    published = asyncio.run(lsp_findings(project, files))
+    differences = [(name, whole.get(name, []), published[name]) for name in files if whole.get(name, []) != published[name]]
     assert differences == []
 
 
