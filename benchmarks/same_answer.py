@@ -9,9 +9,9 @@ repository (the reference), file by file, on (code, line, column, message):
 - diff:  `ddplint check --diff --unsafe-fixes --show-fixes FILE`: the rules it would fix equal the
          reference's findings that carry a fix, and its diff equals that file's part of
          `--diff` over the whole repository;
-- fix:   `ddplint check --fix --unsafe-fixes --show-fixes .` on a temporary copy: per file, the
-         findings left plus the findings fixed are the reference's (by rule; a file nothing was
-         fixed in keeps exactly the reference's findings);
+- fix:   `ddplint check --fix --unsafe-fixes --show-fixes .` on a temporary copy: per file, each
+         reported finding is fixed or left (by rule; a file nothing was fixed in keeps exactly
+         the reference's findings; tests/same_answer_support.py's fix_difference);
 - lsp:   `ddplint lsp` initialised on the repository root, each file opened, its
          publishDiagnostics read.
 
@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from run import Repo, ddplint_environment, load_repos  # noqa: E402  (benchmarks/ecosystem/run.py)
 
 from ddplint.analysis.project import PROJECT_MARKERS  # noqa: E402
-from same_answer_support import Key, findings_by_file, lsp_findings  # noqa: E402  (tests/)
+from same_answer_support import Key, concise_findings, findings_by_file, fix_difference, lsp_findings, shown_fixes  # noqa: E402  (tests/)
 
 # A tutorial, an LLM trainer, two research repositories, a course repository and a collection of
 # many independent examples: each has findings at the pinned commit.
@@ -89,18 +89,6 @@ def fixable_codes(args: list[str], cwd: Path) -> dict[str, Counter]:
     for item in json.loads(done.stdout or b"[]"):
         if item.get("fix") is not None:
             counts.setdefault(Path(item["filename"]).as_posix(), Counter())[item["code"]] += 1
-    return counts
-
-
-def shown_fixes(stderr: str) -> dict[str, Counter]:
-    """--show-fixes's listing: "- path:" then "    N × CODE (name)" lines."""
-    counts: dict[str, Counter] = {}
-    current = None
-    for line in stderr.splitlines():
-        if (file := re.match(r"^- (.+):$", line)):
-            current = counts.setdefault(Path(file.group(1)).as_posix(), Counter())
-        elif current is not None and (count := re.match(r"^\s+(\d+) × (\S+) ", line)):
-            current[count.group(2)] += int(count.group(1))
     return counts
 
 
@@ -197,23 +185,19 @@ def diff_method(workdir: Path, chosen: list[str]) -> Outcome:
 
 
 def fix_method(root: Path, subfolder: str, files: list[str], reference: dict[str, list[Key]]) -> Outcome:
-    """--fix over a copy of the whole repository: left + fixed = reported, file by file."""
+    """--fix over a copy of the whole repository: every reported finding fixed or left, file by file."""
     outcome = Outcome()
     with tempfile.TemporaryDirectory(prefix="same-answer-fix-") as temporary:
         copy = Path(temporary, root.name)
         shutil.copytree(root, copy, symlinks=True)
-        args = ["--fix", "--unsafe-fixes", "--show-fixes", "--output-format", "json", "--exit-zero", "."]
-        done = ddplint(args, copy / subfolder)
-        left = findings_by_file(json.loads(done.stdout or b"[]"))
+        done = ddplint(["--fix", "--unsafe-fixes", "--show-fixes", "--exit-zero", "."], copy / subfolder)
+        left = concise_findings(done.stdout.decode())
         fixed = shown_fixes(done.stderr.decode())
     for name in files:
-        expected = reference.get(name, [])
-        remaining = left.get(name, [])
-        if not fixed.get(name):
-            compare(outcome, name, expected, remaining)
-        else:
-            together = Counter(code for code, *_ in remaining) + fixed[name]
-            compare(outcome, name, dict(Counter(code for code, *_ in expected)), dict(together), " (left + fixed)")
+        outcome.compared += 1
+        outcome.findings += len(reference.get(name, []))
+        if (difference := fix_difference(reference.get(name, []), left.get(name, []), fixed.get(name, Counter()))):
+            outcome.differences.append(f"{name}: reference {reference.get(name, [])}, --fix {difference}")
     return outcome
 
 

@@ -3,6 +3,8 @@ findings grouped by file, and the language server's answer for files opened in a
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
@@ -24,6 +26,48 @@ def findings_by_file(items: Iterable[dict]) -> dict[str, list[Key]]:
         if item.get("cell") is None:
             by_file.setdefault(Path(item["filename"]).as_posix(), []).append(finding_key(item))
     return {name: sorted(keys) for name, keys in by_file.items()}
+
+
+CONCISE_LINE = re.compile(r"^(.+?):(\d+):(\d+): ([A-Z]+\d+) (?:\[\*\] )?(.*)$")
+
+
+def concise_findings(output: str) -> dict[str, list[Key]]:
+    """The default (concise) output's findings by file: what `--fix` reports as left. Its
+    `--show-fixes` listing comes only with this output, never with JSON."""
+    by_file: dict[str, list[Key]] = {}
+    for line in output.splitlines():
+        if (found := CONCISE_LINE.match(line)):
+            name, row, column, code, message = found.groups()
+            by_file.setdefault(Path(name).as_posix(), []).append((code, int(row), int(column), message))
+    return {name: sorted(keys) for name, keys in by_file.items()}
+
+
+def shown_fixes(stderr: str) -> dict[str, Counter]:
+    """--show-fixes's listing: "- path:" then "    N × CODE (name)" lines."""
+    counts: dict[str, Counter] = {}
+    current = None
+    for line in stderr.splitlines():
+        if (file := re.match(r"^- (.+):$", line)):
+            current = counts.setdefault(Path(file.group(1)).as_posix(), Counter())
+        elif current is not None and (count := re.match(r"^\s+(\d+) × (\S+) ", line)):
+            current[count.group(2)] += int(count.group(1))
+    return counts
+
+
+def fix_difference(reported: list[Key], left: list[Key], fixed: Counter) -> str:
+    """How a file's `--fix` answer departs from what the check reported ("" when it does not).
+    Nothing fixed: exactly the reported findings are left. Something fixed: every reported
+    finding is either fixed or left (counted by rule, since fixes move lines), and the fixed file
+    has no DDP000 of its own. A fix may bring a follow-on finding that a later round fixes or
+    leaves (DDP001's new sampler then wants DDP002's set_epoch): not a difference."""
+    if not fixed:
+        return "" if left == reported else f"nothing fixed, left {left}"
+    accounted = Counter(code for code, *_ in left) + fixed
+    missing = Counter(code for code, *_ in reported) - accounted
+    broken = [key for key in left if key[0] == "DDP000" and key not in reported]
+    if missing or broken:
+        return f"fixed {dict(fixed)}, left {left}" + (f", lost {dict(missing)}" if missing else "")
+    return ""
 
 
 def lsp_key(diagnostic, lines: list[str]) -> Key:

@@ -14,13 +14,14 @@ import json
 import shutil
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from case_files import copy_case_files
 from ddplint.cli import main
-from same_answer_support import findings_by_file, lsp_findings
+from same_answer_support import concise_findings, findings_by_file, fix_difference, lsp_findings, shown_fixes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -165,6 +166,25 @@ def test_corpus_and_examples_same_findings_in_the_language_server(tmp_path, monk
 
 
 @pytest.mark.slow
+def test_corpus_and_examples_fixed_plus_left_is_what_the_check_reports(tmp_path, monkeypatch, capsys):
+    """`--fix --unsafe-fixes .`: per file, the findings fixed plus those left are the ones
+    `ddplint .` reported (same_answer_support.fix_difference says how they are compared)."""
+    project, files = _corpus_project(tmp_path)
+    monkeypatch.chdir(project)
+    reported = findings_by_file(_run_json(["."], capsys, monkeypatch))
+    main(["--no-cache", "--fix", "--unsafe-fixes", "--show-fixes", "."])
+    out, err = capsys.readouterr()
+    left, fixed = concise_findings(out), shown_fixes(err)
+    assert sum(map(len, left.values())) > 100
+    assert sum(sum(counts.values()) for counts in fixed.values()) > 10
+    differences = {}
+    for name in files:
+        if (difference := fix_difference(reported.get(name, []), left.get(name, []), fixed.get(name, Counter()))):
+            differences[name] = difference
+    assert differences == {}
+
+
+@pytest.mark.slow
 def test_examples_fix_the_same_alone_and_with_their_folder(tmp_path, monkeypatch, capsys):
     """`--diff --unsafe-fixes FILE` proposes for each example exactly what the folder run does."""
     shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("*.md"))
@@ -179,6 +199,39 @@ def test_examples_fix_the_same_alone_and_with_their_folder(tmp_path, monkeypatch
         main(["--no-cache", "--diff", "--unsafe-fixes", name])
         alone = capsys.readouterr().out
         assert alone in together, name
+
+
+# DDP001's fix replaces `shuffle=True` with a DistributedSampler; with a leftover `sampler=None`
+# beside it the call would name `sampler` twice, which parses but does not compile.
+LEFTOVER_SAMPLER_NONE = """\
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader
+
+    from data import dataset
+
+    dist.init_process_group("nccl")
+    loader = DataLoader(dataset, batch_size=32, shuffle=True, sampler=None)
+    for epoch in range(10):
+        for batch in loader:
+            pass
+    """
+
+
+def test_fix_never_writes_what_the_check_would_call_broken(tmp_path, monkeypatch, capsys):
+    """Found by benchmarks/same_answer.py's --fix comparison on the case files: the fixed file
+    had a DDP000 that the check never reported. A round that no longer compiles is dropped: the
+    file keeps its text and its finding, so fixed + left is still what the check reported."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "data.py").write_text("dataset = list(range(100))\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent(LEFTOVER_SAMPLER_NONE))
+    monkeypatch.chdir(tmp_path)
+    reported = findings_by_file(_run_json(["train.py"], capsys, monkeypatch))
+    assert [code for code, *_ in reported["train.py"]] == ["DDP001"]
+    main(["--no-cache", "--fix", "--unsafe-fixes", "--show-fixes", "train.py"])
+    out, err = capsys.readouterr()
+    compile((tmp_path / "train.py").read_text(), "train.py", "exec")
+    assert concise_findings(out) == reported
+    assert shown_fixes(err) == {}
 
 
 def test_a_module_whose_summary_fails_costs_only_its_offers(tmp_path, monkeypatch, capsys):
