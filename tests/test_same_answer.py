@@ -234,6 +234,28 @@ def test_fix_never_writes_what_the_check_would_call_broken(tmp_path, monkeypatch
     assert shown_fixes(err) == {}
 
 
+def test_a_fix_round_that_no_longer_compiles_is_dropped():
+    """The fix loop's own guard, for any rule: an edit that parses but does not compile (a keyword
+    named twice) is never kept; a file that did not compile before may still be fixed."""
+    from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+    from ddplint.fix import fix_until_stable
+
+    def offering(column: int):
+        def lint(text: str) -> list[Diagnostic]:
+            if "sampler=DS" in text:
+                return []
+            at = Location(1, column)
+            edit = Edit(", sampler=DS", at, at)
+            return [Diagnostic("DDP001", "m", "t.py", at, at, Fix("pass a sampler", (edit,), "unsafe"))]
+        return lint
+
+    compiles = "f(x, sampler=None)\n"
+    assert fix_until_stable(compiles, offering(18), unsafe=True).source == compiles
+    assert fix_until_stable("f(x)\n", offering(4), unsafe=True).source == "f(x, sampler=DS)\n"
+    already_broken = "f(x)\nreturn 1\n"  # `return` outside a function: a compiler error only
+    assert fix_until_stable(already_broken, offering(4), unsafe=True).source == "f(x, sampler=DS)\nreturn 1\n"
+
+
 def test_a_module_whose_summary_fails_costs_only_its_offers(tmp_path, monkeypatch, capsys):
     """A bug in summarising one module (simulated) leaves the other files' findings intact."""
     import ddplint.analysis.project as project_module
