@@ -252,24 +252,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="no project marker added: a repository without one is no project, and each file sees only the files named with it")
     args = parser.parse_args(argv)
     pinned = {repo.name: repo for repo in load_repos(HERE / "ecosystem" / "repos.toml")}
-    failed = False
-    rows = []
-    for name in args.repos:
+    differences = []
+    print("| repository | method | files compared | their findings | identical | different |")
+    print("|---|---|---:|---:|---:|---:|", flush=True)
+    for name in args.repos:  # each repository's rows as soon as it is done: a long run shows progress
         repo = pinned.get(name)
         if repo is None or not (args.checkouts / repo.checkout_name).is_dir():
             print(f"{name}: not pinned in repos.toml or not checked out in {args.checkouts}", file=sys.stderr)
             return 2
-        for method, outcome in check_repo(repo, args.checkouts, args.max_files, args.seed, tuple(args.methods), not args.as_fetched).items():
-            rows.append((name, method, outcome))
-    print("| repository | method | files compared | their findings | identical | different |")
-    print("|---|---|---:|---:|---:|---:|")
-    for name, method, outcome in rows:
-        different = len(outcome.differences)
-        failed |= different > 0
-        print(f"| {name} | {method} | {outcome.compared} | {outcome.findings} | {outcome.compared - different} | {different} |")
-    for name, method, outcome in rows:
-        for difference in outcome.differences:
-            print(f"- {name} [{method}] {difference}")
+        outcomes = check_repo(repo, args.checkouts, args.max_files, args.seed, tuple(args.methods), not args.as_fetched)
+        for method, outcome in outcomes.items():
+            different = len(outcome.differences)
+            print(f"| {name} | {method} | {outcome.compared} | {outcome.findings} | {outcome.compared - different} | {different} |",
+                  flush=True)
+            differences += [f"- {name} [{method}] {difference}" for difference in outcome.differences]
+    print("\n".join(differences))
+    failed = bool(differences)
     return 1 if failed else 0
 
 
