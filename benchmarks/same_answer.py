@@ -17,6 +17,7 @@ repository (the reference), file by file, on (code, line, column, message):
 
 Per-file methods run on every file the reference reports, the files importing one of those, and
 a seeded sample of the others, `--max-files` at most. Nothing from the repositories is kept.
+Needs the test extras (`pip install -e '.[test]'`: the language server client of tests/lsp_client.py).
 
     python benchmarks/same_answer.py --checkouts /work/eco-all [--repos owner/name ...] [--max-files 40]
 
