@@ -101,7 +101,7 @@ def fix_until_stable(
 ) -> FixOutcome:
     """Lint, apply the chosen fixes, lint again, until nothing changes: one fix may make another
     possible (DDP001's new sampler then needs DDP002's set_epoch). A round whose result does not
-    parse is thrown away, so a fix can never leave the file broken."""
+    parse, or no longer compiles, is thrown away, so a fix can never leave the file broken."""
     diagnostics = lint(source)
     fixed_codes: list[str] = []
     for _ in range(MAX_ROUNDS):
@@ -109,7 +109,7 @@ def fix_until_stable(
         if not fixes:
             break
         new_source, applied = apply_fixes_counted(source, fixes)
-        if new_source == source or not _parses(new_source):
+        if new_source == source or not _still_valid(source, new_source):
             break
         code_of = {id(d.fix): d.code for d in diagnostics if d.fix is not None}
         new_diagnostics = lint(new_source)
@@ -118,9 +118,16 @@ def fix_until_stable(
     return FixOutcome(source, len(fixed_codes), diagnostics, tuple(fixed_codes))
 
 
-def _parses(source: str) -> bool:
+def _still_valid(before: str, after: str) -> bool:
+    """The fixed text parses, and compiles where the text before did: some errors only the
+    compiler raises (`f(sampler=None, sampler=...)`: keyword argument repeated), and `ddplint`
+    would report the written file as DDP000."""
+    return _compiles(after, only_ast=True) and (_compiles(after) or not _compiles(before))
+
+
+def _compiles(source: str, only_ast: bool = False) -> bool:
     try:
-        compile(source, "<fixed>", "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+        compile(source, "<fixed>", "exec", dont_inherit=True, flags=0x400 if only_ast else 0)  # ast.PyCF_ONLY_AST
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

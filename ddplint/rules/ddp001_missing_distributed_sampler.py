@@ -137,6 +137,8 @@ def _sampler_fix(facts: ModuleFacts, loader) -> Optional[FindingFix]:
         edit = NodeEdit(f"{name}({dataset_code})", given.value)
     else:
         shuffle = keyword_arg(call, "shuffle")
+        if keyword_arg(call, "sampler") is not None:
+            return None  # a leftover `sampler=None` beside it: a second `sampler=` would not compile
         if shuffle is not None and shuffle.keyword is not None:
             order = facts.module.code_for_node(shuffle.value)
             edit = NodeEdit(f"sampler={name}({dataset_code}, shuffle={order})", shuffle.keyword, end=shuffle.value)
