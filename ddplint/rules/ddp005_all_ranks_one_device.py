@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import int_value, keyword_arg
 from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
+from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, Rule
 
 
@@ -95,13 +96,13 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     program = facts.where.is_program
     if program and work is None:
         return  # every CUDA call of the program names its device: nothing is left to the current one
-    uses = f"{_short(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
+    uses = f"{one_line(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
         "every rank's implicit CUDA work runs on GPU 0"
     )
     for device in devices.rank_devices:
         if _context_on_one_path_only(facts, device.node, device.context):
             continue
-        text = _short(facts.module.code_for_node(device.node), 32)
+        text = one_line(facts.module.code_for_node(device.node), 32)
         yield RULE.finding(
             device.node,
             f"{text} is never made current: {uses}",
@@ -128,10 +129,6 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             "device_id=torch.device('cuda', local_rank))",
         )
         return
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:

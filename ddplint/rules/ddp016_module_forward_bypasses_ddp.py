@@ -10,6 +10,7 @@ from ddplint.analysis.coordination import builds_ddp_model, holds_ddp_model, run
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.torch_api import MODULE_METHODS_WITHOUT_FORWARD
 from ddplint.analysis.training import steps_the_model
+from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
@@ -30,7 +31,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         code = facts.module.code_for_node(wrapped)
         yield RULE.finding(
             site.node,
-            f"forward through `{_short(code)}.module` bypasses DDP: its gradients are never all-reduced",
+            f"forward through `{one_line(code, 24)}.module` bypasses DDP: its gradients are never all-reduced",
             _call_wrapper_fix(site, wrapped, code),
             why=f"DistributedDataParallel never sees this forward, so the backward that follows does "
             f"not all-reduce these gradients and each rank steps with its own; the replicas drift "
@@ -79,11 +80,6 @@ def _backward_after(facts: ModuleFacts, site: CallSite) -> bool:
 
 def _position(site: CallSite) -> tuple:
     return tuple(index for _, index in site.context.path)
-
-
-def _short(code: str) -> str:
-    """The model's expression, cut to keep the message on one short line."""
-    return code if len(code) <= 24 else code[:21] + "..."
 
 
 def _call_wrapper_fix(site: CallSite, wrapped: cst.BaseExpression, code: str) -> Optional[FindingFix]:
