@@ -241,11 +241,12 @@ def _holding_tree(size: int) -> ContextManager[object]:
 
 
 def _dependency_words(path: str, data: bytes) -> tuple[str, ...]:
-    """The module names a file's result depends on: those its imports mention, and, for a
-    helper judged by the modules that call it (DDP008), every module of the project."""
+    """The module names a file's result depends on: those its imports mention or reach
+    (`ProjectIndex.dependency_words`), and, for a helper judged by the modules that call it
+    (DDP008), every module of the project."""
     if _PROJECT is None:
         return ()
-    return tuple(sorted(set(_PROJECT.import_words(data)) | set(_PROJECT.caller_words(path))))
+    return tuple(sorted(set(_PROJECT.dependency_words(path, data)) | set(_PROJECT.caller_words(path))))
 
 
 def _check_job(job: _Job) -> tuple[int, _Outcome]:

@@ -395,6 +395,12 @@ def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     return positions_of(facts.module, [node])[node].start.line
 
 
+def _module_name(path: str) -> str:
+    """The name a project file is imported by: its stem, or its package's folder for `__init__.py`."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
+
+
 class ProjectIndex:
     """The files being checked together, their module names, and (lazily) their summaries."""
 
@@ -442,9 +448,7 @@ class ProjectIndex:
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
-            stem = os.path.splitext(os.path.basename(f))[0]
-            name = os.path.basename(os.path.dirname(f)) if stem == "__init__" else stem
-            self._files_by_name.setdefault(name.encode(), []).append(f)
+            self._files_by_name.setdefault(_module_name(f).encode(), []).append(f)
         self._names = set(self._files_by_name)
 
     def __len__(self) -> int:
@@ -608,6 +612,15 @@ class ProjectIndex:
         for match in _IMPORTED_NAMES.finditer(data):
             words.update(re.split(rb"[\s.,()]+", match.group(1)))
         return sorted(word.decode("ascii", "replace") for word in words & self._names)
+
+    def dependency_words(self, path: str, data: bytes) -> list[str]:
+        """The module names a results cache keys a file's result on: the words of its import lines,
+        and the names of the files `dependencies` reaches beyond them (a star-import chain's
+        modules, the module a package's re-export names), whose edits change the result too."""
+        words = set(self.import_words(data))
+        if words:
+            words.update(_module_name(f) for f in self.dependencies(path))
+        return sorted(words)
 
     def files_named(self, words: Iterable[str], exclude: Optional[str] = None) -> list[str]:
         """The project files that module names stand for (a superset: two `utils.py` both count)."""
