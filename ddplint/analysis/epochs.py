@@ -17,7 +17,7 @@ from ddplint.analysis.records import CallSite, Context, LoopSite
 from ddplint.analysis.syntax import argument, identifier_words, int_value, positional_args, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.project import PassRepeater
+    from ddplint.analysis.summaries import PassRepeater
 
 _YIELD_FROM = re.compile(r"\byield\s+from\b")
 EVAL_WORDS = {
