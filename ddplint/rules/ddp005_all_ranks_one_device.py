@@ -96,9 +96,7 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     program = facts.where.is_program
     if program and work is None:
         return  # every CUDA call of the program names its device: nothing is left to the current one
-    uses = f"{one_line(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
-        "every rank's implicit CUDA work runs on GPU 0"
-    )
+    uses = _acts_on_gpu0(facts, work) if work else "every rank's implicit CUDA work runs on GPU 0"
     for device in devices.rank_devices:
         if _context_on_one_path_only(facts, device.node, device.context):
             continue
@@ -108,13 +106,13 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             f"{text} is never made current: {uses}",
             why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
             f"stays GPU 0 in every process: NCCL's barrier, torch.cuda.synchronize(), memory "
-            f"queries, CUDA events and streams, and extensions that use the current device all "
-            f"act on GPU 0 (the wrong GPU synchronised or measured, contexts and caches piled on "
-            f"GPU 0, a barrier that may hang); call torch.cuda.set_device() with this device "
-            f"right after computing it",
+            f"queries, CUDA events and streams, a DataLoader's memory pinning, and extensions that "
+            f"use the current device all act on GPU 0 (the wrong GPU synchronised or measured, "
+            f"contexts and caches piled on GPU 0, a barrier that may hang); call "
+            f"torch.cuda.set_device() with this device right after computing it",
         )
         return
-    if not program:
+    if not program and not devices.callers_leave_device_unset:
         return  # a set-up helper: the program that imports it may choose the device after it returns
     for site in devices.gpu_group_starts:
         if _on_one_path_only(facts, site):
@@ -124,11 +122,19 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             f"NCCL starts but no rank sets its CUDA device: {uses}",
             why="nothing in this script calls torch.cuda.set_device(local_rank), so the current "
             "CUDA device is GPU 0 in every process: what does not name a device (NCCL's barrier, "
-            "torch.cuda.synchronize(), memory queries, `.cuda()`) acts there in every rank; call "
+            "torch.cuda.synchronize(), memory queries, a DataLoader's memory pinning, `.cuda()`) "
+            "acts there in every rank; call "
             "torch.cuda.set_device(local_rank) before init_process_group (or pass "
             "device_id=torch.device('cuda', local_rank))",
         )
         return
+
+
+def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
+    callee = one_line(facts.module.code_for_node(work.node.func), 22)
+    if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
+        return f"{callee}(pin_memory=True) pins memory through GPU 0 in every rank"
+    return f"{callee}() acts on GPU 0 in every rank"
 
 
 def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:
