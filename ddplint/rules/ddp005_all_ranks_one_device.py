@@ -179,8 +179,11 @@ RULE = Rule(
         (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
         it reports once that the current device is never set: where the file computes the
         rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
-        `"cuda:%d" % rank`, `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
-        `init_process_group` call. It also flags a `--local_rank` option with `default=0` that is
+        `"cuda:%d" % rank`, `"cuda:{:d}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
+        `init_process_group` call. Current-device work includes a `DataLoader(...,
+        pin_memory=True)`: its pinning thread adopts the current device. A set-up helper module
+        that starts the NCCL group is reported at the group start when the project's modules
+        that call it on every rank never make a device current either. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
         never passes that option.
     """,
@@ -245,10 +248,13 @@ RULE = Rule(
           makes that function run on every rank, and it is checked.
         - The never-set current device: in a program (a `__main__` block or a process group
           started at module level) whose CUDA work all names its device (`synchronize(device)`,
-          `barrier(device_ids=[rank])`, placements on the rank's device): nothing is left to the
-          current device. In a helper module that only starts the group (the program that
-          imports it may set the device after calling it). Beside groups that are all `gloo`.
-          In a file that already hard-codes GPU 0 (that finding comes first).
+          `barrier(device_ids=[rank])`, placements on the rank's device, loaders that do not pin
+          memory): nothing is left to the current device. In a helper module that only starts
+          the group, when no module of the project is seen calling it on every rank (a
+          library's entry point: its users may set the device) or when one of its callers sets
+          the device, directly or through another project helper (or places on the current
+          device itself: the finding is that caller's). Beside groups that are all `gloo`. In a
+          file that already hard-codes GPU 0 (that finding comes first).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
@@ -269,11 +275,23 @@ RULE = Rule(
           (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
           `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
-          `set_device` is missed.
-        - Whether the device is set is read from the file and the project helpers it calls,
-          never from the modules that import it: a set-up helper that starts an NCCL group and
-          never sets the device is silent (its importer may set it), and a helper module that
-          computes the rank's device is reported even when its importer sets the device later.
+          `set_device` is missed, and so is current-device work (a project `barrier()` helper)
+          that runs before a `set_device` later in the same function.
+        - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
+          `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL and
+          code in other modules (a trainer's loader that pins memory) may still use GPU 0:
+          those modules are not read for it.
+        - `torch.cuda.device(i)` called as a plain statement (not in a `with`) builds a context
+          manager and changes nothing, yet counts as choosing the device.
+        - Whether the device is set is read from the file and the project helpers it calls; the
+          modules that import it are read only for a set-up helper that starts the NCCL group
+          (its callers on every rank). A helper module that computes the rank's device is
+          reported even when its importer sets the device later, and a module that computes the
+          rank's device without starting the group (a trainer's device set-up) is not reported
+          even when nothing in the project ever sets the device.
+        - `import deepspeed` anywhere in a file counts as the device being set (DeepSpeed's
+          engine sets it), also in a set-up helper that only calls `deepspeed.init_distributed`
+          on one path and starts a plain NCCL group on the other.
         - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
           worker) and that receives CUDA tensors without choosing a device is not recognised:
           its CUDA work is done by callbacks the file does not show.
