@@ -144,7 +144,9 @@ class ProjectIndex:
         self._path_additions: dict[str, list[str]] = {}
         self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
         self._files_by_folder: Optional[dict[str, list[str]]] = None
-        self._rank_callers: dict[tuple[str, str], list[str]] = {}
+        # (module, function) -> [(calling module, "train.py:194")]
+        self._rank_callers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._sets_device: dict[str, bool] = {}  # calling module -> chooses_device_or_is_reported
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
@@ -504,6 +506,7 @@ class ProjectIndex:
         changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
         if changed:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
+            self._sets_device.clear()
             self._cpu_saves.clear()
             self._rank_calls.clear()
             self._calls_named.clear()
@@ -590,14 +593,39 @@ class ProjectIndex:
         runs in the ranks. Imports through a package's `__init__` that re-exports the function
         count. Only modules whose text names the function and imports a module of that name
         are parsed, each once per index."""
+        return [place for _, place in self._rank_calls_into(path, functions)]
+
+    def rank_callers_choose_device(self, path: str, functions: AbstractSet[str]) -> Optional[bool]:
+        """Whether a module that calls one of `functions` on every rank (`rank_callers`) makes a
+        CUDA device current itself or through the project helpers it calls, or places on the
+        current device itself, where DDP005 reports it (DeviceModel.chooses_device_or_is_reported);
+        None when no module does call them."""
+        callers = sorted({caller for caller, _ in self._rank_calls_into(path, functions)})
+        if not callers:
+            return None
+        return any(self._caller_sets_device(caller) for caller in callers)
+
+    def _rank_calls_into(self, path: str, functions: AbstractSet[str]) -> list[tuple[str, str]]:
         path = self._real_path(path)
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for name in sorted(functions):
             key = (path, name)
             if key not in self._rank_callers:
                 self._rank_callers[key] = self._find_rank_callers(path, name)
             found.extend(self._rank_callers[key])
         return found
+
+    def _caller_sets_device(self, caller: str) -> bool:
+        known = self._sets_device.get(caller)
+        if known is None:
+            data = _caller_source(caller)
+            facts = self._caller_facts(caller, data) if data is not None else None
+            try:
+                known = facts is None or facts.devices.chooses_device_or_is_reported
+            except Exception:  # RecursionError, or a bug: taken as setting it, so nothing is reported
+                known = True
+            self._sets_device[caller] = known
+        return known
 
     def caller_words(self, path: str) -> list[str]:
         """The module names a file's result depends on through other modules that import it
@@ -609,18 +637,22 @@ class ProjectIndex:
             return []
         return sorted(name.decode("ascii", "replace") for name in self._names)
 
-    def _find_rank_callers(self, path: str, name: str) -> list[str]:
+    def _find_rank_callers(self, path: str, name: str) -> list[tuple[str, str]]:
         targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
+        # `from helpers import setup` names the function; `import helpers as h` and `from pkg
+        # import helpers` the module (`h.setup()`, `helpers.setup()`)
+        package_init = os.path.join(os.path.dirname(path), "__init__.py")
+        imports = targets | {(module, "") for module, _ in targets} | {(package_init, _module_name(path))}
         places = []
         for caller in sorted(self.files - {path}):
             if name not in self._called_names(caller):
                 continue
             data = _caller_source(caller)
-            if data is None or not targets & set(self.imported_targets(caller, data)):
+            if data is None or not imports & set(self.imported_targets(caller, data)):
                 continue
             for target, place in self._called_in_ranks(caller, data).items():
                 if target in targets:
-                    places.append(place)
+                    places.append((caller, place))
         return places
 
     def _called_names(self, path: str) -> frozenset[str]:
@@ -1029,6 +1061,10 @@ class ProjectView:
         """Where other modules of the project call these top-level functions of this file on
         every rank (ProjectIndex.rank_callers)."""
         return self.index.rank_callers(self.path, functions)
+
+    def rank_callers_choose_device(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> Optional[bool]:
+        """ProjectIndex.rank_callers_choose_device for top-level functions of this file."""
+        return self.index.rank_callers_choose_device(self.path, functions)
 
     def saved_only_from_cpu(self, names: AbstractSet[str]) -> bool:
         """Other modules write files of these names, from CPU tensors only."""
