@@ -32,8 +32,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if iteration.restarted_in is not None:
                     if id(iteration.where.node) not in reported and not data.set_epoch_reaches(sampler):
                         reported.add(id(iteration.where.node))
-                        short = f"each new pass over {held_as(facts, loader.site.node, 'this loader')} replays the same order: no set_epoch()"
-                        yield RULE.finding(iteration.where.node, short, why=_restarted_message(facts, iteration, sampler))
+                        named = held_as(facts, loader.site.node, "this loader")
+                        if iteration.epochs_in_callee:
+                            short = f"`{iteration.where.name}(...)` runs its epochs over {named} and never sets the sampler's epoch: same order each epoch"
+                            why = _callee_epochs_message(facts, iteration, sampler)
+                        else:
+                            short = f"each new pass over {named} replays the same order: no set_epoch()"
+                            why = _restarted_message(facts, iteration, sampler)
+                        yield RULE.finding(iteration.where.node, short, why=why)
                     continue
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
@@ -139,6 +145,18 @@ def _restarted_message(facts: ModuleFacts, iteration, sampler) -> str:
         f"last one ends (the loop at {iteration.restarted_in}), and the loader's shuffling "
         f"DistributedSampler never gets set_epoch(): every pass replays the same order on every "
         f"rank; count the passes in that loop and call {reach}.set_epoch(pass_number) before each"
+    )
+
+
+def _callee_epochs_message(facts: ModuleFacts, iteration, sampler) -> str:
+    reach = _reference_to(sampler, iteration.where.context.scope) or "sampler"
+    return (
+        f"`{_code(facts, iteration.where.node)}` hands this loader to a function of another module "
+        f"that runs the epochs over it itself (the loop at {iteration.restarted_in}), and nothing "
+        f"calls set_epoch() on the loader's shuffling DistributedSampler, here or there: every "
+        f"epoch replays the same order on every rank; call set_epoch(epoch) on the sampler at the "
+        f"start of each turn of that loop (`loader.sampler.set_epoch(epoch)`), or hand {reach} "
+        f"over and set it there"
     )
 
 
