@@ -247,8 +247,13 @@ RULE = Rule(
           project's modules are found from its root, however the file is checked). Only top-level
           functions returning a DataLoader they build are followed, one import deep.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
-          and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
-          in another file with a loader named neutrally and not shuffled goes unflagged.
+          loops in the same file that call `backward()` or `optimizer.step()`, and calls that
+          hand it to a function of another project module, or to a method of a class of another
+          module on an instance the file builds (`runner = Runner(...)`, then `runner.go(loader)`,
+          or `Runner(...).go(loader)`), whose own loop over that parameter steps the model. A
+          loader reaching such a loop through further calls there, or through an instance the
+          file did not build itself (a factory's return value, an attribute set elsewhere), and
+          named neutrally and not shuffled, goes unflagged.
         - Custom sampler classes are trusted to shard, and so is a sampler returned by another
           module's function inside a tuple (`train_ds, valid_ds, sampler = get_datasets(...)`,
           which may be a RandomSampler or None).

@@ -330,7 +330,12 @@ RULE = Rule(
         one is exhausted (`except StopIteration: it = iter(loader)`), or an endless generator
         (`while True: yield from loader`, `while True: for batch in loader: yield batch`). Such a
         generator in another module of the project (`batches = endless(train_loader)`) is
-        reported at the call that hands it the loader, naming the generator's loop. The sampler
+        reported at the call that hands it the loader, naming the generator's loop. So is a
+        function of another module, or a method of a class of another module called on an
+        instance the file builds (`trainer = Trainer(...)`, then `trainer.fit(loader)`), whose
+        own loop over the loader steps the model inside a loop that repeats it (`for epoch in
+        range(self.epochs): for x, y in loader: ...`) with no set_epoch call in that loop: the
+        finding names that loop. The sampler
         may come from a helper of another module too: a loader factory, a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
         with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
@@ -391,7 +396,10 @@ RULE = Rule(
           (`state.epoch = epoch`) neither counts nor silences.
         - A generator (of this file or another module) that sets an epoch inside the loop that
           restarts its passes; for another module's generator, any set_epoch call on the sampler
-          in the calling file.
+          in the calling file. Likewise a function or method of another module that runs the
+          epochs and sets a sampler's epoch in that loop (`batches.sampler.set_epoch(epoch)`, or
+          a sampler it is handed), one whose repeated loop never steps the model (scoring,
+          statistics), or one whose loop runs once (`range(1)`).
         - Scripts that are not distributed.
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
@@ -415,6 +423,11 @@ RULE = Rule(
           sets the epoch is not followed: the epoch loop is reported.
         - `sys.path` additions are understood only as paths built from the adding module's own
           location and literal parts (`os.path.join(os.path.dirname(__file__), "..", "lib")`).
+        - An epoch loop in another module is found in a top-level function, or in a plain
+          method of a top-level class called on an instance the file builds (`C(...)`, or a
+          name or `self.` attribute bound once to `C(...)`); a method reached through a
+          factory's return value, a subclass's inherited method, or a loop that reaches the loader
+          through further calls in that module is not followed.
         - A method that builds a new shuffling DistributedSampler and loader on each call
           (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
           made elsewhere, through the framework.
