@@ -317,7 +317,11 @@ def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str,
     parameter, around = found
     repeats = around is not None and not data.runs_once(around)
     epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
-    sets_epoch = repeats and around is not None and data.sampler_model.sets_a_new_epoch_in(around)
+    # A set_epoch call anywhere in the module counts too: a helper the loop calls may make it
+    # (`self._start_epoch(loader, epoch)`), and the rule prefers silence to guessing.
+    sets_epoch = repeats and around is not None and (
+        data.sampler_model.sets_a_new_epoch_in(around) or bool(data.sampler_model.set_epoch_calls)
+    )
     position = function.params.index(parameter) - (1 if method else 0)
     key = f"{function.class_name}.{function.name}" if method else function.name
     summary.loader_trainers[key] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)

@@ -125,3 +125,16 @@ def run_epochs(model, optimizer, batches, sampler, epochs):
         "train.py": script.format(module="loops", name="run_epochs", call="run_epochs(model, optimizer, loader, sampler, 20)"),
     })
     assert found == []
+
+
+def test_left_alone_when_a_helper_of_the_trainer_sets_the_epoch(tmp_path, monkeypatch, capsys):
+    # The epoch is set one call away from the loop: counted, the rule prefers silence to guessing.
+    trainer = TRAINER_CLASS.format(set_epoch="            self._begin(batches, epoch)\n") + """
+    def _begin(self, batches, epoch):
+        batches.sampler.set_epoch(epoch)
+"""
+    found = findings_every_way(tmp_path, monkeypatch, capsys, {
+        "trainer.py": trainer,
+        "train.py": _script("trainer", "Trainer", "Trainer(model, optimizer, 20).go(loader)"),
+    })
+    assert found == []
