@@ -215,8 +215,8 @@ class Epochs:
         func = site.node.func
         if not isinstance(func, cst.Attribute):
             return None
-        value = func.value
-        key = value.value if isinstance(value, cst.Name) else _self_attribute(value)
+        value: Optional[cst.BaseExpression] = func.value
+        key = func.value.value if isinstance(func.value, cst.Name) else _self_attribute(func.value)
         if key is not None:
             bindings = site.context.scope.lookup(key)
             if len(bindings) != 1 or bindings[0].kind != "assign":
@@ -233,8 +233,8 @@ class Epochs:
                 name = _parameter_named(function, place.iterable)
                 if name is not None:
                     return name, place.context.loops[-1]
-        for name, loop in self._loops_over_a_parameter(function):
-            if loop.context.loops and any(isinstance(node, cst.Yield) for node in walk(loop.node.body)):
+        for name, loop, statement in self._loops_over_a_parameter(function):
+            if loop.context.loops and any(isinstance(node, cst.Yield) for node in walk(statement.body)):
                 return name, loop.context.loops[-1]
         return None
 
@@ -245,21 +245,22 @@ class Epochs:
         tells. The loop around it in the same function, if any, runs the epochs
         (`def fit(self, loader): for epoch in range(self.epochs): for batch in loader: ...`).
         For another module's callers: a loader handed to it is trained on there."""
-        for name, loop in self._loops_over_a_parameter(function):
-            if not any(isinstance(node, cst.Yield) for node in walk(loop.node.body)) and trains(loop):
+        for name, loop, statement in self._loops_over_a_parameter(function):
+            if not any(isinstance(node, cst.Yield) for node in walk(statement.body)) and trains(loop):
                 return name, (loop.context.loops[-1] if loop.context.loops else None)
         return None
 
-    def _loops_over_a_parameter(self, function) -> list[tuple[str, LoopSite]]:
-        """(parameter, loop) for the `for` statements of `function` itself (not of a
+    def _loops_over_a_parameter(self, function) -> list[tuple[str, LoopSite, cst.For]]:
+        """(parameter, loop, its statement) for the `for` statements of `function` itself (not of a
         comprehension, which yields and steps nothing of its own) that iterate one of its
         parameters, bare or through a wrapper that keeps the items (`enumerate(loader)`)."""
         out = []
         for loop in self.facts.loops:
-            if isinstance(loop.node, cst.For) and loop.context.scope is function.scope and loop.iterable is not None:
-                name = _parameter_named(function, _unwrapped(loop.iterable))
+            statement = loop.node
+            if isinstance(statement, cst.For) and loop.context.scope is function.scope:
+                name = _parameter_named(function, _unwrapped(statement.iter))
                 if name is not None:
-                    out.append((name, loop))
+                    out.append((name, loop, statement))
         return out
 
     @cached_property

@@ -304,8 +304,9 @@ def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str,
     """Record a top-level function, or a plain method of a top-level class, that trains on a
     parameter (`Epochs.loader_trainer`)."""
     owner = facts.classes.get(function.class_name) if function.class_name is not None else None
-    method = owner is not None and owner.scope is function.scope.parent
+    method = owner is not None and owner.scope is not None and owner.scope is function.scope.parent
     if method:
+        assert owner is not None and owner.scope is not None
         if owner.scope.parent is not facts.module_scope or function.node.decorators or not function.params:
             return  # static / class methods and properties bind no instance the way a call reads
     elif function not in top_level:
