@@ -245,7 +245,10 @@ RULE = Rule(
         - A loader built in another module (`from .data import build_loader`) is judged where it is
           built if that module is distributed by itself, else in the file that trains on it (the
           project's modules are found from its root, however the file is checked). Only top-level
-          functions returning a DataLoader they build are followed, one import deep.
+          functions returning a DataLoader they build are followed, one import deep: a loader
+          built by a method of a configuration object (`self.config.data.get_dataloaders()`,
+          each loader a value of the dict it returns) is not, since which class that object is
+          is known only at run time.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
           loops in the same file that call `backward()` or `optimizer.step()`, and calls that
           hand it to a function of another project module, or to a method of a class of another
