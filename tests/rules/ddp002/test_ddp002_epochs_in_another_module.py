@@ -138,3 +138,43 @@ def test_left_alone_when_a_helper_of_the_trainer_sets_the_epoch(tmp_path, monkey
         "train.py": _script("trainer", "Trainer", "Trainer(model, optimizer, 20).go(loader)"),
     })
     assert found == []
+
+
+# -- a helper of data.py builds the sampler and the loader; the epoch loop is in the script's main()
+
+DATA_HELPER = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def make_loader(dataset, batch_size):
+    sampler = DistributedSampler(dataset)
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler), sampler
+"""
+
+ENTRY = """\
+import torch.distributed as dist
+from data import make_loader
+
+
+def main():
+    dist.init_process_group("nccl")
+    loader, sampler = make_loader(build_dataset(), 32)
+    for epoch in range(10):
+{set_epoch}        for x, y in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+"""
+
+
+def test_a_sampler_from_a_data_helper_with_the_epoch_loop_in_main(tmp_path, monkeypatch, capsys):
+    found = findings_every_way(tmp_path, monkeypatch, capsys, {"data.py": DATA_HELPER, "train.py": ENTRY.format(set_epoch="")})
+    assert [(row, code) for row, code, _ in found] == [(8, "DDP002")]
+
+
+def test_a_sampler_from_a_data_helper_given_its_epoch_is_left_alone(tmp_path, monkeypatch, capsys):
+    for index, call in enumerate(("sampler.set_epoch(epoch)", "loader.sampler.set_epoch(epoch)")):
+        root = tmp_path / str(index)
+        root.mkdir()
+        files = {"data.py": DATA_HELPER, "train.py": ENTRY.format(set_epoch=f"        {call}\n")}
+        assert findings_every_way(root, monkeypatch, capsys, files) == []
