@@ -73,6 +73,7 @@ from ddplint.analysis.torch_api import (
     PROCESS_GROUP_STARTERS,
     SET_DEVICE,
     SPAWNERS,
+    WHOLE_DATASET_SAMPLERS,
     WRAPPER_CLASS_NAMES,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
@@ -96,6 +97,9 @@ _IMPORT_STATEMENT = re.compile(
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+_NO_PLACES: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+# Samplers over the whole dataset that a helper may return in place of a DistributedSampler.
+_WHOLE_DATASET_SAMPLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WHOLE_DATASET_SAMPLERS)
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
@@ -108,7 +112,7 @@ def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
          "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES,
+        | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
@@ -131,13 +135,14 @@ def _summary_evidence() -> re.Pattern:
     summary comes from a call or a base class with a qualified name (imports.py builds those from
     the module's own text, and `canonical()` never adds these words): DataLoader and
     DistributedSampler classes, `set_epoch`, iterable dataset classes, `yield` (a generator
-    re-iterating a loader), `backward` (a function training on a loader), process-group starters and spawners
+    re-iterating a loader), `backward` (a function training on a loader), samplers over the
+    whole dataset (a helper returning one), process-group starters and spawners
     (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
     collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield", "backward"}
+        classes | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield", "backward"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
@@ -237,6 +242,10 @@ class ModuleSummary:
     loader_classes: dict[str, bool] = field(default_factory=dict)
     pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
     loader_trainers: dict[str, LoaderTrainer] = field(default_factory=dict)
+    # function -> (the places of the tuples it returns that are only ever None or a sampler over
+    # the whole dataset (`return train_ds, valid_ds, WeightedRandomSampler(...)`), those of them
+    # where such a sampler is built)
+    unsharded_samplers: dict[str, tuple[frozenset[int], frozenset[int]]] = field(default_factory=dict)
     loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
     # function -> where the shuffling DistributedSampler it builds and returns is built
     sampler_factories: dict[str, str] = field(default_factory=dict)
@@ -249,7 +258,7 @@ class ModuleSummary:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
-            self.sampler_factories, self.distributed_classes, self.loader_trainers,
+            self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
         )
 
     def offered_names(self) -> set[str]:
@@ -295,6 +304,9 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
             summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
     for function in top_level:
         _summarise_data_helper(facts, function, display_name, summary)
+        places = data.loader_model.unsharded_sampler_places(function)
+        if places[0]:
+            summary.unsharded_samplers[function.name] = places
     for function in facts.functions:
         _summarise_loader_trainer(facts, function, display_name, top_level, summary)
     return summary
@@ -1568,6 +1580,11 @@ class ProjectView:
         if target is None or not isinstance(func, cst.Attribute):
             return None
         return target[0].loader_trainers.get(f"{target[1]}.{func.attr.value}")
+
+    def unsharded_sampler_places(self, facts: "ModuleFacts", call: cst.Call) -> tuple[frozenset[int], frozenset[int]]:
+        """`LoaderModel.unsharded_sampler_places` of the project function `call` calls."""
+        target = self._target(facts, call.func)
+        return target[0].unsharded_samplers.get(target[1], _NO_PLACES) if target else _NO_PLACES
 
     def loader_kwargs(self, facts: "ModuleFacts", call: cst.Call) -> Optional[LoaderKwargs]:
         target = self._target(facts, call.func)

@@ -257,9 +257,13 @@ RULE = Rule(
           loader reaching such a loop through further calls there, or through an instance the
           file did not build itself (a factory's return value, an attribute set elsewhere), and
           named neutrally and not shuffled, goes unflagged.
-        - Custom sampler classes are trusted to shard, and so is a sampler returned by another
-          module's function inside a tuple (`train_ds, valid_ds, sampler = get_datasets(...)`,
-          which may be a RandomSampler or None).
+        - Custom sampler classes are trusted to shard. A sampler unpacked from the tuple another
+          module's function returns (`train_ds, valid_ds, sampler = get_datasets(...)`) is judged
+          by what every return of that function puts there: only None or a sampler over the whole
+          dataset (RandomSampler, WeightedRandomSampler) is reported; anything else (a
+          DistributedSampler on some path, a project class, a value from elsewhere) is trusted,
+          and so is a function that returns only None there while building no sampler at all
+          (its module is not read for it).
         - A loader whose distributed placement is decided by a framework's own object (a NeMo
           data layer told to place itself on all GPUs) is not known to run in several ranks.
         - A DistributedSampler / DDP subclass of another module is recognised where the script's
