@@ -179,6 +179,19 @@ class Loaders:
             builds = builds or binding.index in built
         return builds if bindings else None
 
+    def unsharding_helper_of(self, loader: LoaderInfo) -> Optional[str]:
+        """The name of the helper call (`get_datasets`) the loader's sampler is unpacked from,
+        when `_unpacked_from_unsharding_helpers` is what made it a whole-dataset sampler."""
+        call, scope = loader.site.node, loader.site.context.scope
+        for expr in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)):
+            if expr is None or not self._unpacked_from_unsharding_helpers(expr, scope):
+                continue
+            assert isinstance(expr, cst.Name)
+            value = scope.lookup(expr.value)[0].value
+            if isinstance(value, cst.Call):
+                return dotted_name(value.func) or "the helper"
+        return None
+
     def unsharded_sampler_places(self, function) -> tuple[frozenset[int], frozenset[int]]:
         """(the places of the tuples `function` returns that hold None or a sampler over the
         whole dataset in every return, those of them where some return builds such a sampler).

@@ -61,6 +61,15 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             short = f"{named} gets its sampler after it is built, which DataLoader refuses (ValueError)"
             yield RULE.finding(loader.site.node, short, why=message)  # no fix: the assignment must go too
             continue
+        elif loader.sampler is SamplerKind.WHOLE_DATASET and (helper := data.loader_model.unsharding_helper_of(loader)):
+            message = (
+                f"the sampler of this DataLoader comes from `{helper}(...)`, which returns there only "
+                f"None or a sampler over the whole dataset (RandomSampler / WeightedRandomSampler), "
+                f"never a DistributedSampler: in this distributed script every rank iterates the "
+                f"whole dataset, so an epoch costs world_size times the work; build "
+                f"DistributedSampler(dataset) for the distributed run (it shuffles too)"
+            )
+            short = f"{named} gets its sampler from `{helper}(...)`, never a DistributedSampler: every rank iterates the whole dataset"
         elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "

@@ -58,3 +58,9 @@ def test_left_alone_when_the_helper_may_return_a_distributed_sampler(tmp_path, m
 def test_left_alone_when_the_helper_returns_a_sampler_class_of_its_own(tmp_path, monkeypatch, capsys):
     # A project sampler class is trusted to shard (the rule's documented assumption).
     assert _found(tmp_path, monkeypatch, capsys, "sampler = BalancedShardSampler(train_ds)") == []
+
+
+def test_the_message_names_the_helper(tmp_path, monkeypatch, capsys):
+    files = {"folds.py": HELPER.format(body="sampler = WeightedRandomSampler(weights_of(train_ds), 64)"), "train.py": SCRIPT}
+    found = [f for f in findings_every_way(tmp_path, monkeypatch, capsys, files) if f[1] == "DDP001"]
+    assert found and "gets its sampler from `get_datasets(...)`, never a DistributedSampler" in found[0][2]
