@@ -427,7 +427,9 @@ RULE = Rule(
           method of a top-level class called on an instance the file builds (`C(...)`, or a
           name or `self.` attribute bound once to `C(...)`); a method reached through a
           factory's return value, a subclass's inherited method, or a loop that reaches the loader
-          through further calls in that module is not followed.
+          through further calls in that module is not followed, nor a loader the constructor
+          stores on the instance (`Trainer(model, loader)`, then `trainer.train(epochs)` looping
+          over `self.train_data` in another module).
         - A method that builds a new shuffling DistributedSampler and loader on each call
           (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
           made elsewhere, through the framework.
