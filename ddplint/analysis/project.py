@@ -51,6 +51,7 @@ from ddplint.analysis.search_path import added_folders
 from ddplint.analysis.summaries import (
     FactoryLoader,
     LoaderKwargs,
+    LoaderTrainer,
     ModuleSummary,
     PassRepeater,
     outline_from_json,
@@ -76,6 +77,7 @@ _IMPORT_STATEMENT = re.compile(
 # that does not define the name itself).
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
+_NO_PLACES: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
 
 
 # What marks a project's root, walking up from a checked file: the modules it imports may lie
@@ -1041,6 +1043,25 @@ class ProjectView:
     def pass_repeater(self, facts: "ModuleFacts", site: "CallSite") -> Optional[PassRepeater]:
         target = self._target(facts, site.node.func)
         return target[0].pass_repeaters.get(target[1]) if target else None
+
+    def loader_trainer(self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.BaseExpression]) -> Optional[LoaderTrainer]:
+        """What a project function, or (`instance_of` the class called to build the receiver)
+        a method of a project class, does as a loader trainer, if it is one."""
+        import libcst as cst
+
+        func = site.node.func
+        if instance_of is None:
+            target = self._target(facts, func)
+            return target[0].loader_trainers.get(target[1]) if target else None
+        target = self._target(facts, instance_of)
+        if target is None or not isinstance(func, cst.Attribute):
+            return None
+        return target[0].loader_trainers.get(f"{target[1]}.{func.attr.value}")
+
+    def unsharded_sampler_places(self, facts: "ModuleFacts", call: cst.Call) -> tuple[frozenset[int], frozenset[int]]:
+        """`LoaderModel.unsharded_sampler_places` of the project function `call` calls."""
+        target = self._target(facts, call.func)
+        return target[0].unsharded_samplers.get(target[1], _NO_PLACES) if target else _NO_PLACES
 
     def loader_kwargs(self, facts: "ModuleFacts", call: cst.Call) -> Optional[LoaderKwargs]:
         target = self._target(facts, call.func)

@@ -42,6 +42,7 @@ from ddplint.analysis.torch_api import (
     PROCESS_GROUP_STARTERS,
     SET_DEVICE,
     SPAWNERS,
+    WHOLE_DATASET_SAMPLERS,
     WRAPPER_CLASS_NAMES,
 )
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
@@ -56,18 +57,21 @@ if TYPE_CHECKING:
     from ddplint.analysis.records import CollectiveReach
 
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+# Samplers over the whole dataset that a helper may return in place of a DistributedSampler.
+_WHOLE_DATASET_SAMPLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WHOLE_DATASET_SAMPLERS)
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
-# streaming datasets, process-group and device set-up, set_epoch, collectives, generators. Modules
+# streaming datasets, process-group and device set-up, set_epoch, collectives, generators, and
+# `backward()` (a function or method training on a loader it is given: LoaderTrainer). Modules
 # without such a call are never parsed for their summary: in a large library almost every module
 # is imported by some file, and only a few build loaders or start process groups.
 
 def _summary_words() -> re.Pattern:
     calls = sorted(
         {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
-         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES,
+         "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+        | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES,
         key=lambda word: (-len(word), word),
     )
     return re.compile(
@@ -90,13 +94,14 @@ def _summary_evidence() -> re.Pattern:
     summary comes from a call or a base class with a qualified name (imports.py builds those from
     the module's own text, and `canonical()` never adds these words): DataLoader and
     DistributedSampler classes, `set_epoch`, iterable dataset classes, `yield` (a generator
-    re-iterating a loader), process-group starters and spawners
+    re-iterating a loader), `backward` (a function training on a loader), samplers over the
+    whole dataset (a helper returning one), process-group starters and spawners
     (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
     collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
     checks these words against the torch_api tables."""
     classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
     words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
+        classes | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield", "backward"}
     )
     return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
 
@@ -136,6 +141,19 @@ class PassRepeater:
 
 
 @dataclass(frozen=True)
+class LoaderTrainer:
+    """A function (or a method, recorded as "Class.method") that trains on what one parameter
+    gives it: a loop of its own over the parameter steps the model. Called with a loader, that
+    loader is trained on; with a loop around that pass inside (`for epoch in range(n)`), the
+    function runs the epochs itself."""
+
+    parameter: str
+    position: int  # among the arguments a caller writes (`self` not counted for a method)
+    epochs_at: Optional[str]  # "trainer.py:12", the loop around the pass, when it repeats the pass
+    sets_epoch: bool  # that loop sets some sampler's epoch, a new one each turn
+
+
+@dataclass(frozen=True)
 class LoaderKwargs:
     """A dict of DataLoader keyword arguments a project function returns (`**loader_kwargs(...)`)."""
 
@@ -164,6 +182,11 @@ class ModuleSummary:
     # or replaces __iter__)
     loader_classes: dict[str, bool] = field(default_factory=dict)
     pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
+    loader_trainers: dict[str, LoaderTrainer] = field(default_factory=dict)
+    # function -> (the places of the tuples it returns that are only ever None or a sampler over
+    # the whole dataset (`return train_ds, valid_ds, WeightedRandomSampler(...)`), those of them
+    # where such a sampler is built)
+    unsharded_samplers: dict[str, tuple[frozenset[int], frozenset[int]]] = field(default_factory=dict)
     loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
     # function -> where the shuffling DistributedSampler it builds and returns is built
     sampler_factories: dict[str, str] = field(default_factory=dict)
@@ -176,7 +199,7 @@ class ModuleSummary:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
-            self.sampler_factories, self.distributed_classes,
+            self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
         )
 
     def offered_names(self) -> set[str]:
@@ -222,7 +245,40 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
             summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
     for function in top_level:
         _summarise_data_helper(facts, function, display_name, summary)
+        places = data.loader_model.unsharded_sampler_places(function)
+        if places[0]:
+            summary.unsharded_samplers[function.name] = places
+    for function in facts.functions:
+        _summarise_loader_trainer(facts, function, display_name, top_level, summary)
     return summary
+
+
+def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:
+    """Record a top-level function, or a plain method of a top-level class, that trains on a
+    parameter (`Epochs.loader_trainer`)."""
+    owner = facts.classes.get(function.class_name) if function.class_name is not None else None
+    method = owner is not None and owner.scope is not None and owner.scope is function.scope.parent
+    if method:
+        assert owner is not None and owner.scope is not None
+        if owner.scope.parent is not facts.module_scope or function.node.decorators or not function.params:
+            return  # static / class methods and properties bind no instance the way a call reads
+    elif function not in top_level:
+        return
+    data = facts.data
+    found = data.epochs.loader_trainer(function, data.loop_trains)
+    if found is None:
+        return
+    parameter, around = found
+    repeats = around is not None and not data.runs_once(around)
+    epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
+    # A set_epoch call anywhere in the module counts too: a helper the loop calls may make it
+    # (`self._start_epoch(loader, epoch)`), and the rule prefers silence to guessing.
+    sets_epoch = repeats and around is not None and (
+        data.sampler_model.sets_a_new_epoch_in(around) or bool(data.sampler_model.set_epoch_calls)
+    )
+    position = function.params.index(parameter) - (1 if method else 0)
+    key = f"{function.class_name}.{function.name}" if method else function.name
+    summary.loader_trainers[key] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)
 
 
 def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, summary: ModuleSummary) -> None:
