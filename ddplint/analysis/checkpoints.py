@@ -125,6 +125,29 @@ def _on_cpu(
     return False
 
 
+def maps_to_cpu(facts: "ModuleFacts", location: Optional[cst.BaseExpression], site: "CallSite") -> bool:
+    """A `map_location` that puts every tensor on the CPU: `"cpu"`, `torch.device("cpu")`,
+    `lambda storage, loc: storage` (the storage as deserialised, on the CPU), or a name all of
+    whose values are such."""
+    if location is None:
+        return False
+    if string_value(location) == "cpu":
+        return True
+    if isinstance(location, cst.Call) and "torch.device" in facts.qualified_names(location.func):
+        first = location.args[0].value if len(location.args) == 1 else None
+        return first is not None and string_value(first) == "cpu"
+    if isinstance(location, cst.Lambda):
+        params = location.params.params
+        return bool(params) and isinstance(location.body, cst.Name) and location.body.value == params[0].name.value
+    if isinstance(location, cst.Name):
+        sources = facts.flow.sources(location, site.context.scope, site.context.branches)
+        values = [s.node for s in sources if isinstance(s.node, cst.BaseExpression) and s.node is not location]
+        return bool(values) and len(values) == len(sources) and all(
+            not isinstance(v, cst.Name) and maps_to_cpu(facts, v, site) for v in values
+        )
+    return False
+
+
 def _factory_on_cpu(facts: "ModuleFacts", call: cst.Call) -> bool:
     """`torch.zeros(n, 2)`, `torch.from_numpy(array)`: a tensor made without a `device` is made on
     the CPU."""

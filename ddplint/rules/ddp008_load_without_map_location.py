@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import loaded_names, saves_cpu_tensors, saves_of
+from ddplint.analysis.checkpoints import loaded_names, maps_to_cpu, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -24,7 +24,7 @@ from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls_named(TORCH_LOAD):
-        if _places_its_tensors(site):
+        if _places_its_tensors(facts, site):
             continue
         if not facts.distributed and not _rank_callers(facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
@@ -66,30 +66,42 @@ def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
 
 
 def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
-    """The other arm of an `if` around the call loads with a map_location: the author chose
-    the device per case, and this arm is the one-process-for-all-GPUs case."""
+    """The other arm of an `if` around the call loads with a map_location of a device: the
+    author chose the device per case, and this arm is the one-process-for-all-GPUs case. An
+    other arm mapping to the CPU is the fallback of a run without GPUs (`if args.cpu:`,
+    `if "cuda" not in device:`), which makes this arm the GPU run every rank takes."""
     for branch_node, in_body in site.context.branches:
         branch = next((b for b in facts.branches if b.node is branch_node), None)
         if branch is None or _gpu_arm(facts, branch_node, in_body):
             continue
         for other in facts.calls_in_arm(branch, not in_body):
-            if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
-                return True
+            if TORCH_LOAD not in facts.qualified_names(other.node.func) or not _places_its_tensors(facts, other):
+                continue
+            if not maps_to_cpu(facts, argument(other.node, "map_location", 1), other):
+                return True  # a device of its own: a per-case choice
     return False
 
 
 def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     """In a module with no distributed code of its own (a `load_checkpoint` helper), where
     another module of the project calls the top-level function holding the load (or one of this
-    file's top-level functions that reaches it) from code every rank runs: the helper then runs
-    in every rank too."""
+    file's top-level functions that reaches it) from code every rank runs, or builds there the
+    top-level class whose method holds or reaches it (a `Checkpointer` each rank makes to resume
+    with): the helper then runs in every rank too."""
     if facts.project is None or is_script(facts):
         return []
-    entries = {
-        f.name for f in facts.functions_reaching(lambda call: call is site)
-        if f.class_name is None and f.scope.parent is facts.module_scope
-    }
+    entries: set[str] = set()
+    for function in facts.functions_reaching(lambda call: call is site):
+        if function.class_name is None and function.scope.parent is facts.module_scope:
+            entries.add(function.name)
+        elif function.class_name is not None and _top_level_class(facts, function.class_name):
+            entries.add(function.class_name)
     return facts.project.rank_callers(facts, entries) if entries else []
+
+
+def _top_level_class(facts: ModuleFacts, name: str) -> bool:
+    info = facts.classes.get(name)
+    return info is not None and any(statement is info.node for statement in facts.module.body)
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
@@ -163,14 +175,32 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
     return function is not None and is_script(facts) and facts.never_called(function)
 
 
-def _places_its_tensors(site: CallSite) -> bool:
+def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
-    `**kwargs` the tool does not resolve."""
+    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count."""
     call = site.node
     if has_star_args(call) or double_star_args(call):
         return True
     location = argument(call, "map_location", 1)
-    return location is not None and not is_none(location)
+    if location is None or is_none(location):
+        return False
+    return not _none_on_the_gpu_run(facts, site, location)
+
+
+def _none_on_the_gpu_run(facts: ModuleFacts, site: CallSite, location: cst.BaseExpression) -> bool:
+    """`map_location=torch.device("cpu") if args.cpu else None`: the CPU is only the fallback of a
+    run without GPUs, and the GPU run passes None, as if nothing were passed. Unless the None
+    arm is the single-process one (`"cpu" if args.distributed else None`)."""
+    if not isinstance(location, cst.IfExp):
+        return False
+    if is_none(location.body) and maps_to_cpu(facts, location.orelse, site):
+        none_when_true = True
+    elif is_none(location.orelse) and maps_to_cpu(facts, location.body, site):
+        none_when_true = False
+    else:
+        return False
+    polarity = facts.ranks.distributed_polarity(location.test, site.context.scope)
+    return polarity is None or polarity == none_when_true
 
 
 RULE = Rule(
