@@ -213,9 +213,13 @@ RULE = Rule(
         distributed code of its own (a `load_checkpoint()` / `resume_checkpoint()` helper) is
         judged by its callers: its load is flagged when a distributed module of the project calls
         the function holding it (or a top-level function of the helper's module that reaches it,
-        also through a package `__init__` that re-exports it) from code every rank runs. A load
-        on the CUDA arm of `if torch.cuda.is_available():` whose other arm maps to the CPU is
-        flagged too: that arm is the one every rank of a GPU run takes.
+        also through a package `__init__` that re-exports it) from code every rank runs, or
+        builds there the helper's class whose method holds or reaches the load (a checkpointer
+        every rank makes to resume with). A load beside a CPU fallback is flagged too: the CUDA
+        arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
+        (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
+        `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
+        takes, passes nothing.
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -242,6 +246,8 @@ RULE = Rule(
           `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Files named as data rather than model state (`torch.load("cache/train_features.pt")`):
           preprocessing caches hold CPU tensors.
+        - A load beside one mapped to a device of its own (`if args.gpu is None: torch.load(p)
+          else: torch.load(p, map_location=f"cuda:{args.gpu}")`): the device is chosen per case.
         - Calls with `*args` / `**kwargs`, which may carry a map_location.
         - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
           from its own GPU, onto its own GPU.
@@ -253,8 +259,9 @@ RULE = Rule(
         - Files that the modules importing this one (the training script that calls the evaluation
           helper after training) write only from CPU tensors under that name (`net.cpu()` then
           `torch.save(net.state_dict(), ".../model_final.pth")`).
-        - A helper module whose functions no distributed module calls on every rank (only the
-          single-process tools, only under a rank-0 guard, or nobody).
+        - A helper module whose functions no distributed module calls on every rank, and whose
+          classes no distributed module builds on every rank (only the single-process tools,
+          only under a rank-0 guard, or nobody).
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
@@ -267,11 +274,27 @@ RULE = Rule(
         - Whether the file really holds CUDA tensors is only known when this file, or a module
           importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
           unrelated module (or a released pretrained file) is flagged although it loads to CPU.
-        - A helper is followed to its callers by import and direct call only: a load reached
-          through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`), a table of hooks
-          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a method of an object a caller holds
-          (`self.checkpointer.recover()`) or a callback the user passes is missed. A rank-0-only
-          load is left alone by design, even where the fix maps it for CPU-only machines.
+        - A helper is followed to its callers by import and direct call (or the building of
+          its class) only, one module away: a load reached through a registry
+          (`BACKBONE_REGISTRY.get(name)(cfg)`, a model built by name from a config), a table of
+          hooks (`DEFAULT_LOAD_HOOKS[type](obj, path)`), an object a non-distributed module
+          builds (a `Trainer` class in trainer.py that the training script builds, whose method
+          calls the helper) or a callback the user passes is missed. A rank-0-only load is left
+          alone by design, even where the fix maps it for CPU-only machines.
+        - A helper's class built on every rank counts all its methods as run there, also one
+          that only rank 0 calls, in the same module or through an object it holds.
+        - What a file holds is only known from a save under a literal name: a file holding no
+          tensors (an LR scheduler's state: step counts and rates as Python numbers) is flagged
+          like a model checkpoint.
+        - Where a caller's values decide the branch: a load in `if trt_file is not None:` of a
+          method whose callers pass a file only on the single-process path (after `assert not
+          distributed`) is flagged; a caller's values are not followed into the helper.
+        - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
+          wrote from GPU features is missed.
+        - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
+          looked into, and a map_location the caller hands through (`torch.load(p,
+          map_location=map_location)` in a helper whose parameter defaults to None) counts as
+          passed, whatever the callers give.
         - The results cache keys such a helper on the project's modules as they were: a module
           added later that starts calling it is seen after the helper itself changes (or with
           `--no-cache`).
