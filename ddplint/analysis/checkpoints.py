@@ -29,6 +29,7 @@ from ddplint.analysis.torch_api import (
     CPU_DEFAULT_TENSOR_FACTORIES,
     CPU_MOVES,
     SAME_DEVICE_METHODS,
+    TORCH_FROM_NUMPY,
     TORCH_SAVE,
 )
 
@@ -145,6 +146,25 @@ def maps_to_cpu(facts: "ModuleFacts", location: Optional[cst.BaseExpression], si
         return bool(values) and len(values) == len(sources) and all(
             not isinstance(v, cst.Name) and maps_to_cpu(facts, v, site) for v in values
         )
+    return False
+
+
+def loads_numpy_arrays(facts: "ModuleFacts", load: "CallSite") -> bool:
+    """The loaded value, or an element of it, is handed to `torch.from_numpy` in the same
+    function (`bounds = torch.load(p)` ... `torch.from_numpy(bounds[k])`): the file holds NumPy
+    arrays, which load on no device."""
+    for call in facts.calls_named(TORCH_FROM_NUMPY):
+        if call.context.scope is not load.context.scope:
+            continue
+        value = argument(call.node, "ndarray", 0)
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        if value is load.node:
+            return True
+        if isinstance(value, cst.Name) and any(
+            source.node is load.node for source in facts.flow.sources(value, call.context.scope, call.context.branches)
+        ):
+            return True
     return False
 
 

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import loaded_names, maps_to_cpu, saves_cpu_tensors, saves_of
+from ddplint.analysis.checkpoints import loaded_names, loads_numpy_arrays, maps_to_cpu, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -34,6 +34,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the launching process (e.g. after mp.spawn returned), the single-process path
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
+        if loads_numpy_arrays(facts, site):
+            continue  # `torch.from_numpy(loaded[k])`: NumPy arrays load on no device
         if _other_arm_maps(facts, site):
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
@@ -248,6 +250,8 @@ RULE = Rule(
           preprocessing caches hold CPU tensors.
         - A load beside one mapped to a device of its own (`if args.gpu is None: torch.load(p)
           else: torch.load(p, map_location=f"cuda:{args.gpu}")`): the device is chosen per case.
+        - Files of NumPy arrays: the loaded value, or an element of it, goes to
+          `torch.from_numpy` in the same function.
         - Calls with `*args` / `**kwargs`, which may carry a map_location.
         - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
           from its own GPU, onto its own GPU.

@@ -86,3 +86,26 @@ def test_map_location_none_only_on_the_single_process_path_is_left_alone(lint):
 def test_map_location_none_unless_a_device_is_given_is_left_alone(lint):
     body = "return torch.load(path, map_location=(self.device if self.on_cpu else None))"
     assert _read(lint, body) == []
+
+
+# -- a file of NumPy arrays ---------------------------------------------------------------------
+NUMPY_FILE = """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+
+def centers(path, k):
+    table = torch.load(path)
+    return USE
+
+centers("bounds.pt", 32)
+"""
+
+
+def test_load_whose_element_goes_to_from_numpy_is_left_alone(lint):
+    assert lint(NUMPY_FILE.replace("USE", "torch.from_numpy(table[k])"), select=["DDP008"]) == []
+
+
+def test_load_used_as_tensors_is_flagged(lint):
+    assert lint(NUMPY_FILE.replace("USE", "table[k].float()"), select=["DDP008"]) == [(7, "DDP008")]
