@@ -29,6 +29,7 @@ from ddplint.analysis.torch_api import (
     CPU_DEFAULT_TENSOR_FACTORIES,
     CPU_MOVES,
     SAME_DEVICE_METHODS,
+    TORCH_FROM_NUMPY,
     TORCH_SAVE,
 )
 
@@ -121,6 +122,48 @@ def _on_cpu(
         if method in SAME_DEVICE_METHODS:
             return _on_cpu(facts, owner, save, reading, depth + 1)
         if method == "state_dict" and _moved_to_cpu_before(facts, owner, save):
+            return True
+    return False
+
+
+def maps_to_cpu(facts: "ModuleFacts", location: Optional[cst.BaseExpression], site: "CallSite") -> bool:
+    """A `map_location` that puts every tensor on the CPU: `"cpu"`, `torch.device("cpu")`,
+    `lambda storage, loc: storage` (the storage as deserialised, on the CPU), or a name all of
+    whose values are such."""
+    if location is None:
+        return False
+    if string_value(location) == "cpu":
+        return True
+    if isinstance(location, cst.Call) and "torch.device" in facts.qualified_names(location.func):
+        first = location.args[0].value if len(location.args) == 1 else None
+        return first is not None and string_value(first) == "cpu"
+    if isinstance(location, cst.Lambda):
+        params = location.params.params
+        return bool(params) and isinstance(location.body, cst.Name) and location.body.value == params[0].name.value
+    if isinstance(location, cst.Name):
+        sources = facts.flow.sources(location, site.context.scope, site.context.branches)
+        values = [s.node for s in sources if isinstance(s.node, cst.BaseExpression) and s.node is not location]
+        return bool(values) and len(values) == len(sources) and all(
+            not isinstance(v, cst.Name) and maps_to_cpu(facts, v, site) for v in values
+        )
+    return False
+
+
+def loads_numpy_arrays(facts: "ModuleFacts", load: "CallSite") -> bool:
+    """The loaded value, or an element of it, is handed to `torch.from_numpy` in the same
+    function (`bounds = torch.load(p)` ... `torch.from_numpy(bounds[k])`): the file holds NumPy
+    arrays, which load on no device."""
+    for call in facts.calls_named(TORCH_FROM_NUMPY):
+        if call.context.scope is not load.context.scope:
+            continue
+        value = argument(call.node, "ndarray", 0)
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        if value is load.node:
+            return True
+        if isinstance(value, cst.Name) and any(
+            source.node is load.node for source in facts.flow.sources(value, call.context.scope, call.context.branches)
+        ):
             return True
     return False
 

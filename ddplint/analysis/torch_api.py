@@ -133,6 +133,7 @@ CURRENT_DEVICE_CALLS = frozenset(
 TORCH_SAVE = "torch.save"
 # torch.load restores each tensor onto the device it was saved from, unless given map_location.
 TORCH_LOAD = "torch.load"
+TORCH_FROM_NUMPY = "torch.from_numpy"  # its argument is a NumPy array, never a tensor
 # The test that picks a device by whether CUDA is there (`map_location` chosen under it).
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Tensor methods whose result lives on the CPU (`x.cpu()`, `x.numpy()`, `x.tolist()`).

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import loaded_names, saves_cpu_tensors, saves_of
+from ddplint.analysis.checkpoints import loaded_names, loads_numpy_arrays, maps_to_cpu, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -24,7 +24,7 @@ from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls_named(TORCH_LOAD):
-        if _places_its_tensors(site):
+        if _places_its_tensors(facts, site):
             continue
         if not facts.distributed and not _rank_callers(facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
@@ -34,6 +34,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # the launching process (e.g. after mp.spawn returned), the single-process path
         if facts.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
+        if loads_numpy_arrays(facts, site):
+            continue  # `torch.from_numpy(loaded[k])`: NumPy arrays load on no device
         if _other_arm_maps(facts, site):
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
@@ -66,30 +68,42 @@ def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
 
 
 def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
-    """The other arm of an `if` around the call loads with a map_location: the author chose
-    the device per case, and this arm is the one-process-for-all-GPUs case."""
+    """The other arm of an `if` around the call loads with a map_location of a device: the
+    author chose the device per case, and this arm is the one-process-for-all-GPUs case. An
+    other arm mapping to the CPU is the fallback of a run without GPUs (`if args.cpu:`,
+    `if "cuda" not in device:`), which makes this arm the GPU run every rank takes."""
     for branch_node, in_body in site.context.branches:
         branch = next((b for b in facts.branches if b.node is branch_node), None)
         if branch is None or _gpu_arm(facts, branch_node, in_body):
             continue
         for other in facts.calls_in_arm(branch, not in_body):
-            if TORCH_LOAD in facts.qualified_names(other.node.func) and _places_its_tensors(other):
-                return True
+            if TORCH_LOAD not in facts.qualified_names(other.node.func) or not _places_its_tensors(facts, other):
+                continue
+            if not maps_to_cpu(facts, argument(other.node, "map_location", 1), other):
+                return True  # a device of its own: a per-case choice
     return False
 
 
 def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     """In a module with no distributed code of its own (a `load_checkpoint` helper), where
     another module of the project calls the top-level function holding the load (or one of this
-    file's top-level functions that reaches it) from code every rank runs: the helper then runs
-    in every rank too."""
+    file's top-level functions that reaches it) from code every rank runs, or builds there the
+    top-level class whose method holds or reaches it (a `Checkpointer` each rank makes to resume
+    with): the helper then runs in every rank too."""
     if facts.project is None or is_script(facts):
         return []
-    entries = {
-        f.name for f in facts.functions_reaching(lambda call: call is site)
-        if f.class_name is None and f.scope.parent is facts.module_scope
-    }
+    entries: set[str] = set()
+    for function in facts.functions_reaching(lambda call: call is site):
+        if function.class_name is None and function.scope.parent is facts.module_scope:
+            entries.add(function.name)
+        elif function.class_name is not None and _top_level_class(facts, function.class_name):
+            entries.add(function.class_name)
     return facts.project.rank_callers(facts, entries) if entries else []
+
+
+def _top_level_class(facts: ModuleFacts, name: str) -> bool:
+    info = facts.classes.get(name)
+    return info is not None and any(statement is info.node for statement in facts.module.body)
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
@@ -163,14 +177,32 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
     return function is not None and is_script(facts) and facts.never_called(function)
 
 
-def _places_its_tensors(site: CallSite) -> bool:
+def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
-    `**kwargs` the tool does not resolve."""
+    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count."""
     call = site.node
     if has_star_args(call) or double_star_args(call):
         return True
     location = argument(call, "map_location", 1)
-    return location is not None and not is_none(location)
+    if location is None or is_none(location):
+        return False
+    return not _none_on_the_gpu_run(facts, site, location)
+
+
+def _none_on_the_gpu_run(facts: ModuleFacts, site: CallSite, location: cst.BaseExpression) -> bool:
+    """`map_location=torch.device("cpu") if args.cpu else None`: the CPU is only the fallback of a
+    run without GPUs, and the GPU run passes None, as if nothing were passed. Unless the None
+    arm is the single-process one (`"cpu" if args.distributed else None`)."""
+    if not isinstance(location, cst.IfExp):
+        return False
+    if is_none(location.body) and maps_to_cpu(facts, location.orelse, site):
+        none_when_true = True
+    elif is_none(location.orelse) and maps_to_cpu(facts, location.body, site):
+        none_when_true = False
+    else:
+        return False
+    polarity = facts.ranks.distributed_polarity(location.test, site.context.scope)
+    return polarity is None or polarity == none_when_true
 
 
 RULE = Rule(
@@ -183,9 +215,13 @@ RULE = Rule(
         distributed code of its own (a `load_checkpoint()` / `resume_checkpoint()` helper) is
         judged by its callers: its load is flagged when a distributed module of the project calls
         the function holding it (or a top-level function of the helper's module that reaches it,
-        also through a package `__init__` that re-exports it) from code every rank runs. A load
-        on the CUDA arm of `if torch.cuda.is_available():` whose other arm maps to the CPU is
-        flagged too: that arm is the one every rank of a GPU run takes.
+        also through a package `__init__` that re-exports it) from code every rank runs, or
+        builds there the helper's class whose method holds or reaches the load (a checkpointer
+        every rank makes to resume with). A load beside a CPU fallback is flagged too: the CUDA
+        arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
+        (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
+        `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
+        takes, passes nothing.
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -212,6 +248,10 @@ RULE = Rule(
           `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Files named as data rather than model state (`torch.load("cache/train_features.pt")`):
           preprocessing caches hold CPU tensors.
+        - A load beside one mapped to a device of its own (`if args.gpu is None: torch.load(p)
+          else: torch.load(p, map_location=f"cuda:{args.gpu}")`): the device is chosen per case.
+        - Files of NumPy arrays: the loaded value, or an element of it, goes to
+          `torch.from_numpy` in the same function.
         - Calls with `*args` / `**kwargs`, which may carry a map_location.
         - Per-rank files (`torch.load(f"queue{rank}.pth")`): each rank reads back what it saved
           from its own GPU, onto its own GPU.
@@ -223,8 +263,9 @@ RULE = Rule(
         - Files that the modules importing this one (the training script that calls the evaluation
           helper after training) write only from CPU tensors under that name (`net.cpu()` then
           `torch.save(net.state_dict(), ".../model_final.pth")`).
-        - A helper module whose functions no distributed module calls on every rank (only the
-          single-process tools, only under a rank-0 guard, or nobody).
+        - A helper module whose functions no distributed module calls on every rank, and whose
+          classes no distributed module builds on every rank (only the single-process tools,
+          only under a rank-0 guard, or nobody).
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
@@ -237,11 +278,27 @@ RULE = Rule(
         - Whether the file really holds CUDA tensors is only known when this file, or a module
           importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
           unrelated module (or a released pretrained file) is flagged although it loads to CPU.
-        - A helper is followed to its callers by import and direct call only: a load reached
-          through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`), a table of hooks
-          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a method of an object a caller holds
-          (`self.checkpointer.recover()`) or a callback the user passes is missed. A rank-0-only
-          load is left alone by design, even where the fix maps it for CPU-only machines.
+        - A helper is followed to its callers by import and direct call (or the building of
+          its class) only, one module away: a load reached through a registry
+          (`BACKBONE_REGISTRY.get(name)(cfg)`, a model built by name from a config), a table of
+          hooks (`DEFAULT_LOAD_HOOKS[type](obj, path)`), an object a non-distributed module
+          builds (a `Trainer` class in trainer.py that the training script builds, whose method
+          calls the helper) or a callback the user passes is missed. A rank-0-only load is left
+          alone by design, even where the fix maps it for CPU-only machines.
+        - A helper's class built on every rank counts all its methods as run there, also one
+          that only rank 0 calls, in the same module or through an object it holds.
+        - What a file holds is only known from a save under a literal name: a file holding no
+          tensors (an LR scheduler's state: step counts and rates as Python numbers) is flagged
+          like a model checkpoint.
+        - Where a caller's values decide the branch: a load in `if trt_file is not None:` of a
+          method whose callers pass a file only on the single-process path (after `assert not
+          distributed`) is flagged; a caller's values are not followed into the helper.
+        - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
+          wrote from GPU features is missed.
+        - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
+          looked into, and a map_location the caller hands through (`torch.load(p,
+          map_location=map_location)` in a helper whose parameter defaults to None) counts as
+          passed, whatever the callers give.
         - The results cache keys such a helper on the project's modules as they were: a module
           added later that starts calling it is seen after the helper itself changes (or with
           `--no-cache`).
