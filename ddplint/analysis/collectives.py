@@ -9,7 +9,7 @@ these questions read (is the collective under a rank guard?) are analysis/rank_g
 
 from __future__ import annotations
 
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -36,39 +36,12 @@ from ddplint.analysis.torch_api import (
 )
 
 if TYPE_CHECKING:
+    from ddplint.analysis.facts import ModuleFacts
     from ddplint.analysis.records import CallSite
+
 
 # Methods that return the module they are called on (moved or cast): the module is built before them.
 _MODULE_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "to_empty"})
-
-
-def module_declares_buffers(path: str) -> bool:
-    """See `_declares_buffers`; keyed on the file's modification stamp, so that an edited
-    model.py is read again in a long-running process (the language server)."""
-    from ddplint.analysis.project import file_stamp
-
-    return _declares_buffers(path, file_stamp(path))
-
-
-@lru_cache(maxsize=256)
-def _declares_buffers(path: str, stamp: object) -> bool:
-    """A project module that always gives the modules it builds buffers: it calls
-    `register_buffer` outside any condition of its function, or builds a BatchNorm layer or a
-    torchvision / timm model (a buffer registered only under `if not self.flash:` may never
-    exist). Read and parsed once per run; a module that cannot be read declares none."""
-    from ddplint.analysis.project import module_facts
-
-    facts = module_facts(path)
-    if facts is None:
-        return False
-    if facts.imports.imports_any(("torchvision.models", "timm")):
-        return True
-    for site in facts.calls:
-        if site.name == "register_buffer" and not site.context.branches:
-            return True
-        if site.name is not None and "BatchNorm" in site.name:
-            return True
-    return False
 
 
 class Collectives(RankGuards):
@@ -306,7 +279,7 @@ class Collectives(RankGuards):
         for call in self._constructions(wrapper.node.args[0].value, wrapper, depth=0):
             for qualified in self.facts.qualified_names(call.func):
                 resolved = project.index.resolve(project.path, qualified)
-                if resolved is not None and module_declares_buffers(resolved[0]):
+                if resolved is not None and _declares_buffers(project.index.module_facts(resolved[0])):
                     return True
         return False
 
@@ -345,3 +318,18 @@ class Collectives(RankGuards):
         if not self._syncing_wrappers:
             return set()
         return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
+
+
+def _declares_buffers(module: Optional["ModuleFacts"]) -> bool:
+    """A project module that always gives the modules it builds buffers: it calls
+    `register_buffer` outside any condition of its function, or builds a BatchNorm layer or a
+    torchvision / timm model. A buffer registered only under `if not self.flash:` may never
+    exist; a module that cannot be read declares none."""
+    if module is None:
+        return False
+    if module.imports.imports_any(("torchvision.models", "timm")):
+        return True
+    return any(
+        site.name == "register_buffer" and not site.context.branches or "BatchNorm" in (site.name or "")
+        for site in module.calls
+    )

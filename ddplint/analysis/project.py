@@ -445,6 +445,7 @@ class ProjectIndex:
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
+        self._module_facts: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleFacts"]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -778,7 +779,7 @@ class ProjectIndex:
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self._summaries:
-            self._stamps.setdefault(path, file_stamp(path))
+            self._stamps.setdefault(path, _stamp(path))
             self._summaries[path] = self._summarise(path)
         return self._summaries[path]
 
@@ -786,7 +787,7 @@ class ProjectIndex:
         """Take over what an older index of the same project worked out about modules still in
         it (unless changed since): a fresh list of modules need not mean parsing them again."""
         for path, stamp in older._stamps.items():
-            if path in self.files and file_stamp(path) == stamp:
+            if path in self.files and _stamp(path) == stamp:
                 self._stamps[path] = stamp
                 if path in older._summaries:
                     self._summaries[path] = older._summaries[path]
@@ -798,7 +799,7 @@ class ProjectIndex:
         analyses: the language server's). One stat per module it has looked at. What star
         imports hand on is read again (import lines only: cheaper than a stat of each module)."""
         self._star_exports.clear()
-        changed = [p for p, stamp in self._stamps.items() if file_stamp(p) != stamp]
+        changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
         if changed:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
             self._cpu_saves.clear()
@@ -829,7 +830,7 @@ class ProjectIndex:
         """(whether the module has a summary at all, the names its summary could record: None
         when that is not known). One compile of the module, no libcst."""
         if path not in self._outlines:
-            self._stamps.setdefault(path, file_stamp(path))
+            self._stamps.setdefault(path, _stamp(path))
             known = self._shared.load("outline", path)
             # Not claimed like a summary: a compile costs less than waiting for another worker's.
             self._outlines[path] = known[0] if known else self._shared.saved("outline", path, self._stored_outline(path))
@@ -925,7 +926,7 @@ class ProjectIndex:
         per index: most modules never call a given helper and are not read again for it."""
         known = self._calls_named.get(path)
         if known is None:
-            self._stamps.setdefault(path, file_stamp(path))  # forget_changed then sees it change
+            self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
             data = _caller_source(path)
             found = _CALLED_NAME.findall(data) if data is not None else []
             known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in found)
@@ -975,6 +976,24 @@ class ProjectIndex:
             return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
         except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
             return None
+
+    def module_facts(self, path: str) -> Optional["ModuleFacts"]:
+        """The facts of one project module (without a project view of its own), parsed once while
+        the file is unchanged; None when it cannot be read, is too large, or does not parse
+        safely. For questions a summary does not record (which buffers a model module declares)."""
+        stamp = _stamp(path)
+        known = self._module_facts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            data: Optional[bytes] = read_file(path)
+        except OSError:
+            data = None
+        facts = None
+        if data is not None and len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, path):
+            facts = _facts_of(data)
+        self._module_facts[path] = (stamp, facts)
+        return facts
 
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the
@@ -1040,8 +1059,7 @@ def _caller_source(path: str) -> Optional[bytes]:
     return data if len(data) <= MAX_ANALYSED_BYTES else None
 
 
-def file_stamp(path: str) -> Optional[tuple[int, int]]:
-    """(size, modification time) of a file, None when it cannot be read: what tells an edited file."""
+def _stamp(path: str) -> Optional[tuple[int, int]]:
     try:
         info = os.stat(path)
     except OSError:
@@ -1336,18 +1354,6 @@ def _recordable_names(module: CodeType, generators_only: bool = False) -> frozen
                     names.add(const.co_name)
                 stack.append((const, False))
     return frozenset(names)
-
-
-def module_facts(path: str) -> Optional["ModuleFacts"]:
-    """The facts of one project module read from disk (no project view of its own), or None
-    when it cannot be read or parsed, or is too large to analyse."""
-    try:
-        data = read_file(path)
-    except OSError:
-        return None
-    if len(data) > MAX_ANALYSED_BYTES:
-        return None
-    return _facts_of(data)
 
 
 def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
