@@ -365,7 +365,12 @@ RULE = Rule(
           rule (the screen), even when it calls a helper of another module that makes one under
           a clock condition.
         - Values that differ between ranks other than the wall clock and one-rank assignments
-          (a per-rank random draw, a file one rank wrote) are not traced into conditions.
+          (a per-rank random draw, a file one rank wrote, a test on what each process's own log
+          buffer holds) are not traced into conditions.
+        - A one-rank value kept on an object and read by another method: a counter reset only
+          past the other ranks' early `return` in one method (`update_best_model`) and tested
+          by the loop condition of another (`continue_training`) sends the other ranks out of
+          training early; the attribute is not followed between methods.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
           (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
           only once declared in `rank-zero-functions` (README, Configuration).
