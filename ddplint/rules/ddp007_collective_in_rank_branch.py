@@ -359,6 +359,10 @@ RULE = Rule(
           DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
           caller in main.py wrapped the model) are not seen: facts flow from the modules a file
           imports to the file, not from its callers.
+        - A forward of the wrapped model inside a function of another module that the rank-0
+          code hands it to (`engine.validate(model, loader)` calling `model(x)`): the summaries
+          of other modules record the collectives their functions make, not the forwards of
+          a parameter.
         - A collective reached through a method of another module's class
           (`DistribTorch.instance().barrier()`) is not followed.
         - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
