@@ -325,9 +325,9 @@ def _run(
         finally:
             # Workers leave by themselves when the work is done (close: no signal involved;
             # Pool.terminate's SIGTERM after a complete run was seen to hang the join). On an error
-            # or an early stop, the pool's exit terminates them. (Not SIGKILL here: the pool's own
-            # thread would start new workers, and a worker killed holding the task queue's lock
-            # leaves terminate waiting for it.)
+            # or an early stop, the pool's exit terminates them, waiting a bounded time
+            # (`_terminate`). (Not SIGKILL here: the pool's own thread would start new workers,
+            # and a worker killed holding the task queue's lock leaves terminate waiting for it.)
             if finished:
                 pool.close()
                 pool.join()
@@ -419,16 +419,38 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optional[str] = None):
+@contextmanager
+def _pool(workers: int, project: Optional[ProjectIndex], shared_summaries: Optional[str] = None) -> Iterator:
     # fork starts workers in milliseconds with the analysis already imported; elsewhere (macOS,
     # Windows) the platform's safe default. Workers summarise project modules on demand, each
     # module once for all of them (`shared_summaries`).
     import multiprocessing
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    return context.Pool(
+    pool = context.Pool(
         workers, initializer=_start_worker, initargs=(os.getpid(), project, context.RLock(), shared_summaries)
     )
+    try:
+        yield pool
+    finally:
+        _terminate(pool)
+
+
+# How long an ending run waits for Pool.terminate. A worker stopped while it writes a result
+# holds the result queue's lock for good, and terminate then waits for that lock forever
+# (CPython issue 96995, seen here once under load after a worker's error). By then every worker
+# has been sent SIGTERM; what is left waiting is one of the pool's own threads.
+TERMINATE_WAIT_SECONDS = 10.0
+
+
+def _terminate(pool) -> None:
+    """Pool.terminate, given at most TERMINATE_WAIT_SECONDS: a run that ends on an error or an
+    early stop ends, with its workers stopped, rather than hanging in the pool's clean-up."""
+    import threading
+
+    stopper = threading.Thread(target=pool.terminate, name="ddplint-pool-terminate", daemon=True)
+    stopper.start()
+    stopper.join(TERMINATE_WAIT_SECONDS)
 
 
 def _start_worker(

@@ -258,14 +258,14 @@ def test_a_fix_round_that_no_longer_compiles_is_dropped():
 
 def test_a_module_whose_summary_fails_costs_only_its_offers(tmp_path, monkeypatch, capsys):
     """A bug in summarising one module (simulated) leaves the other files' findings intact."""
-    import ddplint.analysis.project as project_module
+    import ddplint.analysis.summaries as summaries_module
 
     def broken(facts, name):
         raise ValueError("summary bug")
 
     project = _make_project(tmp_path, IN_MAIN)
     (project / "other.py").write_text("import torch.nn as nn\nmodel = nn.DataParallel(net)\n")
-    monkeypatch.setattr(project_module, "summarise", broken)
+    monkeypatch.setattr(summaries_module, "summarise", broken)
     monkeypatch.chdir(project)
     found = _run_json(["."], capsys, monkeypatch)
     assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("other.py", "DDP003")]

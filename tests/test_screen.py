@@ -169,7 +169,7 @@ def test_summary_evidence_covers_what_summaries_record():
     """A module's summary is built only when its text holds a word of the qualified names a
     summary entry comes from (project.py `_SUMMARY_EVIDENCE`)."""
     from ddplint.analysis.devices import PROCESS_GROUP_STARTERS, SET_DEVICE
-    from ddplint.analysis.project import _SUMMARY_EVIDENCE
+    from ddplint.analysis.summaries import _SUMMARY_EVIDENCE
     from ddplint.analysis.torch_api import DATALOADER, ITERABLE_DATASETS
 
     for name in (*PROCESS_GROUP_STARTERS, *SET_DEVICE, *DATALOADER, *ITERABLE_DATASETS, "torch.distributed.all_reduce"):
@@ -269,7 +269,7 @@ def test_a_project_helper_that_starts_the_process_group_keeps_its_callers(tmp_pa
 
 
 def test_functions_reaching_a_starter_through_functions_and_methods_of_the_module():
-    from ddplint.analysis.project import _functions_reaching_a_starter
+    from ddplint.analysis.summaries import functions_reaching_a_starter
 
     source = (
         "import torch.multiprocessing as mp\n"
@@ -278,4 +278,4 @@ def test_functions_reaching_a_starter_through_functions_and_methods_of_the_modul
         "def outer():\n    def inner():\n        launch()\n    return inner()\n"
         "def quiet():\n    return [x for x in range(3)]\n"
     )
-    assert _functions_reaching_a_starter(compile(source, "m.py", "exec")) == {"launch", "outer"}
+    assert functions_reaching_a_starter(compile(source, "m.py", "exec")) == {"launch", "outer"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ddplint import runner
-from ddplint.analysis import project as project_module
+from ddplint.analysis import summaries as summaries_module
 from ddplint.analysis.project import ModuleSummary, SharedSummaries
 from ddplint.api import lint_paths
 from ddplint.rules import select_rules
@@ -48,7 +48,7 @@ def one_file_per_worker(monkeypatch, log: Path) -> None:
     """Each of the two workers checks one of the two scripts (the first to take a file waits for
     the other to take the second), and every summary computed is logged with its process."""
     both_started = multiprocessing.get_context("fork").Barrier(2, timeout=120)  # a guard against a hang
-    real_check, real_summary = runner._check_job, project_module._summary_of
+    real_check, real_summary = runner._check_job, summaries_module.summary_of
 
     def check_side_by_side(job):
         if Path(job.path).name.startswith("train"):
@@ -63,7 +63,7 @@ def one_file_per_worker(monkeypatch, log: Path) -> None:
         return real_summary(data, path)
 
     monkeypatch.setattr(runner, "_check_job", check_side_by_side)
-    monkeypatch.setattr(project_module, "_summary_of", logged_summary)
+    monkeypatch.setattr(summaries_module, "summary_of", logged_summary)
 
 
 def test_a_module_used_by_files_in_two_workers_is_summarised_once(two_scripts, tmp_path, monkeypatch, directories):
@@ -136,3 +136,38 @@ def test_shared_values_are_read_back_whole_and_a_vanished_directory_is_no_error(
     assert shared.load("summary", "/p/data.py") is None
     with shared.claim("/p/data.py"):
         pass
+
+
+
+def test_a_run_ending_on_an_error_does_not_wait_forever_for_the_pool(two_scripts, monkeypatch, directories):
+    """Pool.terminate can wait forever for a lock a stopped worker held (CPython issue 96995).
+    Simulated: terminate is stuck until the test lets it go. The run raises the worker's error
+    and removes its directory while terminate is still stuck."""
+    import threading
+    from multiprocessing.pool import Pool
+
+    real_check, real_terminate = runner._check_job, Pool.terminate
+    released = threading.Event()
+    stuck: list[threading.Thread] = []
+
+    def check_then_fail(job):
+        real_check(job)
+        raise RuntimeError("worker failed")
+
+    def stuck_until_released(pool):
+        stuck.append(threading.current_thread())
+        released.wait(120)  # only a guard: without the bounded wait the run waits here
+        real_terminate(pool)
+
+    monkeypatch.setattr(runner, "_check_job", check_then_fail)
+    monkeypatch.setattr(runner, "TERMINATE_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(Pool, "terminate", stuck_until_released)
+    try:
+        with pytest.raises(RuntimeError, match="worker failed"):
+            run(two_scripts, jobs=2)
+        assert not released.is_set() and len(stuck) == 1  # the run ended, terminate still stuck
+        assert len(directories) == 1 and not os.path.exists(directories[0])
+    finally:
+        released.set()
+        for thread in stuck:
+            thread.join(60)

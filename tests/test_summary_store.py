@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import ddplint.analysis.project as project_module
+import ddplint.analysis.summaries as summaries_module
 from case_files import copy_case_files
-from ddplint.analysis.project import ModuleSummary, outline_from_json, outline_to_json, summary_from_json, summary_to_json
+from ddplint.analysis.summaries import ModuleSummary, outline_from_json, outline_to_json, summary_from_json, summary_to_json
 from ddplint.api import lint_paths
 from ddplint.cache import SUMMARY_FOLDER_NAME, ResultCache
 from ddplint.rules import select_rules
@@ -39,7 +39,7 @@ def _sample(hint, seed: int):
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return list(hint)[-1]
     if dataclasses.is_dataclass(hint):
-        hints = project_module._hints(hint)
+        hints = summaries_module._hints(hint)
         return hint(**{f.name: _sample(hints[f.name], seed + i) for i, f in enumerate(dataclasses.fields(hint))})
     if origin in (set, frozenset):
         return origin({_sample(arguments[0], seed), _sample(arguments[0], seed + 7)})
@@ -81,13 +81,13 @@ def test_anything_else_is_a_miss(damage):
 def counted(monkeypatch):
     """How many times a module is summarised (with libcst) in this process."""
     calls: list[str] = []
-    original = project_module._summary_of
+    original = summaries_module.summary_of
 
     def counting(data: bytes, path: str):
         calls.append(Path(path).name)
         return original(data, path)
 
-    monkeypatch.setattr(project_module, "_summary_of", counting)
+    monkeypatch.setattr(summaries_module, "summary_of", counting)
     return calls
 
 
@@ -136,7 +136,7 @@ def _rewrite_entries(cache_dir: Path, change) -> None:
 def _hide_the_loader(content: dict) -> None:
     """A summary saying data.py offers nothing (a planted entry would hide the finding)."""
     if content["kind"].startswith("summary"):
-        content["value"] = summary_to_json(project_module.ModuleSummary())
+        content["value"] = summary_to_json(summaries_module.ModuleSummary())
 
 
 @pytest.mark.parametrize("tamper", [

@@ -150,9 +150,18 @@ def materialise(mirrors: Path, trees: Path, repo: str, commit: str) -> Path:
         write_present_blobs(gdir, commit, target)
     else:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(target, filter="data")
+            tar.extractall(target, filter=_inside_only)
     done.touch()
     return target
+
+
+def _inside_only(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """tarfile's "data" filter, except that a member it refuses (a link to an absolute path or out
+    of the tree) is left out instead of failing the whole pair: such links are never the code."""
+    try:
+        return tarfile.data_filter(member, path)
+    except tarfile.FilterError:
+        return None
 
 
 def write_present_blobs(gdir: Path, commit: str, target: Path) -> None:

@@ -25,6 +25,7 @@ from ddplint.analysis.syntax import (
 )
 from ddplint.analysis.torch_api import (
     CURRENT_DEVICE_CALLS,
+    DATALOADER,
     DEVICE_SETTING_CALLS,
     DEVICE_SETTING_FRAMEWORKS,
     PLACEMENT_METHODS,
@@ -194,8 +195,10 @@ class DeviceModel:
     @cached_property
     def current_device_work(self) -> list["CallSite"]:
         """Calls that work on the current CUDA device without naming one: `torch.cuda.synchronize()`,
-        `torch.cuda.current_device()`, memory queries, and an NCCL `dist.barrier()` without
-        `device_ids` (it picks the current device for its communicator)."""
+        `torch.cuda.current_device()`, memory queries, an NCCL `dist.barrier()` without
+        `device_ids` (it picks the current device for its communicator), and a
+        `DataLoader(..., pin_memory=True)` (its pinning thread makes the current device its own
+        and pins through that device's context: GPU 0 in every rank until one is set)."""
         out = []
         for site in self.facts.calls:
             names = self.facts.qualified_names(site.node.func)
@@ -203,7 +206,34 @@ class DeviceModel:
                 out.append(site)
             elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
                 out.append(site)
+            elif not names.isdisjoint(DATALOADER) and _pins_memory(site.node):
+                out.append(site)
         return out
+
+    @cached_property
+    def callers_leave_device_unset(self) -> bool:
+        """A set-up helper starts the NCCL group in top-level functions that other modules of the
+        project call on every rank (ProjectIndex.rank_callers), and none of those modules makes
+        a device current (itself or through its project helpers): then no one does, and the
+        group's current device is GPU 0 in every rank. False when no module is seen calling it
+        (a library's entry point: its users may set the device)."""
+        facts = self.facts
+        if facts.project is None:
+            return False
+        starts = {id(site.node) for site in self.gpu_group_starts}
+        entries = {
+            function.name
+            for function in facts.functions_reaching(lambda site: id(site.node) in starts)
+            if function.class_name is None and function.scope.parent is facts.module_scope
+        }
+        return bool(entries) and facts.project.rank_callers_choose_device(facts, entries) is False
+
+    @property
+    def chooses_device_or_is_reported(self) -> bool:
+        """What a set-up helper's caller answers (callers_leave_device_unset): it makes a device
+        current (or declares one GPU per process), or it places work on the current device
+        itself, which DDP005 reports in that module."""
+        return self.sets_device_per_rank or self.one_gpu_per_process or any(p.kind == "current" for p in self.placements)
 
     @cached_property
     def group_may_run_on_gpus(self) -> bool:
@@ -363,6 +393,12 @@ class DeviceModel:
         return False
 
 
+def _pins_memory(call: cst.Call) -> bool:
+    """`DataLoader(..., pin_memory=True)`, written as the literal."""
+    pin = keyword_arg(call, "pin_memory")
+    return pin is not None and isinstance(pin.value, cst.Name) and pin.value.value == "True"
+
+
 def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:
     """`parser.parse_args()`, `parser.parse_known_args()[0]`."""
     if isinstance(node, cst.Subscript):
@@ -407,12 +443,17 @@ def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cs
     return None
 
 
+# One format placeholder for a device index: `{}`, `{0}`, `{:d}`, `{0:d}` (str.format) or `%d`,
+# `%i`, `%s` (printf style).
+_INDEX_PLACEHOLDER = re.compile(r"\{0?(?::[^{}]*)?\}|%[dis]")
+
+
 def _is_cuda_prefix(text: Optional[str]) -> bool:
-    """`cuda:` followed at most by one format placeholder (`cuda:{}`, `cuda:%d`)."""
+    """`cuda:` followed at most by one format placeholder (`cuda:{}`, `cuda:{:d}`, `cuda:%d`)."""
     if text is None:
         return False
     lowered = text.strip().lower()
-    return lowered.startswith("cuda:") and (lowered[5:] == "" or re.fullmatch(r"\{\}|%[ds]|\{0\}", lowered[5:]) is not None)
+    return lowered.startswith("cuda:") and (lowered[5:] == "" or _INDEX_PLACEHOLDER.fullmatch(lowered[5:]) is not None)
 
 
 def _is_cuda(text: str) -> bool:

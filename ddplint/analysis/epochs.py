@@ -17,7 +17,7 @@ from ddplint.analysis.records import CallSite, Context, LoopSite
 from ddplint.analysis.syntax import argument, identifier_words, int_value, positional_args, walk
 
 if TYPE_CHECKING:
-    from ddplint.analysis.project import PassRepeater
+    from ddplint.analysis.summaries import LoaderTrainer, PassRepeater
 
 _YIELD_FROM = re.compile(r"\byield\s+from\b")
 EVAL_WORDS = {
@@ -47,8 +47,13 @@ class Iteration:
     where: Union[CallSite, LoopSite, YieldSite]
     epoch_loop: Optional[LoopSite]
     # The loader handed to another project module's generator that starts a new pass over it on
-    # every turn of its own loop (`forever(loader)`): where that loop is ("utils.py:3").
+    # every turn of its own loop (`forever(loader)`), or to a function or method of another
+    # module that runs the epochs over it (`trainer.fit(loader)`): where that loop is ("utils.py:3").
     restarted_in: Optional[str] = None
+    # Handed to another module's function or method that trains on it (its loop steps the model).
+    trained_in_callee: bool = False
+    # `restarted_in` is that callee's epoch loop rather than a generator's.
+    epochs_in_callee: bool = False
 
 
 class Epochs:
@@ -82,6 +87,18 @@ class Epochs:
                 given = argument(site.node, repeater.parameter, repeater.position)
                 if given is not None and self._feeding_paths(given, site.context, target):
                     found.append(Iteration(loader, site, None, restarted_in=repeater.where))
+            for site, trainer in self._project_loader_trainers:
+                given = argument(site.node, trainer.parameter, trainer.position)
+                if given is None or not self._feeding_paths(given, site.context, target):
+                    continue
+                if trainer.epochs_at is None:  # one pass there: the caller's loop repeats it
+                    found.append(Iteration(loader, site, self.repeating_loop(site.context, ()), trained_in_callee=True))
+                elif trainer.sets_epoch:  # it runs the epochs and sets the sampler's epoch itself
+                    found.append(Iteration(loader, site, None, trained_in_callee=True))
+                else:
+                    found.append(Iteration(
+                        loader, site, None, restarted_in=trainer.epochs_at, trained_in_callee=True, epochs_in_callee=True
+                    ))
             for site in self._calls_out_to_trainers:
                 # `Trainer(train_dataloader=a, eval_dataloader=b)`: only `a` is trained on there.
                 handed = [arg for arg in site.node.args if not _keyword_names_evaluation(arg)]
@@ -173,30 +190,78 @@ class Epochs:
                 out.append((site, repeater))
         return out
 
+    @cached_property
+    def _project_loader_trainers(self) -> list[tuple[CallSite, "LoaderTrainer"]]:
+        """Calls of other project modules' functions, and of methods of their classes on an
+        instance built here (`Trainer(...).fit(loader)`, `trainer = Trainer(...)` then
+        `trainer.fit(loader)`), that train on a parameter."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            if self.facts.functions_called_by(site):
+                continue  # a function of this file: followed here, not summarised
+            trainer = project.loader_trainer(self.facts, site, None)
+            if trainer is None:
+                built_by = self._class_called_for_receiver(site)
+                trainer = project.loader_trainer(self.facts, site, built_by) if built_by is not None else None
+            if trainer is not None:
+                out.append((site, trainer))
+        return out
+
+    def _class_called_for_receiver(self, site: CallSite) -> Optional[cst.BaseExpression]:
+        """`C` for a method call on `C(...)`, or on a name bound once, to `C(...)`."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        value: Optional[cst.BaseExpression] = func.value
+        key = func.value.value if isinstance(func.value, cst.Name) else _self_attribute(func.value)
+        if key is not None:
+            bindings = site.context.scope.lookup(key)
+            if len(bindings) != 1 or bindings[0].kind != "assign":
+                return None
+            value = bindings[0].value
+        return value.func if isinstance(value, cst.Call) else None
+
     def pass_repeater(self, function) -> Optional[tuple[str, LoopSite]]:
         """(parameter, loop) when `function` is a generator that hands on every item of one of
         its parameters anew on each turn of a loop of its own: `while True: yield from loader`,
         `for _ in count(): for batch in loader: yield batch`. For another module's callers."""
-        def parameter(expr) -> Optional[str]:
-            if not isinstance(expr, cst.Name) or expr.value not in function.params:
-                return None
-            bindings = function.scope.bindings.get(expr.value, [])
-            return expr.value if all(binding.kind == "param" for binding in bindings) else None
-
         for place in self._yields_from:
             if place.context.scope is function.scope and place.context.loops:
-                name = parameter(place.iterable)
+                name = _parameter_named(function, place.iterable)
                 if name is not None:
                     return name, place.context.loops[-1]
-        for loop in self.facts.loops:
-            if not isinstance(loop.node, cst.For):
-                continue  # a comprehension yields nothing of its own
-            if loop.context.scope is not function.scope or not loop.context.loops or loop.iterable is None:
-                continue
-            name = parameter(loop.iterable)
-            if name is not None and any(isinstance(node, cst.Yield) for node in walk(loop.node.body)):
+        for name, loop, statement in self._loops_over_a_parameter(function):
+            if loop.context.loops and any(isinstance(node, cst.Yield) for node in walk(statement.body)):
                 return name, loop.context.loops[-1]
         return None
+
+    def loader_trainer(self, function, trains) -> Optional[tuple[str, Optional[LoopSite]]]:
+        """(parameter, the loop around that pass or None) when `function` trains on what one of
+        its parameters gives it: a `for` loop of its own over the parameter (`for x, y in
+        loader`, `enumerate(loader)`, `tqdm(loader)`) whose body steps the model, as `trains`
+        tells. The loop around it in the same function, if any, runs the epochs
+        (`def fit(self, loader): for epoch in range(self.epochs): for batch in loader: ...`).
+        For another module's callers: a loader handed to it is trained on there."""
+        for name, loop, statement in self._loops_over_a_parameter(function):
+            if not any(isinstance(node, cst.Yield) for node in walk(statement.body)) and trains(loop):
+                return name, (loop.context.loops[-1] if loop.context.loops else None)
+        return None
+
+    def _loops_over_a_parameter(self, function) -> list[tuple[str, LoopSite, cst.For]]:
+        """(parameter, loop, its statement) for the `for` statements of `function` itself (not of a
+        comprehension, which yields and steps nothing of its own) that iterate one of its
+        parameters, bare or through a wrapper that keeps the items (`enumerate(loader)`)."""
+        out = []
+        for loop in self.facts.loops:
+            statement = loop.node
+            if isinstance(statement, cst.For) and loop.context.scope is function.scope:
+                name = _parameter_named(function, _unwrapped(statement.iter))
+                if name is not None:
+                    out.append((name, loop, statement))
+        return out
 
     @cached_property
     def _yields_from(self) -> list[YieldSite]:
@@ -235,6 +300,35 @@ class Epochs:
             for source in self.flow.sources(expr, context.scope, context.branches)
             if self.flow.source_feeds(source, target)
         ]
+
+
+# Calls that hand on the items of their first argument, one pass, in order: a loop over
+# `enumerate(loader)` or `tqdm(loader)` iterates the loader.
+_ITEM_KEEPING_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
+
+
+def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Call) and expr.args and not expr.args[0].keyword and not expr.args[0].star:
+        name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", None)
+        if name not in _ITEM_KEEPING_WRAPPERS:
+            break
+        expr = expr.args[0].value
+    return expr
+
+
+def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    """"self.trainer" for `self.trainer`, else None."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return None
+
+
+def _parameter_named(function, expr: cst.BaseExpression) -> Optional[str]:
+    """The parameter of `function` that `expr` names, if the function never rebinds it."""
+    if not isinstance(expr, cst.Name) or expr.value not in function.params:
+        return None
+    bindings = function.scope.bindings.get(expr.value, [])
+    return expr.value if all(binding.kind == "param" for binding in bindings) else None
 
 
 def _keyword_names_evaluation(arg: cst.Arg) -> bool:

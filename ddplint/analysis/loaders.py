@@ -147,6 +147,10 @@ class Loaders:
                 return SamplerKind.PRESENT
         kind = SamplerKind.ABSENT
         for expr in passed:
+            from_helpers = self._unpacked_from_unsharding_helpers(expr, scope)
+            if from_helpers is not None:
+                kind = SamplerKind.WHOLE_DATASET if from_helpers else kind
+                continue
             sources = self.flow.sources(expr, scope)
             if all(is_none(s.node) for s in sources):
                 continue
@@ -155,6 +159,57 @@ class Loaders:
                 continue
             return SamplerKind.PRESENT
         return kind
+
+    def _unpacked_from_unsharding_helpers(self, expr: cst.BaseExpression, scope) -> Optional[bool]:
+        """`train_ds, valid_ds, sampler = get_datasets(...)` where every such assignment calls a
+        function of another project module that returns, in that place, only None or a sampler
+        over the whole dataset (`WeightedRandomSampler(...)`): nothing is sharded. Whether one
+        of them may return such a sampler; None when that is not what `expr` is."""
+        project = self.facts.project
+        if project is None or not isinstance(expr, cst.Name):
+            return None
+        bindings = scope.lookup(expr.value)
+        builds = False
+        for binding in bindings:
+            if binding.kind != "unpack" or binding.index is None or not isinstance(binding.value, cst.Call):
+                return None
+            unsharded, built = project.unsharded_sampler_places(self.facts, binding.value)
+            if binding.index not in unsharded:
+                return None
+            builds = builds or binding.index in built
+        return builds if bindings else None
+
+    def unsharding_helper_of(self, loader: LoaderInfo) -> Optional[str]:
+        """The name of the helper call (`get_datasets`) the loader's sampler is unpacked from,
+        when `_unpacked_from_unsharding_helpers` is what made it a whole-dataset sampler."""
+        call, scope = loader.site.node, loader.site.context.scope
+        for expr in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)):
+            if expr is None or not self._unpacked_from_unsharding_helpers(expr, scope):
+                continue
+            assert isinstance(expr, cst.Name)
+            value = scope.lookup(expr.value)[0].value
+            if isinstance(value, cst.Call):
+                return dotted_name(value.func) or "the helper"
+        return None
+
+    def unsharded_sampler_places(self, function) -> tuple[frozenset[int], frozenset[int]]:
+        """(the places of the tuples `function` returns that hold None or a sampler over the
+        whole dataset in every return, those of them where some return builds such a sampler).
+        For another module's callers."""
+        places: Optional[set[int]] = None
+        built: set[int] = set()
+        for value, _ in function.returns:
+            if not isinstance(value, cst.Tuple):
+                return frozenset(), frozenset()
+            here = set()
+            for index, element in enumerate(value.elements):
+                sources = self.flow.sources(element.value, function.scope)
+                if sources and all(is_none(s.node) or self._samples_whole_dataset(s) for s in sources):
+                    here.add(index)
+                    if any(not is_none(s.node) for s in sources):
+                        built.add(index)
+            places = here if places is None else places & here
+        return frozenset(places or ()), frozenset(built & (places or set()))
 
     def _subclass_brings_its_own_sampler(self, call: cst.Call) -> bool:
         """A DataLoader subclass of this file or of another project module that picks its

@@ -1,14 +1,11 @@
-"""Cross-module flow: what the project's own modules export, for the files that import them.
+"""Cross-module flow: the project a checked file belongs to, and what its modules offer it.
 
-A training script often gets its
-loader, sampler, dataset class or process-group set-up from a sibling module
-(`from .data import build_loader`, `from utils import init_distributed`). Each module is
-summarised once, from its own source only (`ModuleSummary`): which of its top-level functions
-return a DataLoader and with what sampler (or a shuffling DistributedSampler, or DataLoader keyword
-arguments), which re-iterate a parameter pass after pass (an endless generator), which start the
-process group or set the CUDA device, which DataLoader subclasses pick their own samples, which
-IterableDataset classes split their stream. A file's analysis then reads the summaries of
-the project modules it imports directly (`ProjectView`).
+A file's analysis reads the summaries (analysis/summaries.py: `ModuleSummary`, worked out from one
+module's source alone) of the project modules it imports directly (`ProjectView`): the loader a
+helper of data.py returns, the process group utils.py starts. The index (`ProjectIndex`) finds those
+modules as Python would (relative imports, packages, `sys.path` additions, re-exports, star imports),
+decides which need a summary at all, and keeps the summaries: in memory for the run, shared between
+worker processes of the run (`SharedSummaries`), and across runs (`SummaryStore`, the results cache).
 
 Because a summary depends on one file's content only, a file's result depends on its own content
 plus the content of the project files it imports directly: `ProjectIndex.dependencies(path)`
@@ -16,11 +13,8 @@ lists them, so a result cache can key on all of them. Nothing is transitive on p
 never reads another summary, so there is no cycle and no order to get right. The one exception
 reads import lines only: what `from models import *` hands on (models.py's own imports, and
 those of the modules it star-imports in turn, `ProjectIndex.star_exports`); those files are
-dependencies too.
-
-Worker processes checking files of the same run share what they work out about modules through a
-run-private directory (`SharedSummaries`): a module's summary (and its outline) is computed by the
-first worker that needs it and read by the others, instead of each parsing the module again.
+dependencies too. A function judged by its callers (`rank_callers`) is the reverse question: which
+project modules call it from code that runs in every rank.
 
 The index holds every module of the project a checked file belongs to (`project_root`: the
 nearest folder with pyproject.toml, ddplint.toml, setup.cfg, setup.py or .git; discovery.project_modules
@@ -33,20 +27,12 @@ The static side never imports or runs the project's code; the modules are parsed
 from __future__ import annotations
 
 import ast
-import dataclasses
-import enum
 import hashlib
-import inspect
 import os
 import pickle
 import re
-import types
-import typing
-import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType
 from typing import (
     TYPE_CHECKING,
     AbstractSet,
@@ -60,30 +46,26 @@ from typing import (
     TypeVar,
 )
 
+from ddplint.analysis import summaries
 from ddplint.analysis.search_path import added_folders
-from ddplint.analysis.torch_api import (
-    ACCELERATOR_COLLECTIVES,
-    BARRIER_COLLECTIVES,
-    BROADCAST_COLLECTIVES,
-    COLLECTIVES,
-    DATALOADER,
-    DISTRIBUTED_ENTRY_POINTS,
-    DISTRIBUTED_SAMPLER,
-    ITERABLE_DATASETS,
-    PROCESS_GROUP_STARTERS,
-    SET_DEVICE,
-    SPAWNERS,
-    WRAPPER_CLASS_NAMES,
+from ddplint.analysis.summaries import (
+    FactoryLoader,
+    LoaderKwargs,
+    LoaderTrainer,
+    ModuleSummary,
+    PassRepeater,
+    outline_from_json,
+    outline_to_json,
+    summary_from_json,
+    summary_to_json,
 )
+from ddplint.analysis.torch_api import SPAWNERS
 from ddplint.source import MAX_ANALYSED_BYTES, read_file
 
-# libcst is imported by the functions that summarise a module, not here: a run whose files are
-# all cached still builds the index (the cache asks it which files a file imports).
 if TYPE_CHECKING:
     import libcst as cst
 
     from ddplint.analysis.facts import CallSite, ModuleFacts
-    from ddplint.analysis.loaders import SamplerKind
     from ddplint.analysis.records import CollectiveReach
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
@@ -95,58 +77,7 @@ _IMPORT_STATEMENT = re.compile(
 # that does not define the name itself).
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
-_SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
-
-
-# What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
-# streaming datasets, process-group and device set-up, set_epoch, collectives, generators. Modules
-# without such a call are never parsed for their summary: in a large library almost every module
-# is imported by some file, and only a few build loaders or start process groups.
-
-def _summary_words() -> re.Pattern:
-    calls = sorted(
-        {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
-         "set_epoch"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES,
-        key=lambda word: (-len(word), word),
-    )
-    return re.compile(
-        rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
-        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
-        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES))
-        + rb")\s*[,)]"
-    )
-
-
-# The collective words come from torch_api (one list): a helper making any collective is summarised.
-_SUMMARY_WORDS = _summary_words()
-# A module without those words may still hold a generator that re-iterates the loader it is
-# given (`while True: yield from loader`): only its generator functions can then be recorded.
-_GENERATOR_WORD = re.compile(rb"(?<![\w])yield(?![\w])")
-
-
-def _summary_evidence() -> re.Pattern:
-    """Text without which a summary records nothing, whatever the module calls. Every entry of a
-    summary comes from a call or a base class with a qualified name (imports.py builds those from
-    the module's own text, and `canonical()` never adds these words): DataLoader and
-    DistributedSampler classes, `set_epoch`, iterable dataset classes, `yield` (a generator
-    re-iterating a loader), process-group starters and spawners
-    (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
-    collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
-    checks these words against the torch_api tables."""
-    classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
-    words = sorted(
-        classes | _SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield"}
-    )
-    return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
-
-
-_SUMMARY_EVIDENCE = _summary_evidence()
-# A module's function starts the process group for its callers only by calling a starter, itself
-# or through functions of its module (`summarise`: the functions reaching PROCESS_GROUP_STARTERS),
-# so the module's code names the starter.
-_STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STARTERS)
-_STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
+_NO_PLACES: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
 
 
 # What marks a project's root, walking up from a checked file: the modules it imports may lie
@@ -167,232 +98,6 @@ def project_root(path: str) -> Optional[str]:
         folder = parent
 
 
-@dataclass(frozen=True)
-class FactoryLoader:
-    """A DataLoader a project function builds and returns."""
-
-    where: str  # "data.py:12", for messages
-    sampler: "SamplerKind"  # after the module's own exemptions
-    shuffling_sampler: bool  # a shuffling DistributedSampler reaches it: set_epoch matters
-    shuffle: Optional[bool]
-    dataset_parameter: Optional[int]  # position of the factory parameter that becomes the dataset
-    dataset_keyword: Optional[str]
-    # The module is distributed on its own and trains on the loader there: rules judge it there,
-    # and the importing file need not report it again.
-    judged_there: bool = False
-
-
-@dataclass(frozen=True)
-class PassRepeater:
-    """A generator that starts a new pass over what one parameter gives it on every turn of a
-    loop (`while True: yield from loader`): called with a loader, it runs the epochs."""
-
-    where: str  # "utils.py:3", the loop, for messages
-    parameter: str
-    position: int
-    sets_epoch: bool  # it sets some epoch (`sampler.set_epoch(n)`) in that loop, a new one each turn
-
-
-@dataclass(frozen=True)
-class LoaderKwargs:
-    """A dict of DataLoader keyword arguments a project function returns (`**loader_kwargs(...)`)."""
-
-    where: str  # where its sampler is built ("data.py:7"), else the module's name
-    keys: Optional[frozenset[str]]  # None when not all of them are known
-    shuffling_sampler: bool  # its "sampler" entry is a shuffling DistributedSampler it builds
-
-
-@dataclass
-class ModuleSummary:
-    """What one module offers to the modules that import it. Computed from its source alone."""
-
-    process_group_starters: set[str] = field(default_factory=set)
-    # Starters that only spawn worker processes running this module's own code (`launch()` ->
-    # `mp.spawn(_worker, ...)`): the caller stays in the launcher process, one process.
-    process_launchers: set[str] = field(default_factory=set)
-    device_setters: set[str] = field(default_factory=set)
-    loader_factories: dict[str, FactoryLoader] = field(default_factory=dict)
-    iterable_classes: dict[str, bool] = field(default_factory=dict)  # class -> splits its stream
-    # function -> (parameter name, position) it calls `set_epoch` on, directly or through
-    # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
-    epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
-    # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
-    collectives: dict[str, CollectiveReach] = field(default_factory=dict)
-    # DataLoader subclass -> whether it picks its own samples (hands super().__init__ a sampler,
-    # or replaces __iter__)
-    loader_classes: dict[str, bool] = field(default_factory=dict)
-    pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
-    loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
-    # function -> where the shuffling DistributedSampler it builds and returns is built
-    sampler_factories: dict[str, str] = field(default_factory=dict)
-    # class -> the torch class of DISTRIBUTED_ENTRY_POINTS it extends (a project's own
-    # DistributedSampler or DistributedDataParallel subclass, `torchft.DistributedSampler`)
-    distributed_classes: dict[str, str] = field(default_factory=dict)
-
-
-    def _tables(self) -> tuple:
-        return (
-            self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
-            self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
-            self.sampler_factories, self.distributed_classes,
-        )
-
-    def offered_names(self) -> set[str]:
-        return {name for table in self._tables() for name in table}
-
-    def offers_anything(self) -> bool:
-        return any(self._tables())
-
-
-def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
-    import libcst as cst
-
-    summary = ModuleSummary()
-    top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]
-    starters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(PROCESS_GROUP_STARTERS))
-    setters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(SET_DEVICE))
-    summary.process_group_starters = {f.name for f in top_level if f in starters}
-    summary.device_setters = {f.name for f in top_level if f in setters}
-    launchers = _launchers(facts)
-    summary.process_launchers = {f.name for f in top_level if f in launchers}
-    data = facts.data
-    for function in top_level:
-        factory = _factory_loader(facts, function, display_name)
-        if factory is not None:
-            summary.loader_factories[function.name] = factory
-    for function in top_level:
-        inner = facts.ranks.collective_inside(function)
-        if inner is not None:
-            summary.collectives[function.name] = inner
-    for setting in data.set_epoch_calls:
-        owner = setting.receiver
-        setter = facts.function_of(setting.context.scope)
-        if setter is not None and setter in top_level and isinstance(owner, cst.Name) and owner.value in setter.params:
-            summary.epoch_setters.setdefault(setter.name, (owner.value, setter.params.index(owner.value)))
-    for name in data.iterable_dataset_classes:
-        if name in facts.classes:
-            summary.iterable_classes[name] = data.class_splits_stream(name)
-    for base in sorted(DISTRIBUTED_ENTRY_POINTS):
-        for name in sorted(facts.subclasses_of({base}) & set(facts.classes)):
-            summary.distributed_classes.setdefault(name, base)
-    for name in data.loader_model.loader_classes:
-        if name in facts.classes:
-            summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
-    for function in top_level:
-        _summarise_data_helper(facts, function, display_name, summary)
-    return summary
-
-
-def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, summary: ModuleSummary) -> None:
-    """What a top-level function does for a caller's loader: re-iterates a parameter pass after
-    pass, returns DataLoader keyword arguments, or returns a shuffling DistributedSampler."""
-    data = facts.data
-    repeater = data.epochs.pass_repeater(function)
-    if repeater is not None:
-        parameter, loop = repeater
-        sets_epoch = data.sampler_model.sets_a_new_epoch_in(loop)
-        where = f"{display_name}:{_line_of(facts, loop.node)}"
-        summary.pass_repeaters[function.name] = PassRepeater(where, parameter, function.params.index(parameter), sets_epoch)
-    if function.name in summary.loader_factories:
-        return
-    kwargs = data.sampler_model.returned_loader_kwargs(function)
-    if kwargs is not None:
-        keys, sampler = kwargs
-        # A position costs a pass over the module: resolved only where a message may name it.
-        where = f"{display_name}:{_line_of(facts, sampler.site.node)}" if sampler is not None else display_name
-        summary.loader_kwargs[function.name] = LoaderKwargs(where, keys, sampler is not None)
-        return
-    sampler = data.sampler_model.returned_sampler(function)
-    if sampler is not None:
-        summary.sampler_factories[function.name] = f"{display_name}:{_line_of(facts, sampler.site.node)}"
-
-
-def _launchers(facts: "ModuleFacts") -> set:
-    """Functions that start worker processes running a function of this module (`mp.spawn(
-    _worker, ...)`, not a function the caller passed in), and whose own process never joins a
-    process group: whoever calls them stays one launcher process."""
-    import libcst as cst
-
-    def spawns_own_worker(site: "CallSite") -> bool:
-        if facts.qualified_names(site.node.func).isdisjoint(SPAWNERS) or not site.node.args:
-            return False
-        worker = site.node.args[0].value
-        return isinstance(worker, cst.Name) and worker.value in facts.functions_by_name
-
-    joiners = _reaching_in_process(facts, lambda s: not facts.qualified_names(s.node.func).isdisjoint(
-        PROCESS_GROUP_STARTERS - SPAWNERS))
-    return {f for f in facts.functions_reaching(spawns_own_worker) if f not in joiners}
-
-
-def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
-    """`facts.functions_reaching`, without following `mp.spawn(fn)` edges: the functions whose
-    own process makes a call satisfying `predicate`."""
-    found = {f for f in facts.functions if any(predicate(s) for s in facts.calls_by_function.get(id(f), []))}
-    queue = list(found)
-    while queue:
-        for site, bound in facts.call_sites_of(queue.pop()):
-            caller = facts.function_of(site.context.scope)
-            if bound is not None and caller is not None and caller not in found:
-                found.add(caller)
-                queue.append(caller)
-    return found
-
-
-def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Optional[FactoryLoader]:
-    """The DataLoader this function returns (alone or in a tuple), described for callers."""
-    data = facts.data
-    for value, _ in function.returns:
-        for loader in data.loaders:
-            if loader.site.context.scope is not function.scope:
-                continue
-            if not data.flow.feeds(value, function.scope, loader.site.node):
-                continue
-            return FactoryLoader(
-                where=f"{display_name}:{_line_of(facts, loader.site.node)}",
-                sampler=_sampler_verdict(facts, loader),
-                shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
-                shuffle=loader.shuffle,
-                judged_there=bool(facts.distributed) and data.is_training_loader(loader),
-                **_dataset_parameter(facts, function, loader),
-            )
-    return None
-
-
-def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
-    """The module's own exemptions, applied where the loader is built: a framework, an iterable
-    or hand-sharded dataset, all count as a sampler for the caller."""
-    from ddplint.analysis.loaders import SamplerKind
-
-    data = facts.data
-    if loader.sampler is SamplerKind.PRESENT:
-        return SamplerKind.PRESENT
-    if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
-        return SamplerKind.PRESENT
-    return loader.sampler
-
-
-def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
-    """Which parameter of the factory becomes the loader's dataset (directly), so the caller can
-    judge the dataset it passes (sharded by hand, iterable ...)."""
-    import libcst as cst
-
-    dataset = loader.dataset
-    if isinstance(dataset, cst.Name) and dataset.value in function.params:
-        bindings = function.scope.bindings.get(dataset.value, [])
-        if all(b.kind == "param" for b in bindings):
-            return {"dataset_parameter": function.params.index(dataset.value), "dataset_keyword": dataset.value}
-    return {"dataset_parameter": None, "dataset_keyword": None}
-
-
-# What a module that defines no function or class of the name asked for says about it.
-_NOTHING_RECORDED = ModuleSummary()
-
-
-def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
-    """Positions are resolved only for modules that do export a loader factory."""
-    from ddplint.positions import positions_of
-
-    return positions_of(facts.module, [node])[node].start.line
 
 
 def _module_name(path: str) -> str:
@@ -441,7 +146,9 @@ class ProjectIndex:
         self._path_additions: dict[str, list[str]] = {}
         self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
         self._files_by_folder: Optional[dict[str, list[str]]] = None
-        self._rank_callers: dict[tuple[str, str], list[str]] = {}
+        # (module, function) -> [(calling module, "train.py:194")]
+        self._rank_callers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._sets_device: dict[str, bool] = {}  # calling module -> chooses_device_or_is_reported
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
@@ -683,9 +390,9 @@ class ProjectIndex:
                 data = read_file(path)
             except OSError:
                 continue
-            code = _compiled(data, path) if any(word in data for word in _STARTER_WORDS) else None
+            code = summaries.compiled(data, path) if any(word in data for word in summaries.STARTER_WORDS) else None
             if code is not None:  # one that does not compile has no summary either: it is never parsed
-                yield from _functions_reaching_a_starter(code)
+                yield from summaries.functions_reaching_a_starter(code)
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
@@ -802,6 +509,7 @@ class ProjectIndex:
         changed = [p for p, stamp in self._stamps.items() if _stamp(p) != stamp]
         if changed:
             self._rank_callers.clear()  # any module may have started or stopped calling a helper
+            self._sets_device.clear()
             self._cpu_saves.clear()
             self._rank_calls.clear()
             self._calls_named.clear()
@@ -818,7 +526,7 @@ class ProjectIndex:
         summary could record, and most modules are imported by many files."""
         if path in self._summaries or self._may_record(path, name):
             return self.summary(path)
-        return _NOTHING_RECORDED if self._outline(path)[0] else None
+        return summaries.NOTHING_RECORDED if self._outline(path)[0] else None
 
     def _may_record(self, path: str, name: str) -> bool:
         """Whether the module's summary could hold `name` (a module it cannot be built for
@@ -860,20 +568,20 @@ class ProjectIndex:
             known = self._shared.load("summary", path)  # finished by another worker meanwhile
             if known:
                 return known[0]
-            summary = _summary_of(data, path)
+            summary = summaries.summary_of(data, path)
             self._store.save(kind, data, summary_to_json(summary))
             return self._shared.saved("summary", path, summary)
 
     def _stored_outline(self, path: str) -> tuple[bool, Optional[frozenset[str]]]:
-        """The module's outline (`_outline_from`), read from the store for a module whose content it has seen (the cheap
+        """The module's outline (`summaries.outline_from`), read from the store for a module whose content it has seen (the cheap
         screens first: only a module that passes them costs a look-up, and a compile if new)."""
-        data = _screened_source(path)
+        data = summaries.screened_source(path)
         if data is None:
             return False, None
         stored = outline_from_json(self._store.load("outline", data))
         if stored is not None:
             return stored
-        outline = _outline_from(data, path, self._parses_safely)
+        outline = summaries.outline_from(data, path, self._parses_safely)
         self._store.save("outline", data, outline_to_json(outline))
         return outline
 
@@ -888,14 +596,39 @@ class ProjectIndex:
         runs in the ranks. Imports through a package's `__init__` that re-exports the function
         count. Only modules whose text names the function and imports a module of that name
         are parsed, each once per index."""
+        return [place for _, place in self._rank_calls_into(path, functions)]
+
+    def rank_callers_choose_device(self, path: str, functions: AbstractSet[str]) -> Optional[bool]:
+        """Whether a module that calls one of `functions` on every rank (`rank_callers`) makes a
+        CUDA device current itself or through the project helpers it calls, or places on the
+        current device itself, where DDP005 reports it (DeviceModel.chooses_device_or_is_reported);
+        None when no module does call them."""
+        callers = sorted({caller for caller, _ in self._rank_calls_into(path, functions)})
+        if not callers:
+            return None
+        return any(self._caller_sets_device(caller) for caller in callers)
+
+    def _rank_calls_into(self, path: str, functions: AbstractSet[str]) -> list[tuple[str, str]]:
         path = self._real_path(path)
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for name in sorted(functions):
             key = (path, name)
             if key not in self._rank_callers:
                 self._rank_callers[key] = self._find_rank_callers(path, name)
             found.extend(self._rank_callers[key])
         return found
+
+    def _caller_sets_device(self, caller: str) -> bool:
+        known = self._sets_device.get(caller)
+        if known is None:
+            data = _caller_source(caller)
+            facts = self._caller_facts(caller, data) if data is not None else None
+            try:
+                known = facts is None or facts.devices.chooses_device_or_is_reported
+            except Exception:  # RecursionError, or a bug: taken as setting it, so nothing is reported
+                known = True
+            self._sets_device[caller] = known
+        return known
 
     def caller_words(self, path: str) -> list[str]:
         """The module names a file's result depends on through other modules that import it
@@ -907,18 +640,22 @@ class ProjectIndex:
             return []
         return sorted(name.decode("ascii", "replace") for name in self._names)
 
-    def _find_rank_callers(self, path: str, name: str) -> list[str]:
+    def _find_rank_callers(self, path: str, name: str) -> list[tuple[str, str]]:
         targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
+        # `from helpers import setup` names the function; `import helpers as h` and `from pkg
+        # import helpers` the module (`h.setup()`, `helpers.setup()`)
+        package_init = os.path.join(os.path.dirname(path), "__init__.py")
+        imports = targets | {(module, "") for module, _ in targets} | {(package_init, _module_name(path))}
         places = []
         for caller in sorted(self.files - {path}):
             if name not in self._called_names(caller):
                 continue
             data = _caller_source(caller)
-            if data is None or not targets & set(self.imported_targets(caller, data)):
+            if data is None or not imports & set(self.imported_targets(caller, data)):
                 continue
             for target, place in self._called_in_ranks(caller, data).items():
                 if target in targets:
-                    places.append(place)
+                    places.append((caller, place))
         return places
 
     def _called_names(self, path: str) -> frozenset[str]:
@@ -1018,7 +755,7 @@ class ProjectIndex:
                 continue
             if not any(target == path for target, _ in self.imported_targets(other, data)):
                 continue
-            facts = _facts_of(data) if self._parses_safely(data, other) else None
+            facts = summaries.facts_of(data) if self._parses_safely(data, other) else None
             try:
                 saves = [saves_cpu_tensors(facts, save) for save in saves_of(facts, set(names))] if facts else None
             except Exception:  # RecursionError, or a bug: that module's saves are unknown
@@ -1067,14 +804,6 @@ def _stamp(path: str) -> Optional[tuple[int, int]]:
     return info.st_size, info.st_mtime_ns
 
 
-def _summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:
-    facts = _facts_of(data)
-    if facts is None:
-        return None
-    try:
-        return summarise(facts, os.path.basename(path))
-    except Exception:  # RecursionError, or a bug in a summary: that module offers nothing, the
-        return None  # run goes on (one module must not cost every file its findings)
 
 
 _Value = TypeVar("_Value")
@@ -1170,203 +899,8 @@ class _NoStore:
 _NO_STORE: SummaryStore = _NoStore()
 
 
-# -- summaries as JSON ---------------------------------------------------------------------------
-# Driven by the record types' annotations, so a field added to ModuleSummary (or to a record it
-# holds) is kept with no change here; a field of a type this codec does not know fails the
-# round-trip test (tests/test_summary_store.py) instead of being dropped.
-class _Undecodable(Exception):
-    """Stored JSON that is not what `_to_json` writes for the type."""
 
 
-def summary_to_json(summary: Optional[ModuleSummary]) -> Any:
-    """{"summary": null} for a module without one, else its fields as JSON."""
-    return {"summary": None if summary is None else _to_json(summary, ModuleSummary)}
-
-
-def summary_from_json(value: Any) -> Optional[tuple[Optional[ModuleSummary]]]:
-    """(summary,) for what `summary_to_json` wrote; None for anything else (a miss)."""
-    if type(value) is not dict or set(value) != {"summary"}:
-        return None
-    try:
-        return (None if value["summary"] is None else _from_json(value["summary"], ModuleSummary),)
-    except (_Undecodable, ValueError, TypeError):
-        return None
-
-
-def outline_to_json(outline: tuple[bool, Optional[frozenset[str]]]) -> Any:
-    summarisable, recordable = outline
-    return [summarisable, None if recordable is None else sorted(recordable)]
-
-
-def outline_from_json(value: Any) -> Optional[tuple[bool, Optional[frozenset[str]]]]:
-    try:
-        return _from_json(value, tuple[bool, Optional[frozenset[str]]])
-    except (_Undecodable, ValueError, TypeError):
-        return None
-
-
-def _hints(record: type) -> dict[str, Any]:
-    """A record's field types, with the names its annotations use under TYPE_CHECKING."""
-    from ddplint.analysis.loaders import SamplerKind
-    from ddplint.analysis.records import CollectiveReach
-
-    names = {"SamplerKind": SamplerKind, "CollectiveReach": CollectiveReach}
-    return typing.get_type_hints(record, globalns=globals(), localns=names)
-
-
-# `Optional[X]`, and `X | None` where the interpreter has it
-_UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
-
-
-def _to_json(value: Any, hint: Any) -> Any:
-    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
-    if origin in _UNIONS:  # Optional[X]
-        if value is None:
-            return None
-        return _to_json(value, next(a for a in arguments if a is not type(None)))
-    if hint in (bool, int, str):
-        return value
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return value.value
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = _hints(hint)
-        return {f.name: _to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(hint)}
-    if origin in (set, frozenset):
-        return sorted(_to_json(item, arguments[0]) for item in value)
-    if origin is dict and arguments[0] is str:
-        return {key: _to_json(item, arguments[1]) for key, item in value.items()}
-    if origin is tuple and Ellipsis not in arguments:
-        return [_to_json(item, kind) for item, kind in zip(value, arguments)]
-    raise TypeError(f"no JSON form for {hint!r}")
-
-
-def _from_json(value: Any, hint: Any) -> Any:
-    """The value `_to_json(x, hint)` gave, checked down to every value's type."""
-    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
-    if origin in _UNIONS:
-        return None if value is None else _from_json(value, next(a for a in arguments if a is not type(None)))
-    if hint in (bool, int, str):
-        if type(value) is not hint:
-            raise _Undecodable(hint)
-        return value
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return hint(value)  # ValueError for a value it does not have
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = _hints(hint)
-        fields = dataclasses.fields(hint)
-        if type(value) is not dict or set(value) != {f.name for f in fields}:
-            raise _Undecodable(hint)
-        return hint(**{f.name: _from_json(value[f.name], hints[f.name]) for f in fields})
-    if origin in (set, frozenset):
-        if type(value) is not list:
-            raise _Undecodable(hint)
-        return origin(_from_json(item, arguments[0]) for item in value)
-    if origin is dict and arguments[0] is str:
-        if type(value) is not dict:
-            raise _Undecodable(hint)
-        return {key: _from_json(item, arguments[1]) for key, item in value.items()}
-    if origin is tuple and Ellipsis not in arguments:
-        if type(value) is not list or len(value) != len(arguments):
-            raise _Undecodable(hint)
-        return tuple(_from_json(item, kind) for item, kind in zip(value, arguments))
-    raise _Undecodable(hint)
-
-
-def _screened_source(path: str) -> Optional[bytes]:
-    """A project module's source, or None when it cannot offer anything: the same size screen as
-    the engine's, with the words a summary reads as triggers (most modules of a large project are
-    never parsed for their summary)."""
-    try:
-        data = read_file(path)
-    except OSError:
-        return None
-    if len(data) > MAX_ANALYSED_BYTES or not (_SUMMARY_WORDS.search(data) or _GENERATOR_WORD.search(data)):
-        return None
-    return data
-
-
-def _outline_from(
-    data: bytes, path: str, parses_safely: Callable[[bytes, str], bool]
-) -> tuple[bool, Optional[frozenset[str]]]:
-    """The outline of a module whose source passed `_screened_source`."""
-    if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
-        return False, None
-    if not _SUMMARY_EVIDENCE.search(data):
-        return True, frozenset()  # it names none of the things a summary records
-    code = _compiled(data, path)
-    if code is None:
-        return True, None
-    return True, _recordable_names(code, generators_only=not _SUMMARY_WORDS.search(data))
-
-
-def _compiled(data: bytes, path: str) -> Optional[CodeType]:
-    """A project module's code, or None where CPython refuses it (its own warnings not shown:
-    they are not ddplint's to print)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return compile(data, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _functions_reaching_a_starter(module: CodeType) -> set[str]:
-    """The module-level functions of a compiled module whose code names a process-group starter,
-    or names a function or method of the module that does, and so on: a superset of what
-    `summarise` records, where calls are followed by their targets."""
-    uses: dict[str, set[str]] = {}  # function or method name -> every name its code (nested code too) uses
-    stack = [(module, "")]
-    while stack:
-        code, owner = stack.pop()
-        for const in code.co_consts:
-            if isinstance(const, CodeType):
-                name = owner if owner and const.co_flags & inspect.CO_OPTIMIZED and const.co_name.startswith("<") else const.co_name
-                uses.setdefault(name, set()).update(const.co_names, const.co_varnames, const.co_freevars, const.co_cellvars)
-                stack.append((const, name))
-    reaching = set(_STARTER_NAMES)
-    while True:
-        more = {name for name, used in uses.items() if name not in reaching and not used.isdisjoint(reaching)}
-        if not more:
-            break
-        reaching |= more
-    top_level = {c.co_name for c in module.co_consts if isinstance(c, CodeType) and c.co_flags & inspect.CO_OPTIMIZED}
-    return top_level & reaching
-
-
-def _recordable_names(module: CodeType, generators_only: bool = False) -> frozenset[str]:
-    """The names a summary can record: functions of the module's own scope (also those under a
-    module-level `if` / `try`) and classes at any depth, read off the compiled code objects (a
-    class body is the code object compiled without CO_OPTIMIZED). `generators_only`: the
-    module's own generator functions alone (a module that holds nothing else a summary reads)."""
-    if generators_only:
-        return frozenset(
-            const.co_name
-            for const in module.co_consts
-            if isinstance(const, CodeType) and const.co_flags & inspect.CO_GENERATOR
-        )
-    names: set[str] = set()
-    stack = [(module, True)]
-    while stack:
-        code, module_level = stack.pop()
-        for const in code.co_consts:
-            if isinstance(const, CodeType):
-                if module_level or not const.co_flags & inspect.CO_OPTIMIZED:
-                    names.add(const.co_name)
-                stack.append((const, False))
-    return frozenset(names)
-
-
-def _facts_of(data: bytes) -> Optional["ModuleFacts"]:
-    import libcst as cst
-
-    from ddplint.analysis.facts import build_facts
-    from ddplint.analysis.syntax import parse_module
-
-    try:
-        module = parse_module(data)
-        return build_facts(module, data.decode(module.encoding, errors="replace"))
-    except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
-        return None
 
 
 def _from_import_bindings(statement: bytes) -> list[tuple[str, str, bool]]:
@@ -1529,6 +1063,25 @@ class ProjectView:
         target = self._target(facts, site.node.func)
         return target[0].pass_repeaters.get(target[1]) if target else None
 
+    def loader_trainer(self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.BaseExpression]) -> Optional[LoaderTrainer]:
+        """What a project function, or (`instance_of` the class called to build the receiver)
+        a method of a project class, does as a loader trainer, if it is one."""
+        import libcst as cst
+
+        func = site.node.func
+        if instance_of is None:
+            target = self._target(facts, func)
+            return target[0].loader_trainers.get(target[1]) if target else None
+        target = self._target(facts, instance_of)
+        if target is None or not isinstance(func, cst.Attribute):
+            return None
+        return target[0].loader_trainers.get(f"{target[1]}.{func.attr.value}")
+
+    def unsharded_sampler_places(self, facts: "ModuleFacts", call: cst.Call) -> tuple[frozenset[int], frozenset[int]]:
+        """`LoaderModel.unsharded_sampler_places` of the project function `call` calls."""
+        target = self._target(facts, call.func)
+        return target[0].unsharded_samplers.get(target[1], _NO_PLACES) if target else _NO_PLACES
+
     def loader_kwargs(self, facts: "ModuleFacts", call: cst.Call) -> Optional[LoaderKwargs]:
         target = self._target(facts, call.func)
         return target[0].loader_kwargs.get(target[1]) if target else None
@@ -1548,6 +1101,10 @@ class ProjectView:
         """Where other modules of the project call these top-level functions of this file on
         every rank (ProjectIndex.rank_callers)."""
         return self.index.rank_callers(self.path, functions)
+
+    def rank_callers_choose_device(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> Optional[bool]:
+        """ProjectIndex.rank_callers_choose_device for top-level functions of this file."""
+        return self.index.rank_callers_choose_device(self.path, functions)
 
     def saved_only_from_cpu(self, names: AbstractSet[str]) -> bool:
         """Other modules write files of these names, from CPU tensors only."""

@@ -46,7 +46,7 @@ class Training:
         training."""
         iterations = self.epochs.iterations(loader)
         for iteration in iterations:
-            if self._is_training_place(iteration.where):
+            if iteration.trained_in_callee or self._is_training_place(iteration.where):
                 return True
         if iterations and all(self._only_inspects(iteration.where) for iteration in iterations):
             return False  # `for batch in loader: print(batch[0].shape); break`: a smoke test

@@ -61,6 +61,15 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             short = f"{named} gets its sampler after it is built, which DataLoader refuses (ValueError)"
             yield RULE.finding(loader.site.node, short, why=message)  # no fix: the assignment must go too
             continue
+        elif loader.sampler is SamplerKind.WHOLE_DATASET and (helper := data.loader_model.unsharding_helper_of(loader)):
+            message = (
+                f"the sampler of this DataLoader comes from `{helper}(...)`, which returns there only "
+                f"None or a sampler over the whole dataset (RandomSampler / WeightedRandomSampler), "
+                f"never a DistributedSampler: in this distributed script every rank iterates the "
+                f"whole dataset, so an epoch costs world_size times the work; build "
+                f"DistributedSampler(dataset) for the distributed run (it shuffles too)"
+            )
+            short = f"{named} gets its sampler from `{helper}(...)`, never a DistributedSampler: every rank iterates the whole dataset"
         elif loader.sampler is SamplerKind.WHOLE_DATASET:
             message = (
                 "DataLoader uses a RandomSampler in a distributed script: it permutes the whole "
@@ -245,13 +254,25 @@ RULE = Rule(
         - A loader built in another module (`from .data import build_loader`) is judged where it is
           built if that module is distributed by itself, else in the file that trains on it (the
           project's modules are found from its root, however the file is checked). Only top-level
-          functions returning a DataLoader they build are followed, one import deep.
+          functions returning a DataLoader they build are followed, one import deep: a loader
+          built by a method of a configuration object (`self.config.data.get_dataloaders()`,
+          each loader a value of the dict it returns) is not, since which class that object is
+          is known only at run time.
         - Whether a loader is trained on is inferred from `shuffle=True`, names (`train_loader`),
-          and loops in the same file that call `backward()` or `optimizer.step()`; a training loop
-          in another file with a loader named neutrally and not shuffled goes unflagged.
-        - Custom sampler classes are trusted to shard, and so is a sampler returned by another
-          module's function inside a tuple (`train_ds, valid_ds, sampler = get_datasets(...)`,
-          which may be a RandomSampler or None).
+          loops in the same file that call `backward()` or `optimizer.step()`, and calls that
+          hand it to a function of another project module, or to a method of a class of another
+          module on an instance the file builds (`runner = Runner(...)`, then `runner.go(loader)`,
+          or `Runner(...).go(loader)`), whose own loop over that parameter steps the model. A
+          loader reaching such a loop through further calls there, or through an instance the
+          file did not build itself (a factory's return value, an attribute set elsewhere), and
+          named neutrally and not shuffled, goes unflagged.
+        - Custom sampler classes are trusted to shard. A sampler unpacked from the tuple another
+          module's function returns (`train_ds, valid_ds, sampler = get_datasets(...)`) is judged
+          by what every return of that function puts there: only None or a sampler over the whole
+          dataset (RandomSampler, WeightedRandomSampler) is reported; anything else (a
+          DistributedSampler on some path, a project class, a value from elsewhere) is trusted,
+          and so is a function that returns only None there while building no sampler at all
+          (its module is not read for it).
         - A loader whose distributed placement is decided by a framework's own object (a NeMo
           data layer told to place itself on all GPUs) is not known to run in several ranks.
         - A DistributedSampler / DDP subclass of another module is recognised where the script's

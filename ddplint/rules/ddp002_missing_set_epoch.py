@@ -32,8 +32,14 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 if iteration.restarted_in is not None:
                     if id(iteration.where.node) not in reported and not data.set_epoch_reaches(sampler):
                         reported.add(id(iteration.where.node))
-                        short = f"each new pass over {held_as(facts, loader.site.node, 'this loader')} replays the same order: no set_epoch()"
-                        yield RULE.finding(iteration.where.node, short, why=_restarted_message(facts, iteration, sampler))
+                        named = held_as(facts, loader.site.node, "this loader")
+                        if iteration.epochs_in_callee:
+                            short = f"`{iteration.where.name}(...)` runs its epochs over {named} and never sets the sampler's epoch: same order each epoch"
+                            why = _callee_epochs_message(facts, iteration, sampler)
+                        else:
+                            short = f"each new pass over {named} replays the same order: no set_epoch()"
+                            why = _restarted_message(facts, iteration, sampler)
+                        yield RULE.finding(iteration.where.node, short, why=why)
                     continue
                 loop = iteration.epoch_loop
                 if loop is None or id(loop.node) in reported or _reseeded_per_epoch(sampler, loop):
@@ -139,6 +145,18 @@ def _restarted_message(facts: ModuleFacts, iteration, sampler) -> str:
         f"last one ends (the loop at {iteration.restarted_in}), and the loader's shuffling "
         f"DistributedSampler never gets set_epoch(): every pass replays the same order on every "
         f"rank; count the passes in that loop and call {reach}.set_epoch(pass_number) before each"
+    )
+
+
+def _callee_epochs_message(facts: ModuleFacts, iteration, sampler) -> str:
+    reach = _reference_to(sampler, iteration.where.context.scope) or "sampler"
+    return (
+        f"`{_code(facts, iteration.where.node)}` hands this loader to a function of another module "
+        f"that runs the epochs over it itself (the loop at {iteration.restarted_in}), and nothing "
+        f"calls set_epoch() on the loader's shuffling DistributedSampler, here or there: every "
+        f"epoch replays the same order on every rank; call set_epoch(epoch) on the sampler at the "
+        f"start of each turn of that loop (`loader.sampler.set_epoch(epoch)`), or hand {reach} "
+        f"over and set it there"
     )
 
 
@@ -312,7 +330,12 @@ RULE = Rule(
         one is exhausted (`except StopIteration: it = iter(loader)`), or an endless generator
         (`while True: yield from loader`, `while True: for batch in loader: yield batch`). Such a
         generator in another module of the project (`batches = endless(train_loader)`) is
-        reported at the call that hands it the loader, naming the generator's loop. The sampler
+        reported at the call that hands it the loader, naming the generator's loop. So is a
+        function of another module, or a method of a class of another module called on an
+        instance the file builds (`trainer = Trainer(...)`, then `trainer.fit(loader)`), whose
+        own loop over the loader steps the model inside a loop that repeats it (`for epoch in
+        range(self.epochs): for x, y in loader: ...`) with no set_epoch call in that loop: the
+        finding names that loop. The sampler
         may come from a helper of another module too: a loader factory, a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
         with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
@@ -373,7 +396,10 @@ RULE = Rule(
           (`state.epoch = epoch`) neither counts nor silences.
         - A generator (of this file or another module) that sets an epoch inside the loop that
           restarts its passes; for another module's generator, any set_epoch call on the sampler
-          in the calling file.
+          in the calling file. Likewise a function or method of another module that runs the
+          epochs and sets a sampler's epoch in that loop (`batches.sampler.set_epoch(epoch)`, or
+          a sampler it is handed), one whose repeated loop never steps the model (scoring,
+          statistics), or one whose loop runs once (`range(1)`).
         - Scripts that are not distributed.
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
@@ -397,6 +423,13 @@ RULE = Rule(
           sets the epoch is not followed: the epoch loop is reported.
         - `sys.path` additions are understood only as paths built from the adding module's own
           location and literal parts (`os.path.join(os.path.dirname(__file__), "..", "lib")`).
+        - An epoch loop in another module is found in a top-level function, or in a plain
+          method of a top-level class called on an instance the file builds (`C(...)`, or a
+          name or `self.` attribute bound once to `C(...)`); a method reached through a
+          factory's return value, a subclass's inherited method, or a loop that reaches the loader
+          through further calls in that module is not followed, nor a loader the constructor
+          stores on the instance (`Trainer(model, loader)`, then `trainer.train(epochs)` looping
+          over `self.train_data` in another module).
         - A method that builds a new shuffling DistributedSampler and loader on each call
           (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
           made elsewhere, through the framework.

@@ -96,9 +96,7 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     program = facts.where.is_program
     if program and work is None:
         return  # every CUDA call of the program names its device: nothing is left to the current one
-    uses = f"{one_line(facts.module.code_for_node(work.node.func), 22)}() acts on GPU 0 in every rank" if work else (
-        "every rank's implicit CUDA work runs on GPU 0"
-    )
+    uses = _acts_on_gpu0(facts, work) if work else "every rank's implicit CUDA work runs on GPU 0"
     for device in devices.rank_devices:
         if _context_on_one_path_only(facts, device.node, device.context):
             continue
@@ -108,13 +106,13 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             f"{text} is never made current: {uses}",
             why=f"{text} places what is moved to it on the rank's GPU, but the current CUDA device "
             f"stays GPU 0 in every process: NCCL's barrier, torch.cuda.synchronize(), memory "
-            f"queries, CUDA events and streams, and extensions that use the current device all "
-            f"act on GPU 0 (the wrong GPU synchronised or measured, contexts and caches piled on "
-            f"GPU 0, a barrier that may hang); call torch.cuda.set_device() with this device "
-            f"right after computing it",
+            f"queries, CUDA events and streams, a DataLoader's memory pinning, and extensions that "
+            f"use the current device all act on GPU 0 (the wrong GPU synchronised or measured, "
+            f"contexts and caches piled on GPU 0, a barrier that may hang); call "
+            f"torch.cuda.set_device() with this device right after computing it",
         )
         return
-    if not program:
+    if not program and not devices.callers_leave_device_unset:
         return  # a set-up helper: the program that imports it may choose the device after it returns
     for site in devices.gpu_group_starts:
         if _on_one_path_only(facts, site):
@@ -124,11 +122,19 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             f"NCCL starts but no rank sets its CUDA device: {uses}",
             why="nothing in this script calls torch.cuda.set_device(local_rank), so the current "
             "CUDA device is GPU 0 in every process: what does not name a device (NCCL's barrier, "
-            "torch.cuda.synchronize(), memory queries, `.cuda()`) acts there in every rank; call "
+            "torch.cuda.synchronize(), memory queries, a DataLoader's memory pinning, `.cuda()`) "
+            "acts there in every rank; call "
             "torch.cuda.set_device(local_rank) before init_process_group (or pass "
             "device_id=torch.device('cuda', local_rank))",
         )
         return
+
+
+def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
+    callee = one_line(facts.module.code_for_node(work.node.func), 22)
+    if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
+        return f"{callee}(pin_memory=True) pins memory through GPU 0 in every rank"
+    return f"{callee}() acts on GPU 0 in every rank"
 
 
 def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:
@@ -173,8 +179,11 @@ RULE = Rule(
         (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
         it reports once that the current device is never set: where the file computes the
         rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
-        `"cuda:%d" % rank`, `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
-        `init_process_group` call. It also flags a `--local_rank` option with `default=0` that is
+        `"cuda:%d" % rank`, `"cuda:{:d}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
+        `init_process_group` call. Current-device work includes a `DataLoader(...,
+        pin_memory=True)`: its pinning thread adopts the current device. A set-up helper module
+        that starts the NCCL group is reported at the group start when the project's modules
+        that call it on every rank never make a device current either. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
         never passes that option.
     """,
@@ -239,10 +248,13 @@ RULE = Rule(
           makes that function run on every rank, and it is checked.
         - The never-set current device: in a program (a `__main__` block or a process group
           started at module level) whose CUDA work all names its device (`synchronize(device)`,
-          `barrier(device_ids=[rank])`, placements on the rank's device): nothing is left to the
-          current device. In a helper module that only starts the group (the program that
-          imports it may set the device after calling it). Beside groups that are all `gloo`.
-          In a file that already hard-codes GPU 0 (that finding comes first).
+          `barrier(device_ids=[rank])`, placements on the rank's device, loaders that do not pin
+          memory): nothing is left to the current device. In a helper module that only starts
+          the group, when no module of the project is seen calling it on every rank (a
+          library's entry point: its users may set the device) or when one of its callers sets
+          the device, directly or through another project helper (or places on the current
+          device itself: the finding is that caller's). Beside groups that are all `gloo`. In a
+          file that already hard-codes GPU 0 (that finding comes first).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
@@ -263,11 +275,23 @@ RULE = Rule(
           (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
           `else:` is not followed: the bare `"cuda"` is still reported.
         - The order of `set_device` and the placements is not checked: a `.cuda()` before
-          `set_device` is missed.
-        - Whether the device is set is read from the file and the project helpers it calls,
-          never from the modules that import it: a set-up helper that starts an NCCL group and
-          never sets the device is silent (its importer may set it), and a helper module that
-          computes the rank's device is reported even when its importer sets the device later.
+          `set_device` is missed, and so is current-device work (a project `barrier()` helper)
+          that runs before a `set_device` later in the same function.
+        - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
+          `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL and
+          code in other modules (a trainer's loader that pins memory) may still use GPU 0:
+          those modules are not read for it.
+        - `torch.cuda.device(i)` called as a plain statement (not in a `with`) builds a context
+          manager and changes nothing, yet counts as choosing the device.
+        - Whether the device is set is read from the file and the project helpers it calls; the
+          modules that import it are read only for a set-up helper that starts the NCCL group
+          (its callers on every rank). A helper module that computes the rank's device is
+          reported even when its importer sets the device later, and a module that computes the
+          rank's device without starting the group (a trainer's device set-up) is not reported
+          even when nothing in the project ever sets the device.
+        - `import deepspeed` anywhere in a file counts as the device being set (DeepSpeed's
+          engine sets it), also in a set-up helper that only calls `deepspeed.init_distributed`
+          on one path and starts a plain NCCL group on the other.
         - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
           worker) and that receives CUDA tensors without choosing a device is not recognised:
           its CUDA work is done by callbacks the file does not show.

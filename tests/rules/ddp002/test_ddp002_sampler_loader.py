@@ -447,6 +447,7 @@ def test_a_module_with_only_generators_is_parsed_only_for_a_generator(tmp_path, 
     summarised only when a file calls one of its generator functions: the other helpers of a
     utilities module cost no parse."""
     from ddplint.analysis import project as project_module
+    from ddplint.analysis import summaries
     from ddplint.engine import parses_safely
 
     utils = tmp_path / "utils.py"
@@ -456,8 +457,8 @@ def test_a_module_with_only_generators_is_parsed_only_for_a_generator(tmp_path, 
     )
     (tmp_path / "train.py").write_text("from utils import average, endless\n")
     parsed: list[bytes] = []
-    real = project_module._facts_of
-    monkeypatch.setattr(project_module, "_facts_of", lambda data: parsed.append(data) or real(data))
+    real = summaries.facts_of
+    monkeypatch.setattr(summaries, "facts_of", lambda data: parsed.append(data) or real(data))
 
     index = project_module.ProjectIndex([str(utils), str(tmp_path / "train.py")], parses_safely)
     assert not index.summary_for(str(utils), "average").offers_anything()

@@ -1,0 +1,602 @@
+"""What one module offers the modules that import it (`ModuleSummary`), worked out from its own
+source alone, and the cheap outline read before any parse.
+
+A training script often gets its loader, sampler, dataset class or process-group set-up from a
+sibling module (`from .data import build_loader`, `from utils import init_distributed`). Each
+module is summarised once: which of its top-level functions return a DataLoader and with what
+sampler (or a shuffling DistributedSampler, or DataLoader keyword arguments), which re-iterate a
+parameter pass after pass (an endless generator), which start the process group or set the CUDA
+device, which DataLoader subclasses pick their own samples, which IterableDataset classes split
+their stream, which functions make a collective every rank must reach.
+
+Most modules of a large project offer nothing: `screened_source` (words) and `outline_from`
+(the compiled code's names, no libcst) decide which ones are parsed for a summary at all.
+Summaries and outlines are plain records with a strict JSON form (`summary_to_json`), so the
+results cache can keep them across runs. Which modules to summarise, and for whom, is the
+project index's business (analysis/project.py); this module never reads another file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import os
+import re
+import types
+import typing
+import warnings
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ddplint.analysis.torch_api import (
+    ACCELERATOR_COLLECTIVES,
+    BARRIER_COLLECTIVES,
+    BROADCAST_COLLECTIVES,
+    COLLECTIVES,
+    DATALOADER,
+    DISTRIBUTED_ENTRY_POINTS,
+    DISTRIBUTED_SAMPLER,
+    ITERABLE_DATASETS,
+    PROCESS_GROUP_STARTERS,
+    SET_DEVICE,
+    SPAWNERS,
+    WHOLE_DATASET_SAMPLERS,
+    WRAPPER_CLASS_NAMES,
+)
+from ddplint.source import MAX_ANALYSED_BYTES, read_file
+
+# libcst is imported by the functions that summarise a module, not here: a run whose files are
+# all cached still builds the index (the cache asks it which files a file imports).
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.records import CollectiveReach
+
+_SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
+# Samplers over the whole dataset that a helper may return in place of a DistributedSampler.
+_WHOLE_DATASET_SAMPLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WHOLE_DATASET_SAMPLERS)
+
+
+# What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
+# streaming datasets, process-group and device set-up, set_epoch, collectives, generators, and
+# `backward()` (a function or method training on a loader it is given: LoaderTrainer). Modules
+# without such a call are never parsed for their summary: in a large library almost every module
+# is imported by some file, and only a few build loaders or start process groups.
+
+def _summary_words() -> re.Pattern:
+    calls = sorted(
+        {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
+         "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+        | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES,
+        key=lambda word: (-len(word), word),
+    )
+    return re.compile(
+        rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
+        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
+        + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES))
+        + rb")\s*[,)]"
+    )
+
+
+# The collective words come from torch_api (one list): a helper making any collective is summarised.
+_SUMMARY_WORDS = _summary_words()
+# A module without those words may still hold a generator that re-iterates the loader it is
+# given (`while True: yield from loader`): only its generator functions can then be recorded.
+_GENERATOR_WORD = re.compile(rb"(?<![\w])yield(?![\w])")
+
+
+def _summary_evidence() -> re.Pattern:
+    """Text without which a summary records nothing, whatever the module calls. Every entry of a
+    summary comes from a call or a base class with a qualified name (imports.py builds those from
+    the module's own text, and `canonical()` never adds these words): DataLoader and
+    DistributedSampler classes, `set_epoch`, iterable dataset classes, `yield` (a generator
+    re-iterating a loader), `backward` (a function training on a loader), samplers over the
+    whole dataset (a helper returning one), process-group starters and spawners
+    (`torch.distributed`, `torch.multiprocessing`, `deepspeed`), device setters (`torch.cuda`),
+    collectives (`torch.distributed`, an Accelerator, Lightning's trainer). tests/test_screen.py
+    checks these words against the torch_api tables."""
+    classes = {name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS}
+    words = sorted(
+        classes | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES | {"set_epoch", "distributed", "multiprocessing", "deepspeed", "cuda", "lightning", "yield", "backward"}
+    )
+    return re.compile(b"|".join(re.escape(word).encode() for word in words) + rb"|(?i:accelerat)")
+
+
+_SUMMARY_EVIDENCE = _summary_evidence()
+# A module's function starts the process group for its callers only by calling a starter, itself
+# or through functions of its module (`summarise`: the functions reaching PROCESS_GROUP_STARTERS),
+# so the module's code names the starter.
+_STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STARTERS)
+STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
+
+
+@dataclass(frozen=True)
+class FactoryLoader:
+    """A DataLoader a project function builds and returns."""
+
+    where: str  # "data.py:12", for messages
+    sampler: "SamplerKind"  # after the module's own exemptions
+    shuffling_sampler: bool  # a shuffling DistributedSampler reaches it: set_epoch matters
+    shuffle: Optional[bool]
+    dataset_parameter: Optional[int]  # position of the factory parameter that becomes the dataset
+    dataset_keyword: Optional[str]
+    # The module is distributed on its own and trains on the loader there: rules judge it there,
+    # and the importing file need not report it again.
+    judged_there: bool = False
+
+
+@dataclass(frozen=True)
+class PassRepeater:
+    """A generator that starts a new pass over what one parameter gives it on every turn of a
+    loop (`while True: yield from loader`): called with a loader, it runs the epochs."""
+
+    where: str  # "utils.py:3", the loop, for messages
+    parameter: str
+    position: int
+    sets_epoch: bool  # it sets some epoch (`sampler.set_epoch(n)`) in that loop, a new one each turn
+
+
+@dataclass(frozen=True)
+class LoaderTrainer:
+    """A function (or a method, recorded as "Class.method") that trains on what one parameter
+    gives it: a loop of its own over the parameter steps the model. Called with a loader, that
+    loader is trained on; with a loop around that pass inside (`for epoch in range(n)`), the
+    function runs the epochs itself."""
+
+    parameter: str
+    position: int  # among the arguments a caller writes (`self` not counted for a method)
+    epochs_at: Optional[str]  # "trainer.py:12", the loop around the pass, when it repeats the pass
+    sets_epoch: bool  # that loop sets some sampler's epoch, a new one each turn
+
+
+@dataclass(frozen=True)
+class LoaderKwargs:
+    """A dict of DataLoader keyword arguments a project function returns (`**loader_kwargs(...)`)."""
+
+    where: str  # where its sampler is built ("data.py:7"), else the module's name
+    keys: Optional[frozenset[str]]  # None when not all of them are known
+    shuffling_sampler: bool  # its "sampler" entry is a shuffling DistributedSampler it builds
+
+
+@dataclass
+class ModuleSummary:
+    """What one module offers to the modules that import it. Computed from its source alone."""
+
+    process_group_starters: set[str] = field(default_factory=set)
+    # Starters that only spawn worker processes running this module's own code (`launch()` ->
+    # `mp.spawn(_worker, ...)`): the caller stays in the launcher process, one process.
+    process_launchers: set[str] = field(default_factory=set)
+    device_setters: set[str] = field(default_factory=set)
+    loader_factories: dict[str, FactoryLoader] = field(default_factory=dict)
+    iterable_classes: dict[str, bool] = field(default_factory=dict)  # class -> splits its stream
+    # function -> (parameter name, position) it calls `set_epoch` on, directly or through
+    # `.sampler` / `.batch_sampler` (`train_one_epoch(model, loader, epoch)` in an engine module)
+    epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
+    collectives: dict[str, CollectiveReach] = field(default_factory=dict)
+    # DataLoader subclass -> whether it picks its own samples (hands super().__init__ a sampler,
+    # or replaces __iter__)
+    loader_classes: dict[str, bool] = field(default_factory=dict)
+    pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
+    loader_trainers: dict[str, LoaderTrainer] = field(default_factory=dict)
+    # function -> (the places of the tuples it returns that are only ever None or a sampler over
+    # the whole dataset (`return train_ds, valid_ds, WeightedRandomSampler(...)`), those of them
+    # where such a sampler is built)
+    unsharded_samplers: dict[str, tuple[frozenset[int], frozenset[int]]] = field(default_factory=dict)
+    loader_kwargs: dict[str, LoaderKwargs] = field(default_factory=dict)
+    # function -> where the shuffling DistributedSampler it builds and returns is built
+    sampler_factories: dict[str, str] = field(default_factory=dict)
+    # class -> the torch class of DISTRIBUTED_ENTRY_POINTS it extends (a project's own
+    # DistributedSampler or DistributedDataParallel subclass, `torchft.DistributedSampler`)
+    distributed_classes: dict[str, str] = field(default_factory=dict)
+
+
+    def _tables(self) -> tuple:
+        return (
+            self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
+            self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
+            self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
+        )
+
+    def offered_names(self) -> set[str]:
+        return {name for table in self._tables() for name in table}
+
+    def offers_anything(self) -> bool:
+        return any(self._tables())
+
+
+def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
+    import libcst as cst
+
+    summary = ModuleSummary()
+    top_level = [f for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope]
+    starters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(PROCESS_GROUP_STARTERS))
+    setters = facts.functions_reaching(lambda s: not facts.qualified_names(s.node.func).isdisjoint(SET_DEVICE))
+    summary.process_group_starters = {f.name for f in top_level if f in starters}
+    summary.device_setters = {f.name for f in top_level if f in setters}
+    launchers = _launchers(facts)
+    summary.process_launchers = {f.name for f in top_level if f in launchers}
+    data = facts.data
+    for function in top_level:
+        factory = _factory_loader(facts, function, display_name)
+        if factory is not None:
+            summary.loader_factories[function.name] = factory
+    for function in top_level:
+        inner = facts.ranks.collective_inside(function)
+        if inner is not None:
+            summary.collectives[function.name] = inner
+    for setting in data.set_epoch_calls:
+        owner = setting.receiver
+        setter = facts.function_of(setting.context.scope)
+        if setter is not None and setter in top_level and isinstance(owner, cst.Name) and owner.value in setter.params:
+            summary.epoch_setters.setdefault(setter.name, (owner.value, setter.params.index(owner.value)))
+    for name in data.iterable_dataset_classes:
+        if name in facts.classes:
+            summary.iterable_classes[name] = data.class_splits_stream(name)
+    for base in sorted(DISTRIBUTED_ENTRY_POINTS):
+        for name in sorted(facts.subclasses_of({base}) & set(facts.classes)):
+            summary.distributed_classes.setdefault(name, base)
+    for name in data.loader_model.loader_classes:
+        if name in facts.classes:
+            summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
+    for function in top_level:
+        _summarise_data_helper(facts, function, display_name, summary)
+        places = data.loader_model.unsharded_sampler_places(function)
+        if places[0]:
+            summary.unsharded_samplers[function.name] = places
+    for function in facts.functions:
+        _summarise_loader_trainer(facts, function, display_name, top_level, summary)
+    return summary
+
+
+def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:
+    """Record a top-level function, or a plain method of a top-level class, that trains on a
+    parameter (`Epochs.loader_trainer`)."""
+    owner = facts.classes.get(function.class_name) if function.class_name is not None else None
+    method = owner is not None and owner.scope is not None and owner.scope is function.scope.parent
+    if method:
+        assert owner is not None and owner.scope is not None
+        if owner.scope.parent is not facts.module_scope or function.node.decorators or not function.params:
+            return  # static / class methods and properties bind no instance the way a call reads
+    elif function not in top_level:
+        return
+    data = facts.data
+    found = data.epochs.loader_trainer(function, data.loop_trains)
+    if found is None:
+        return
+    parameter, around = found
+    repeats = around is not None and not data.runs_once(around)
+    epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
+    # A set_epoch call anywhere in the module counts too: a helper the loop calls may make it
+    # (`self._start_epoch(loader, epoch)`), and the rule prefers silence to guessing.
+    sets_epoch = repeats and around is not None and (
+        data.sampler_model.sets_a_new_epoch_in(around) or bool(data.sampler_model.set_epoch_calls)
+    )
+    position = function.params.index(parameter) - (1 if method else 0)
+    key = f"{function.class_name}.{function.name}" if method else function.name
+    summary.loader_trainers[key] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)
+
+
+def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, summary: ModuleSummary) -> None:
+    """What a top-level function does for a caller's loader: re-iterates a parameter pass after
+    pass, returns DataLoader keyword arguments, or returns a shuffling DistributedSampler."""
+    data = facts.data
+    repeater = data.epochs.pass_repeater(function)
+    if repeater is not None:
+        parameter, loop = repeater
+        sets_epoch = data.sampler_model.sets_a_new_epoch_in(loop)
+        where = f"{display_name}:{_line_of(facts, loop.node)}"
+        summary.pass_repeaters[function.name] = PassRepeater(where, parameter, function.params.index(parameter), sets_epoch)
+    if function.name in summary.loader_factories:
+        return
+    kwargs = data.sampler_model.returned_loader_kwargs(function)
+    if kwargs is not None:
+        keys, sampler = kwargs
+        # A position costs a pass over the module: resolved only where a message may name it.
+        where = f"{display_name}:{_line_of(facts, sampler.site.node)}" if sampler is not None else display_name
+        summary.loader_kwargs[function.name] = LoaderKwargs(where, keys, sampler is not None)
+        return
+    sampler = data.sampler_model.returned_sampler(function)
+    if sampler is not None:
+        summary.sampler_factories[function.name] = f"{display_name}:{_line_of(facts, sampler.site.node)}"
+
+
+def _launchers(facts: "ModuleFacts") -> set:
+    """Functions that start worker processes running a function of this module (`mp.spawn(
+    _worker, ...)`, not a function the caller passed in), and whose own process never joins a
+    process group: whoever calls them stays one launcher process."""
+    import libcst as cst
+
+    def spawns_own_worker(site: "CallSite") -> bool:
+        if facts.qualified_names(site.node.func).isdisjoint(SPAWNERS) or not site.node.args:
+            return False
+        worker = site.node.args[0].value
+        return isinstance(worker, cst.Name) and worker.value in facts.functions_by_name
+
+    joiners = _reaching_in_process(facts, lambda s: not facts.qualified_names(s.node.func).isdisjoint(
+        PROCESS_GROUP_STARTERS - SPAWNERS))
+    return {f for f in facts.functions_reaching(spawns_own_worker) if f not in joiners}
+
+
+def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
+    """`facts.functions_reaching`, without following `mp.spawn(fn)` edges: the functions whose
+    own process makes a call satisfying `predicate`."""
+    found = {f for f in facts.functions if any(predicate(s) for s in facts.calls_by_function.get(id(f), []))}
+    queue = list(found)
+    while queue:
+        for site, bound in facts.call_sites_of(queue.pop()):
+            caller = facts.function_of(site.context.scope)
+            if bound is not None and caller is not None and caller not in found:
+                found.add(caller)
+                queue.append(caller)
+    return found
+
+
+def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Optional[FactoryLoader]:
+    """The DataLoader this function returns (alone or in a tuple), described for callers."""
+    data = facts.data
+    for value, _ in function.returns:
+        for loader in data.loaders:
+            if loader.site.context.scope is not function.scope:
+                continue
+            if not data.flow.feeds(value, function.scope, loader.site.node):
+                continue
+            return FactoryLoader(
+                where=f"{display_name}:{_line_of(facts, loader.site.node)}",
+                sampler=_sampler_verdict(facts, loader),
+                shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
+                shuffle=loader.shuffle,
+                judged_there=bool(facts.distributed) and data.is_training_loader(loader),
+                **_dataset_parameter(facts, function, loader),
+            )
+    return None
+
+
+def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
+    """The module's own exemptions, applied where the loader is built: a framework, an iterable
+    or hand-sharded dataset, all count as a sampler for the caller."""
+    from ddplint.analysis.loaders import SamplerKind
+
+    data = facts.data
+    if loader.sampler is SamplerKind.PRESENT:
+        return SamplerKind.PRESENT
+    if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
+        return SamplerKind.PRESENT
+    return loader.sampler
+
+
+def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
+    """Which parameter of the factory becomes the loader's dataset (directly), so the caller can
+    judge the dataset it passes (sharded by hand, iterable ...)."""
+    import libcst as cst
+
+    dataset = loader.dataset
+    if isinstance(dataset, cst.Name) and dataset.value in function.params:
+        bindings = function.scope.bindings.get(dataset.value, [])
+        if all(b.kind == "param" for b in bindings):
+            return {"dataset_parameter": function.params.index(dataset.value), "dataset_keyword": dataset.value}
+    return {"dataset_parameter": None, "dataset_keyword": None}
+
+
+# What a module that defines no function or class of the name asked for says about it.
+NOTHING_RECORDED = ModuleSummary()
+
+
+def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
+    """Positions are resolved only for modules that do export a loader factory."""
+    from ddplint.positions import positions_of
+
+    return positions_of(facts.module, [node])[node].start.line
+
+
+def summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:
+    facts = facts_of(data)
+    if facts is None:
+        return None
+    try:
+        return summarise(facts, os.path.basename(path))
+    except Exception:  # RecursionError, or a bug in a summary: that module offers nothing, the
+        return None  # run goes on (one module must not cost every file its findings)
+
+
+# -- summaries as JSON ---------------------------------------------------------------------------
+# Driven by the record types' annotations, so a field added to ModuleSummary (or to a record it
+# holds) is kept with no change here; a field of a type this codec does not know fails the
+# round-trip test (tests/test_summary_store.py) instead of being dropped.
+class _Undecodable(Exception):
+    """Stored JSON that is not what `_to_json` writes for the type."""
+
+
+def summary_to_json(summary: Optional[ModuleSummary]) -> Any:
+    """{"summary": null} for a module without one, else its fields as JSON."""
+    return {"summary": None if summary is None else _to_json(summary, ModuleSummary)}
+
+
+def summary_from_json(value: Any) -> Optional[tuple[Optional[ModuleSummary]]]:
+    """(summary,) for what `summary_to_json` wrote; None for anything else (a miss)."""
+    if type(value) is not dict or set(value) != {"summary"}:
+        return None
+    try:
+        return (None if value["summary"] is None else _from_json(value["summary"], ModuleSummary),)
+    except (_Undecodable, ValueError, TypeError):
+        return None
+
+
+def outline_to_json(outline: tuple[bool, Optional[frozenset[str]]]) -> Any:
+    summarisable, recordable = outline
+    return [summarisable, None if recordable is None else sorted(recordable)]
+
+
+def outline_from_json(value: Any) -> Optional[tuple[bool, Optional[frozenset[str]]]]:
+    try:
+        return _from_json(value, tuple[bool, Optional[frozenset[str]]])
+    except (_Undecodable, ValueError, TypeError):
+        return None
+
+
+def _hints(record: type) -> dict[str, Any]:
+    """A record's field types, with the names its annotations use under TYPE_CHECKING."""
+    from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.records import CollectiveReach
+
+    names = {"SamplerKind": SamplerKind, "CollectiveReach": CollectiveReach}
+    return typing.get_type_hints(record, globalns=globals(), localns=names)
+
+
+# `Optional[X]`, and `X | None` where the interpreter has it
+_UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
+
+
+def _to_json(value: Any, hint: Any) -> Any:
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in _UNIONS:  # Optional[X]
+        if value is None:
+            return None
+        return _to_json(value, next(a for a in arguments if a is not type(None)))
+    if hint in (bool, int, str):
+        return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return value.value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        return {f.name: _to_json(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(hint)}
+    if origin in (set, frozenset):
+        return sorted(_to_json(item, arguments[0]) for item in value)
+    if origin is dict and arguments[0] is str:
+        return {key: _to_json(item, arguments[1]) for key, item in value.items()}
+    if origin is tuple and Ellipsis not in arguments:
+        return [_to_json(item, kind) for item, kind in zip(value, arguments)]
+    raise TypeError(f"no JSON form for {hint!r}")
+
+
+def _from_json(value: Any, hint: Any) -> Any:
+    """The value `_to_json(x, hint)` gave, checked down to every value's type."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in _UNIONS:
+        return None if value is None else _from_json(value, next(a for a in arguments if a is not type(None)))
+    if hint in (bool, int, str):
+        if type(value) is not hint:
+            raise _Undecodable(hint)
+        return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)  # ValueError for a value it does not have
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        fields = dataclasses.fields(hint)
+        if type(value) is not dict or set(value) != {f.name for f in fields}:
+            raise _Undecodable(hint)
+        return hint(**{f.name: _from_json(value[f.name], hints[f.name]) for f in fields})
+    if origin in (set, frozenset):
+        if type(value) is not list:
+            raise _Undecodable(hint)
+        return origin(_from_json(item, arguments[0]) for item in value)
+    if origin is dict and arguments[0] is str:
+        if type(value) is not dict:
+            raise _Undecodable(hint)
+        return {key: _from_json(item, arguments[1]) for key, item in value.items()}
+    if origin is tuple and Ellipsis not in arguments:
+        if type(value) is not list or len(value) != len(arguments):
+            raise _Undecodable(hint)
+        return tuple(_from_json(item, kind) for item, kind in zip(value, arguments))
+    raise _Undecodable(hint)
+
+
+def screened_source(path: str) -> Optional[bytes]:
+    """A project module's source, or None when it cannot offer anything: the same size screen as
+    the engine's, with the words a summary reads as triggers (most modules of a large project are
+    never parsed for their summary)."""
+    try:
+        data = read_file(path)
+    except OSError:
+        return None
+    if len(data) > MAX_ANALYSED_BYTES or not (_SUMMARY_WORDS.search(data) or _GENERATOR_WORD.search(data)):
+        return None
+    return data
+
+
+def outline_from(
+    data: bytes, path: str, parses_safely: Callable[[bytes, str], bool]
+) -> tuple[bool, Optional[frozenset[str]]]:
+    """The outline of a module whose source passed `screened_source`."""
+    if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
+        return False, None
+    if not _SUMMARY_EVIDENCE.search(data):
+        return True, frozenset()  # it names none of the things a summary records
+    code = compiled(data, path)
+    if code is None:
+        return True, None
+    return True, _recordable_names(code, generators_only=not _SUMMARY_WORDS.search(data))
+
+
+def compiled(data: bytes, path: str) -> Optional[CodeType]:
+    """A project module's code, or None where CPython refuses it (its own warnings not shown:
+    they are not ddplint's to print)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(data, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def functions_reaching_a_starter(module: CodeType) -> set[str]:
+    """The module-level functions of a compiled module whose code names a process-group starter,
+    or names a function or method of the module that does, and so on: a superset of what
+    `summarise` records, where calls are followed by their targets."""
+    uses: dict[str, set[str]] = {}  # function or method name -> every name its code (nested code too) uses
+    stack = [(module, "")]
+    while stack:
+        code, owner = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                name = owner if owner and const.co_flags & inspect.CO_OPTIMIZED and const.co_name.startswith("<") else const.co_name
+                uses.setdefault(name, set()).update(const.co_names, const.co_varnames, const.co_freevars, const.co_cellvars)
+                stack.append((const, name))
+    reaching = set(_STARTER_NAMES)
+    while True:
+        more = {name for name, used in uses.items() if name not in reaching and not used.isdisjoint(reaching)}
+        if not more:
+            break
+        reaching |= more
+    top_level = {c.co_name for c in module.co_consts if isinstance(c, CodeType) and c.co_flags & inspect.CO_OPTIMIZED}
+    return top_level & reaching
+
+
+def _recordable_names(module: CodeType, generators_only: bool = False) -> frozenset[str]:
+    """The names a summary can record: functions of the module's own scope (also those under a
+    module-level `if` / `try`) and classes at any depth, read off the compiled code objects (a
+    class body is the code object compiled without CO_OPTIMIZED). `generators_only`: the
+    module's own generator functions alone (a module that holds nothing else a summary reads)."""
+    if generators_only:
+        return frozenset(
+            const.co_name
+            for const in module.co_consts
+            if isinstance(const, CodeType) and const.co_flags & inspect.CO_GENERATOR
+        )
+    names: set[str] = set()
+    stack = [(module, True)]
+    while stack:
+        code, module_level = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                if module_level or not const.co_flags & inspect.CO_OPTIMIZED:
+                    names.add(const.co_name)
+                stack.append((const, False))
+    return frozenset(names)
+
+
+def facts_of(data: bytes) -> Optional["ModuleFacts"]:
+    import libcst as cst
+
+    from ddplint.analysis.facts import build_facts
+    from ddplint.analysis.syntax import parse_module
+
+    try:
+        module = parse_module(data)
+        return build_facts(module, data.decode(module.encoding, errors="replace"))
+    except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
+        return None
