@@ -728,7 +728,7 @@ class ProjectIndex:
             data = None
         facts = None
         if data is not None and len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, path):
-            facts = _facts_of(data)
+            facts = summaries.facts_of(data)
         self._module_facts[path] = (stamp, facts)
         return facts
 
