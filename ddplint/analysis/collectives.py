@@ -36,7 +36,12 @@ from ddplint.analysis.torch_api import (
 )
 
 if TYPE_CHECKING:
+    from ddplint.analysis.facts import ModuleFacts
     from ddplint.analysis.records import CallSite
+
+
+# Methods that return the module they are called on (moved or cast): the module is built before them.
+_MODULE_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "to_empty"})
 
 
 class Collectives(RankGuards):
@@ -165,6 +170,9 @@ class Collectives(RankGuards):
             name = self.collective_name(call)
             if name is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
                 return CollectiveReach(name, subgroup=keyword_arg(call.node, "group") is not None)
+            imported = self._project_collective(call)
+            if imported is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
+                return imported  # `validate()` -> the engine module's `evaluate()` -> all_reduce
             for callee, bound in self.facts.functions_called_by(call):
                 conditions = frozenset(c for c in decided if not c[0].startswith("flag:"))
                 conditions |= literal_flags(callee.param_for(call.node, bound))
@@ -197,16 +205,34 @@ class Collectives(RankGuards):
         """Under a rank condition that is a single-rank guard (`if rank == 0:`), in its rank arm."""
         return self.runs_on_one_rank_only(call.context)
 
+    def _makes_collective(self, site: "CallSite") -> bool:
+        """The call is a collective, or calls a function of another project module that makes
+        one (`evaluate` imported from the package's engine module)."""
+        return self.collective_name(site) is not None or self._project_collective(site) is not None
+
+    def _project_collective(self, site: "CallSite") -> Optional[CollectiveReach]:
+        """The collective a function of another project module makes when this call calls it."""
+        if self.facts.project is None:
+            return None
+        key = id(site.node)
+        if key not in self._imported_reach:
+            self._imported_reach[key] = self.facts.project.collective(self.facts, site)
+        return self._imported_reach[key]
+
+    @cached_property
+    def _imported_reach(self) -> dict[int, Optional[CollectiveReach]]:
+        return {}
+
     @cached_property
     def _any_collective_functions(self) -> set:
-        return self.facts.functions_reaching(lambda site: self.collective_name(site) is not None)
+        return self.facts.functions_reaching(self._makes_collective)
 
     @cached_property
     def _collective_functions(self) -> set:
         # A collective the callee itself guards by rank (`if local_rank not in (-1, 0):
         # barrier()`) is already coordinated there; it does not make the call a collective.
         return self.facts.functions_reaching(
-            lambda site: self.collective_name(site) is not None and not self.made_under_rank_condition(site)
+            lambda site: self._makes_collective(site) and not self.made_under_rank_condition(site)
         )
 
     # -- the DDP-wrapped model ------------------------------------------------------------------
@@ -239,9 +265,40 @@ class Collectives(RankGuards):
             broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
             if broadcast is not None and isinstance(broadcast.value, cst.Name) and broadcast.value.value == "False":
                 continue
-            if self._model_may_have_buffers:
+            if self._model_may_have_buffers or self._built_from_buffered_project_module(site):
                 out.add(id(site.node))
         return frozenset(out)
+
+    def _built_from_buffered_project_module(self, wrapper: "CallSite") -> bool:
+        """The wrapped module is built by a class (or factory) of another project module that
+        declares buffers where they always exist (`DDP(Net().cuda())`, `Net` in model.py calling
+        `register_buffer` outside any `if`, or building a BatchNorm layer)."""
+        project = self.facts.project
+        if project is None or not wrapper.node.args:
+            return False
+        for call in self._constructions(wrapper.node.args[0].value, wrapper, depth=0):
+            for qualified in self.facts.qualified_names(call.func):
+                resolved = project.index.resolve(project.path, qualified)
+                if resolved is not None and _declares_buffers(project.index.module_facts(resolved[0])):
+                    return True
+        return False
+
+    def _constructions(self, value: cst.BaseExpression, wrapper: "CallSite", depth: int) -> list[cst.Call]:
+        """The calls that build `value`, past `.to(device)` / `.cuda()` and the file's assignments."""
+        if depth > 4:
+            return []
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_MOVES:
+                return self._constructions(func.value, wrapper, depth + 1)
+            return [value]
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            out: list[cst.Call] = []
+            for source in self.facts.flow.sources(value, wrapper.context.scope, wrapper.context.branches):
+                if isinstance(source.node, cst.BaseExpression) and source.node is not value:
+                    out.extend(self._constructions(source.node, wrapper, depth + 1))
+            return out
+        return []
 
     @cached_property
     def _model_may_have_buffers(self) -> bool:
@@ -261,3 +318,18 @@ class Collectives(RankGuards):
         if not self._syncing_wrappers:
             return set()
         return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
+
+
+def _declares_buffers(module: Optional["ModuleFacts"]) -> bool:
+    """A project module that always gives the modules it builds buffers: it calls
+    `register_buffer` outside any condition of its function, or builds a BatchNorm layer or a
+    torchvision / timm model. A buffer registered only under `if not self.flash:` may never
+    exist; a module that cannot be read declares none."""
+    if module is None:
+        return False
+    if module.imports.imports_any(("torchvision.models", "timm")):
+        return True
+    return any(
+        site.name == "register_buffer" and not site.context.branches or "BatchNorm" in (site.name or "")
+        for site in module.calls
+    )

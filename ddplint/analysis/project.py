@@ -152,6 +152,7 @@ class ProjectIndex:
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
+        self._module_facts: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleFacts"]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -712,6 +713,24 @@ class ProjectIndex:
             return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
         except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
             return None
+
+    def module_facts(self, path: str) -> Optional["ModuleFacts"]:
+        """The facts of one project module (without a project view of its own), parsed once while
+        the file is unchanged; None when it cannot be read, is too large, or does not parse
+        safely. For questions a summary does not record (which buffers a model module declares)."""
+        stamp = _stamp(path)
+        known = self._module_facts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            data: Optional[bytes] = read_file(path)
+        except OSError:
+            data = None
+        facts = None
+        if data is not None and len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, path):
+            facts = summaries.facts_of(data)
+        self._module_facts[path] = (stamp, facts)
+        return facts
 
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the

@@ -262,7 +262,11 @@ RULE = Rule(
         the other ranks make no matching call. Also flags a forward pass through an FSDP-wrapped
         model in such a branch, and through a `DistributedDataParallel`-wrapped one when the model
         may have buffers (the file mentions BatchNorm, `register_buffer`, torchvision or timm
-        models) and `broadcast_buffers=False` is not passed.
+        models, or the model is built by a class or factory of a project module that always
+        declares buffers: `register_buffer` outside any condition, a BatchNorm layer, a
+        torchvision / timm model) and `broadcast_buffers=False` is not passed. A collective
+        is followed through the file's own helpers into the functions of other project modules
+        (`validation_epoch()` -> the package's `engine.evaluate()` -> `all_reduce`).
 
         It also flags the places where the ranks part ways before a collective
         (analysis/divergence.py):
@@ -309,8 +313,9 @@ RULE = Rule(
         - Collectives with an explicit `group=`: the group may hold exactly the ranks that get there.
         - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`.
         - A rank-0 forward through a DDP model with no sign of buffers (a GPT with flash
-          attention has none, so DDP broadcasts nothing); DDP010 still reports a whole
-          evaluation pass there.
+          attention has none, so DDP broadcasts nothing; nor does one whose model module
+          registers its causal mask only when fused attention is missing); DDP010 still reports
+          a whole evaluation pass there.
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
         - Test code (pytest / unittest files).
@@ -325,13 +330,17 @@ RULE = Rule(
           (`fetch(name, wait=False)`).
     """,
     blind_spots="""
-        - Buffers are inferred from the file's text; a BatchNorm model built in another module
-          is missed.
+        - Buffers are inferred from the file's text and from the project module whose class
+          or factory builds the wrapped model (`DDP(Net().cuda())`); a model built by a chain of
+          helpers (`build_model(cfg)` returning a registry's class) or wrapped by a helper of
+          another module (`ddp_wrap(model)`) is not followed, and a buffer registered only under
+          a condition (`if not self.flash:`) counts as absent.
         - Conditions that split the ranks other ways (`if rank % 2:`) are not checked, except
           `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.
-          Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`)
-          are followed one import deep, within the file's project.
+          Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`,
+          also when called through the file's own functions) are followed one import deep,
+          within the file's project.
         - An early exit of the other ranks counts only in the same function (`if rank != 0:
           return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
           does not.
@@ -350,13 +359,22 @@ RULE = Rule(
           DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
           caller in main.py wrapped the model) are not seen: facts flow from the modules a file
           imports to the file, not from its callers.
+        - A forward of the wrapped model inside a function of another module that the rank-0
+          code hands it to (`engine.validate(model, loader)` calling `model(x)`): the summaries
+          of other modules record the collectives their functions make, not the forwards of
+          a parameter.
         - A collective reached through a method of another module's class
           (`DistribTorch.instance().barrier()`) is not followed.
         - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
           rule (the screen), even when it calls a helper of another module that makes one under
           a clock condition.
         - Values that differ between ranks other than the wall clock and one-rank assignments
-          (a per-rank random draw, a file one rank wrote) are not traced into conditions.
+          (a per-rank random draw, a file one rank wrote, a test on what each process's own log
+          buffer holds) are not traced into conditions.
+        - A one-rank value kept on an object and read by another method: a counter reset only
+          past the other ranks' early `return` in one method (`update_best_model`) and tested
+          by the loop condition of another (`continue_training`) sends the other ranks out of
+          training early; the attribute is not followed between methods.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
           (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
           only once declared in `rank-zero-functions` (README, Configuration).
