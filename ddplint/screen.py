@@ -543,12 +543,14 @@ def _with_caller_judged_rules(
 
 def _syntax_tree(data: bytes, filename: str) -> Optional[ast.Module]:
     """CPython's syntax tree of code the compile screen accepted (None if it cannot be had)."""
+    tree = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        pass
+    return tree if isinstance(tree, ast.Module) else None
 
 
 def may_call_any(tree: ast.Module, qualified: Sequence[str]) -> bool:
@@ -583,8 +585,8 @@ def may_call_any(tree: ast.Module, qualified: Sequence[str]) -> bool:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             chain = _dotted(node.value)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets if chain is not None else ():
-                if isinstance(target, ast.Name):
+            for target in targets:
+                if chain is not None and isinstance(target, ast.Name):
                     aliases.setdefault(target.id, set()).add(chain)
     return any(not wanted.isdisjoint(_stands_for(callee, bindings, aliases)) for callee in callees)
 
