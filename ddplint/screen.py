@@ -95,7 +95,7 @@ class Triggered(Protocol):
     def requires(self) -> tuple[tuple[bytes, ...], ...]: ...
 
     @property
-    def judged_by_callers(self) -> bool: ...
+    def judged_by_callers(self) -> tuple[str, ...]: ...
 
 
 # Name characters, as `\w` in a bytes pattern matches them (ASCII letters, digits, underscore).
@@ -524,13 +524,95 @@ def _with_caller_judged_rules(
     project: ProjectQuestions,
 ) -> list[R]:
     """The rules a file's own words select, plus the distributed-only rules judged by their
-    callers (`Rule.judged_by_callers`) whose triggers it holds, when the screens left them out
-    for want of distributed code: in a project's `.py` module (one other modules can import)
-    the rule asks the project whether a distributed module runs it in its ranks. Not for a
-    notebook or a lone file, which nothing imports."""
+    callers (`Rule.judged_by_callers`) whose triggers it holds and whose judged calls it may
+    make (`may_call_any`), when the screens left them out for want of distributed code: in a
+    project's `.py` module (one other modules can import) the rule asks the project whether a
+    distributed module runs it in its ranks. Not for a notebook or a lone file, which nothing
+    imports. Without the judged calls, every module holding the word `load` was parsed for
+    DDP008 (98 of the torch package's modules, 5 MB, a third more CPU for the whole run)."""
     wanted = [rule for rule in _caller_judged_by_bytes(rules, data, filename, project) if rule not in active]
     added = candidates_by_names(wanted, data, names) if wanted else []
+    if added:
+        tree = _syntax_tree(data, filename)
+        added = [rule for rule in added if tree is None or may_call_any(tree, rule.judged_by_callers)]
     if not added:
         return list(active)
     chosen = set(active) | set(added)
     return [rule for rule in rules if rule in chosen]
+
+
+def _syntax_tree(data: bytes, filename: str) -> Optional[ast.Module]:
+    """CPython's syntax tree of code the compile screen accepted (None if it cannot be had)."""
+    tree = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(data, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return tree if isinstance(tree, ast.Module) else None
+
+
+def may_call_any(tree: ast.Module, qualified: Sequence[str]) -> bool:
+    """Whether the module may call one of `qualified` (`torch.load`) as the engine's import
+    table (analysis/imports.py) names the callee, read off CPython's tree: a callee `th.load`
+    or `f` whose head an import binds (`import torch as th`, `from torch import load as f`,
+    anywhere in the file), through names assigned such a chain (`L = torch.load`, `t = torch`,
+    followed without the table's depth limit), and any star import (it may bind anything).
+    A superset of the table's answer: a module this says no to has no call a rule judging
+    those calls could flag. The table also renames a few torch paths to their public names
+    (`canonical`); none of those public names is a judged call or one of its modules, which
+    tests/test_screen_caller_judged.py checks."""
+    wanted = frozenset(qualified)
+    bindings: dict[str, set[str]] = {}
+    aliases: dict[str, set[str]] = {}
+    callees: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            callee = _dotted(node.func)
+            if callee is not None:
+                callees.append(callee)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.partition(".")[0]
+                bindings.setdefault(alias.asname or head, set()).add(alias.name if alias.asname else head)
+        elif isinstance(node, ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                return True
+            if node.level == 0 and node.module:  # a relative import never names an absolute module
+                for alias in node.names:
+                    bindings.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            chain = _dotted(node.value)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if chain is not None and isinstance(target, ast.Name):
+                    aliases.setdefault(target.id, set()).add(chain)
+    return any(not wanted.isdisjoint(_stands_for(callee, bindings, aliases)) for callee in callees)
+
+
+def _stands_for(dotted: str, bindings: dict[str, set[str]], aliases: dict[str, set[str]]) -> set[str]:
+    """Every qualified name `dotted` may stand for through `bindings` and `aliases` (each alias
+    followed once along a path, so a cycle ends)."""
+    found: set[str] = set()
+    stack: list[tuple[str, frozenset[str]]] = [(dotted, frozenset())]
+    while stack:
+        current, followed = stack.pop()
+        head, _, rest = current.partition(".")
+        suffix = f".{rest}" if rest else ""
+        found.update(qualified + suffix for qualified in bindings.get(head, ()))
+        if head in aliases and head not in followed:
+            stack.extend((target + suffix, followed | {head}) for target in aliases[head])
+    return found
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a Name / Attribute chain, else None (as the engine's `dotted_name`)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

@@ -61,8 +61,10 @@ class Rule:
     requires: tuple[tuple[bytes, ...], ...] = ()
     # A distributed-only rule that also speaks in a module with no distributed code of its own
     # when other modules of the project run it in their ranks (DDP008: a `load_checkpoint()`
-    # helper): the engine runs it on such a module when it is a `.py` file of a project.
-    judged_by_callers: bool = False
+    # helper): the qualified names of the calls it judges there (DDP008: `torch.load`). The
+    # engine runs it on such a module when it is a `.py` file of a project that may make one of
+    # these calls (screen.may_call_any).
+    judged_by_callers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))

@@ -312,7 +312,7 @@ RULE = Rule(
     """,
     triggers=(b"load",),
     distributed_only=True,
-    judged_by_callers=True,  # a helper module is judged by its distributed callers (_rank_callers)
+    judged_by_callers=(TORCH_LOAD,),  # a helper module's loads are judged by its distributed callers (_rank_callers)
     check=check,
     invalid=(
         """
