@@ -67,3 +67,16 @@ def test_left_alone_with_a_distributed_sampler(tmp_path, monkeypatch, capsys):
 
 def test_left_alone_in_a_script_that_is_not_distributed(tmp_path, monkeypatch, capsys):
     assert _rows(tmp_path, monkeypatch, capsys, start="") == []
+
+
+def test_only_the_stored_loader_the_method_trains_on_is_reported(tmp_path, monkeypatch, capsys):
+    # Handed over by keyword, beside a second loader the class only scores: that one is left alone.
+    runner = RUNNER.replace("def __init__(self, model, optimizer, batches):", "def __init__(self, model, optimizer, batches, held_out):")
+    runner = runner.replace("        self.batches = batches\n", "        self.batches = batches\n        self.held_out = held_out\n")
+    runner = runner.replace("for x, y in self.batches:\n                total", "for x, y in self.held_out:\n                total")
+    script = SCRIPT.format(start='dist.init_process_group("nccl")', sampler="", call="runner.go(20)\nprint(runner.score())").replace(
+        "runner = Runner(model, optimizer, loader)",
+        "other = DataLoader(dataset, batch_size=16)\nrunner = Runner(model, optimizer, held_out=other, batches=loader)",
+    )
+    found = findings_every_way(tmp_path, monkeypatch, capsys, {"runner.py": runner, "train.py": script})
+    assert [(row, code) for row, code, _ in found] == [(8, "DDP001")]
