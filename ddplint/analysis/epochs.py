@@ -87,14 +87,15 @@ class Epochs:
                 given = argument(site.node, repeater.parameter, repeater.position)
                 if given is not None and self._feeding_paths(given, site.context, target):
                     found.append(Iteration(loader, site, None, restarted_in=repeater.where))
-            for site, trainer in self._project_loader_trainers:
-                given = argument(site.node, trainer.parameter, trainer.position)
-                if given is None or not self._feeding_paths(given, site.context, target):
+            for site, trainer, handed_at in self._project_loader_trainers:
+                given = argument(handed_at, trainer.parameter, trainer.position)
+                context = site.context if handed_at is site.node else self._context_of_call(handed_at, site)
+                if given is None or not self._feeding_paths(given, context, target):
                     continue
-                if trainer.epochs_at is None:  # one pass there: the caller's loop repeats it
-                    found.append(Iteration(loader, site, self.repeating_loop(site.context, ()), trained_in_callee=True))
-                elif trainer.sets_epoch:  # it runs the epochs and sets the sampler's epoch itself
+                if trainer.sets_epoch:  # it sets the sampler's epoch itself
                     found.append(Iteration(loader, site, None, trained_in_callee=True))
+                elif trainer.epochs_at is None:  # one pass there: the caller's loop repeats it
+                    found.append(Iteration(loader, site, self.repeating_loop(site.context, ()), trained_in_callee=True))
                 else:
                     found.append(Iteration(
                         loader, site, None, restarted_in=trainer.epochs_at, trained_in_callee=True, epochs_in_callee=True
@@ -191,10 +192,12 @@ class Epochs:
         return out
 
     @cached_property
-    def _project_loader_trainers(self) -> list[tuple[CallSite, "LoaderTrainer"]]:
+    def _project_loader_trainers(self) -> list[tuple[CallSite, "LoaderTrainer", cst.Call]]:
         """Calls of other project modules' functions, and of methods of their classes on an
         instance built here (`Trainer(...).fit(loader)`, `trainer = Trainer(...)` then
-        `trainer.fit(loader)`), that train on a parameter."""
+        `trainer.fit(loader)`), that train on a parameter; with the call whose arguments hold
+        that parameter: the call itself, or the constructor call when the method trains on what
+        the constructor stored on the instance (`Trainer(model, loader).fit()`)."""
         project = self.facts.project
         if project is None:
             return []
@@ -203,15 +206,22 @@ class Epochs:
             if self.facts.functions_called_by(site):
                 continue  # a function of this file: followed here, not summarised
             trainer = project.loader_trainer(self.facts, site, None)
-            if trainer is None:
-                built_by = self._class_called_for_receiver(site)
-                trainer = project.loader_trainer(self.facts, site, built_by) if built_by is not None else None
             if trainer is not None:
-                out.append((site, trainer))
+                out.append((site, trainer, site.node))
+                continue
+            built = self._constructor_call_for_receiver(site)
+            if built is None:
+                continue
+            trainer = project.loader_trainer(self.facts, site, built.func)
+            if trainer is not None:
+                out.append((site, trainer, site.node))
+            stored = project.loader_trainer(self.facts, site, built.func, stored=True)
+            if stored is not None:
+                out.append((site, stored, built))
         return out
 
-    def _class_called_for_receiver(self, site: CallSite) -> Optional[cst.BaseExpression]:
-        """`C` for a method call on `C(...)`, or on a name bound once, to `C(...)`."""
+    def _constructor_call_for_receiver(self, site: CallSite) -> Optional[cst.Call]:
+        """`C(...)` for a method call on `C(...)`, or on a name bound once, to `C(...)`."""
         func = site.node.func
         if not isinstance(func, cst.Attribute):
             return None
@@ -222,7 +232,14 @@ class Epochs:
             if len(bindings) != 1 or bindings[0].kind != "assign":
                 return None
             value = bindings[0].value
-        return value.func if isinstance(value, cst.Call) else None
+        return value if isinstance(value, cst.Call) else None
+
+    def _context_of_call(self, call: cst.Call, fallback: CallSite) -> Context:
+        """Where a constructor call sits, to follow its arguments from there."""
+        for site in self.facts.calls:
+            if site.node is call:
+                return site.context
+        return fallback.context
 
     def pass_repeater(self, function) -> Optional[tuple[str, LoopSite]]:
         """(parameter, loop) when `function` is a generator that hands on every item of one of
@@ -249,6 +266,45 @@ class Epochs:
             if not any(isinstance(node, cst.Yield) for node in walk(statement.body)) and trains(loop):
                 return name, (loop.context.loops[-1] if loop.context.loops else None)
         return None
+
+    def stored_loader_trainers(self, owner, trains) -> dict[str, tuple[str, Optional[LoopSite]]]:
+        """method -> (`__init__` parameter, the loop around the pass or None) for the methods of
+        the class `owner` that train on what its constructor stored on the instance: `__init__`
+        does `self.loader = loader` and a method loops over `self.loader` stepping the model, as
+        `trains` tells; or a method of the class calls such a method (`fit()` calling
+        `self._train_epoch()` in its epoch loop), a few calls up. For another module's callers:
+        the loader handed to the constructor is trained on when one of them is called."""
+        methods = [
+            f for f in self.facts.functions
+            if f.class_name == owner.name and owner.scope is not None and f.scope.parent is owner.scope
+            and f.params and not f.node.decorators
+        ]
+        init = next((f for f in methods if f.name == "__init__"), None)
+        stored = _attributes_stored_from_parameters(init) if init is not None else {}
+        if not stored:
+            return {}
+        found: dict[str, tuple[str, Optional[LoopSite]]] = {}
+        for method in methods:
+            for loop in self.facts.loops:
+                statement = loop.node
+                if not isinstance(statement, cst.For) or loop.context.scope is not method.scope:
+                    continue
+                attribute = _self_attribute(_unwrapped(statement.iter))
+                if attribute is None or attribute[len("self."):] not in stored:
+                    continue
+                if not any(isinstance(node, cst.Yield) for node in walk(statement.body)) and trains(loop):
+                    found.setdefault(method.name, (stored[attribute[len("self."):]], loop.context.loops[-1] if loop.context.loops else None))
+        by_name = {f.name: f for f in methods}
+        for _ in range(3):  # callers within the class, a few levels up
+            for name, (parameter, around) in list(found.items()):
+                for site, _binding in self.facts.call_sites_of(by_name[name]):
+                    caller = self.facts.function_of(site.context.scope)
+                    caller_name = caller.name if caller is not None else None
+                    if caller_name is None or by_name.get(caller_name) is not caller or caller_name in found:
+                        continue
+                    found[caller_name] = (parameter, around or (site.context.loops[-1] if site.context.loops else None))
+        found.pop("__init__", None)
+        return found
 
     def _loops_over_a_parameter(self, function) -> list[tuple[str, LoopSite, cst.For]]:
         """(parameter, loop, its statement) for the `for` statements of `function` itself (not of a
@@ -321,6 +377,27 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return f"self.{expr.attr.value}"
     return None
+
+
+def _attributes_stored_from_parameters(init) -> dict[str, str]:
+    """attribute -> parameter for each `self.<attribute> = <parameter>` in `__init__` (also
+    `self.a, self.b = a, b`), the parameter never rebound there."""
+    out: dict[str, str] = {}
+    for node in walk(init.node.body):
+        if not isinstance(node, cst.Assign):
+            continue
+        for target in node.targets:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target.target, node.value)]
+            if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple):
+                if len(target.target.elements) != len(node.value.elements):
+                    continue
+                pairs = [(t.value, v.value) for t, v in zip(target.target.elements, node.value.elements)]
+            for left, right in pairs:
+                attribute = _self_attribute(left)
+                parameter = _parameter_named(init, right)
+                if attribute is not None and parameter is not None and parameter != "self":
+                    out.setdefault(attribute[len("self."):], parameter)
+    return out
 
 
 def _parameter_named(function, expr: cst.BaseExpression) -> Optional[str]:

@@ -1063,9 +1063,12 @@ class ProjectView:
         target = self._target(facts, site.node.func)
         return target[0].pass_repeaters.get(target[1]) if target else None
 
-    def loader_trainer(self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.BaseExpression]) -> Optional[LoaderTrainer]:
+    def loader_trainer(
+        self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.BaseExpression], stored: bool = False
+    ) -> Optional[LoaderTrainer]:
         """What a project function, or (`instance_of` the class called to build the receiver)
-        a method of a project class, does as a loader trainer, if it is one."""
+        a method of a project class, does as a loader trainer, if it is one. `stored`: the
+        method trains on what the class's constructor stored (its parameter is the constructor's)."""
         import libcst as cst
 
         func = site.node.func
@@ -1075,7 +1078,8 @@ class ProjectView:
         target = self._target(facts, instance_of)
         if target is None or not isinstance(func, cst.Attribute):
             return None
-        return target[0].loader_trainers.get(f"{target[1]}.{func.attr.value}")
+        table = target[0].stored_loader_trainers if stored else target[0].loader_trainers
+        return table.get(f"{target[1]}.{func.attr.value}")
 
     def unsharded_sampler_places(self, facts: "ModuleFacts", call: cst.Call) -> tuple[frozenset[int], frozenset[int]]:
         """`LoaderModel.unsharded_sampler_places` of the project function `call` calls."""

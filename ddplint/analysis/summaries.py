@@ -183,6 +183,9 @@ class ModuleSummary:
     loader_classes: dict[str, bool] = field(default_factory=dict)
     pass_repeaters: dict[str, PassRepeater] = field(default_factory=dict)
     loader_trainers: dict[str, LoaderTrainer] = field(default_factory=dict)
+    # "Class.method" -> the method trains on what `Class(...)` stored from one of its constructor
+    # parameters (`self.loader = loader`): parameter and position are the constructor's.
+    stored_loader_trainers: dict[str, LoaderTrainer] = field(default_factory=dict)
     # function -> (the places of the tuples it returns that are only ever None or a sampler over
     # the whole dataset (`return train_ds, valid_ds, WeightedRandomSampler(...)`), those of them
     # where such a sampler is built)
@@ -200,6 +203,7 @@ class ModuleSummary:
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
             self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
+            self.stored_loader_trainers,
         )
 
     def offered_names(self) -> set[str]:
@@ -250,7 +254,30 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
             summary.unsharded_samplers[function.name] = places
     for function in facts.functions:
         _summarise_loader_trainer(facts, function, display_name, top_level, summary)
+    _summarise_stored_loader_trainers(facts, display_name, summary)
     return summary
+
+
+def _summarise_stored_loader_trainers(facts: "ModuleFacts", display_name: str, summary: ModuleSummary) -> None:
+    """Record the methods of top-level classes that train on a loader their constructor stored
+    on the instance (`Epochs.stored_loader_trainers`)."""
+    data = facts.data
+    for name, owner in facts.classes.items():
+        if owner.scope is None or owner.scope.parent is not facts.module_scope:
+            continue
+        init = next((f for f in facts.functions if f.name == "__init__" and f.scope.parent is owner.scope), None)
+        if init is None:
+            continue
+        for method, (parameter, around) in data.epochs.stored_loader_trainers(owner, data.loop_trains).items():
+            repeats = around is not None and not data.runs_once(around)
+            epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
+            # Any set_epoch in the module counts, one pass or many: the class may set it on its
+            # stored loader's sampler anywhere (`self.loader.sampler.set_epoch(self.epoch)`).
+            sets_epoch = bool(data.sampler_model.set_epoch_calls) or (
+                repeats and around is not None and data.sampler_model.sets_a_new_epoch_in(around)
+            )
+            position = init.params.index(parameter) - 1
+            summary.stored_loader_trainers[f"{name}.{method}"] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)
 
 
 def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:

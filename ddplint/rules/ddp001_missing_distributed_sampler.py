@@ -262,10 +262,14 @@ RULE = Rule(
           loops in the same file that call `backward()` or `optimizer.step()`, and calls that
           hand it to a function of another project module, or to a method of a class of another
           module on an instance the file builds (`runner = Runner(...)`, then `runner.go(loader)`,
-          or `Runner(...).go(loader)`), whose own loop over that parameter steps the model. A
-          loader reaching such a loop through further calls there, or through an instance the
-          file did not build itself (a factory's return value, an attribute set elsewhere), and
-          named neutrally and not shuffled, goes unflagged.
+          or `Runner(...).go(loader)`), whose own loop over that parameter steps the model; or
+          that hand it to the constructor of such a class (`runner = Runner(model, loader)`,
+          its `__init__` keeping it as `self.batches = loader`) when a method that loops over
+          that attribute and steps the model (or one of the class's methods calling it) is then
+          called on the instance (`runner.go(20)`). A loader reaching such a loop through
+          further calls there, or through an instance the file did not build itself (a
+          factory's return value, an attribute set elsewhere), and named neutrally and not
+          shuffled, goes unflagged.
         - Custom sampler classes are trusted to shard. A sampler unpacked from the tuple another
           module's function returns (`train_ds, valid_ds, sampler = get_datasets(...)`) is judged
           by what every return of that function puts there: only None or a sampler over the whole

@@ -335,7 +335,12 @@ RULE = Rule(
         instance the file builds (`trainer = Trainer(...)`, then `trainer.fit(loader)`), whose
         own loop over the loader steps the model inside a loop that repeats it (`for epoch in
         range(self.epochs): for x, y in loader: ...`) with no set_epoch call in that loop: the
-        finding names that loop. The sampler
+        finding names that loop. The same holds for a loader handed to the constructor of such a
+        class (`trainer = Trainer(model, loader)`, its `__init__` keeping it as
+        `self.train_data = loader`) when a method looping over that attribute runs the epochs,
+        itself or through another method of the class (`trainer.fit()`, its epoch loop calling
+        `self.train_one_epoch()`), or makes one pass inside the script's epoch loop; that class
+        module calling set_epoch anywhere counts as setting it. The sampler
         may come from a helper of another module too: a loader factory, a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
         with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
@@ -427,9 +432,9 @@ RULE = Rule(
           method of a top-level class called on an instance the file builds (`C(...)`, or a
           name or `self.` attribute bound once to `C(...)`); a method reached through a
           factory's return value, a subclass's inherited method, or a loop that reaches the loader
-          through further calls in that module is not followed, nor a loader the constructor
-          stores on the instance (`Trainer(model, loader)`, then `trainer.train(epochs)` looping
-          over `self.train_data` in another module).
+          through calls into further modules is not followed. A loader the constructor stores
+          is followed only when `__init__` assigns the parameter itself to a `self.` attribute
+          (not a copy, a wrapper or a dict entry).
         - A method that builds a new shuffling DistributedSampler and loader on each call
           (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
           made elsewhere, through the framework.
