@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ddplint.diagnostics import Diagnostic
+from ddplint.source import compile_flags
 
 # How the engine words a statement CPython rejects (screen.compile_screen words it the same way).
 SYNTAX_ERROR_PREFIX = "syntax error: "
@@ -165,7 +166,7 @@ def _compile_error(data: bytes, filename: str) -> Optional[BaseException]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(data, filename, "exec", dont_inherit=True)
+            compile(data, filename, "exec", compile_flags(filename), dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return exc
     return None

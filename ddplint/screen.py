@@ -44,7 +44,7 @@ from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.torch_api import DISTRIBUTED_TOKENS
 from ddplint.diagnostics import one_line
 from ddplint.recovery import SYNTAX_ERROR_PREFIX, blank_null_bytes_in_comments, recover
-from ddplint.source import MAX_ANALYSED_BYTES, split_lines
+from ddplint.source import MAX_ANALYSED_BYTES, compile_flags, split_lines
 
 # Deeper syntax trees than this are refused: real code stays far below (a few dozen levels), and
 # libcst's native parser overflows the C stack somewhere past a few thousand. Python >= 3.11's
@@ -247,6 +247,7 @@ def able_to_fire(
 def compile_screen(data: bytes, filename: str, flags: int = 0) -> tuple[Optional[Unparsable], frozenset[str]]:
     """(problem, names used by the code). CPython's messages are the ones users know, and its
     compiler is several times cheaper than libcst. `flags`: `__future__` features in force."""
+    flags |= compile_flags(filename)
     try:
         with warnings.catch_warnings():
             # The checked file's own SyntaxWarnings (`"\d"`, `1if x`) are not ddplint's to print.
@@ -300,7 +301,7 @@ def compile_by_statement(
         problem, head_names = compile_screen(head, filename)
         if problem is not None:
             return compile_screen(data, filename)
-        flags = compile(head, filename, "exec", dont_inherit=True).co_flags & _FUTURE_FLAGS
+        flags = compile(head, filename, "exec", compile_flags(filename), dont_inherit=True).co_flags & _FUTURE_FLAGS
         names |= head_names
     for text in statements[first:]:
         found = known.get((text, flags))

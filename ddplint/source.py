@@ -10,6 +10,7 @@ every row below it. So no module splits lines itself; they all call these helper
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -133,9 +134,19 @@ class SourceEncodingError(ValueError):
     back in it; the message says why, in one line."""
 
 
+def is_notebook(filename: str) -> bool:
+    return filename.endswith(".ipynb")
+
+
+def compile_flags(filename: str) -> int:
+    """CPython compiler flags for checking `filename`'s program. Jupyter runs a cell's top-level
+    `await` (IPython's autoawait), so in a notebook it is no error; in a .py file it is."""
+    return ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_notebook(filename) else 0
+
+
 def source_encoding(data: bytes, filename: str) -> str:
     """The codec `filename` is read and written with ("utf-8-sig" drops the BOM and puts it back)."""
-    if filename.endswith(".ipynb"):
+    if is_notebook(filename):
         return "utf-8"
     try:
         return tokenize.detect_encoding(io.BytesIO(data).readline)[0]

@@ -199,6 +199,18 @@ def test_syntax_error_in_a_cell_points_at_the_cell():
     assert diagnostic.code == "DDP000" and diagnostic.cell == 2
 
 
+def test_a_top_level_await_in_a_cell_is_not_a_syntax_error():
+    """Jupyter runs a cell's top-level `await`; the same line in a .py file is CPython's error.
+    The cell still gets the rules' findings."""
+    awaiting = ["import torch.nn as nn\n", "result = await fetch()\n", "model = nn.DataParallel(net)\n"]
+    cells = [_code_cell(*awaiting)]
+    (diagnostic,) = lint_document(notebook_text(cells), "nb.ipynb", select_rules())
+    assert (diagnostic.code, diagnostic.cell) == ("DDP003", 1)
+    as_script = lint_document("".join(awaiting), "train.py", select_rules())
+    assert [(d.code, d.location.row) for d in as_script if d.code == "DDP000"] == [("DDP000", 2)]
+    assert "await" in as_script[0].message
+
+
 def test_read_notebook_rejects_non_notebooks():
     with pytest.raises(NotebookError):
         read_notebook(b"\xff\xfe")
