@@ -6,6 +6,7 @@ a small project on disk, linted as a whole and file by file (the same answer).""
 from __future__ import annotations
 
 import pytest
+
 from rule_snippets import write_files
 
 # An engine module as projects write them: a training pass and an evaluation pass that runs
