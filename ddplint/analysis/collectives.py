@@ -240,13 +240,41 @@ class Collectives(RankGuards):
         """`model(x)` where `model` holds a `DistributedDataParallel(...)` / FSDP module: its
         forward synchronises buffers (and FSDP gathers parameters) with the other ranks.
         `model.module(x)` is the plain module and does not."""
-        func = site.node.func
-        if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
+        return self._holds_syncing_wrapper(site.node.func, site)
+
+    def _holds_syncing_wrapper(self, expr: cst.BaseExpression, site: "CallSite") -> bool:
+        """`expr`, at the call `site`, holds a DDP / FSDP module whose forward talks to the others."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
             return False
-        flow = self.facts.flow
-        for source in flow.sources(func, site.context.scope, site.context.branches):
+        for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
             if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
                 return True
+        return False
+
+    def hands_wrapped_model_to_project(self, site: "CallSite") -> bool:
+        """`engine.evaluate(model, loader)` with `model` the wrapped model, where `evaluate` (a
+        function of another project module) runs forward on that parameter (`model(x)`): the
+        forward, and its collectives, happen there. `model.module` is not the wrapper."""
+        project = self.facts.project
+        if project is None or not self._syncing_wrappers:
+            return False
+        forwarded = project.forwarded_parameters(self.facts, site)
+        if not forwarded:
+            return False
+        positions = set(forwarded.values())
+        position = 0
+        for arg in site.node.args:
+            if arg.star == "*":
+                break  # the positions after `*args` are unknown
+            if arg.star:
+                continue  # `**kwargs`
+            if arg.keyword is not None:
+                if arg.keyword.value in forwarded and self._holds_syncing_wrapper(arg.value, site):
+                    return True
+                continue
+            if position in positions and self._holds_syncing_wrapper(arg.value, site):
+                return True
+            position += 1
         return False
 
     @cached_property
@@ -309,15 +337,20 @@ class Collectives(RankGuards):
 
     def wrapped_forward_reached(self, site: "CallSite") -> bool:
         """A forward through the wrapped model, made by the call or inside a file function it calls."""
-        if self.is_wrapped_model_forward(site):
+        if self._runs_wrapped_forward(site):
             return True
         return any(f in self._forward_functions for f, _ in self.facts.functions_called_by(site))
+
+    def _runs_wrapped_forward(self, site: "CallSite") -> bool:
+        """The call itself runs the wrapped model forward, here or in a project function it hands
+        the model to."""
+        return self.is_wrapped_model_forward(site) or self.hands_wrapped_model_to_project(site)
 
     @cached_property
     def _forward_functions(self):
         if not self._syncing_wrappers:
             return set()
-        return self.facts.reaching_test(self.is_wrapped_model_forward)  # asked about a few callees
+        return self.facts.reaching_test(self._runs_wrapped_forward)  # asked about a few callees
 
 
 def _declares_buffers(module: Optional["ModuleFacts"]) -> bool:

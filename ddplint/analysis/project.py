@@ -1049,6 +1049,12 @@ class ProjectView:
                 return summary.collectives[name].through(site.name or name, Path(path).stem)
         return None
 
+    def forwarded_parameters(self, facts: "ModuleFacts", site: "CallSite") -> dict[str, int]:
+        """{parameter: position} of the project function the call calls, for the parameters it
+        runs forward on as a module (`evaluate(model, loader)` calling `model(x)`)."""
+        target = self._target(facts, site.node.func)
+        return target[0].forwarded_parameters.get(target[1], {}) if target else {}
+
     def epoch_setter(self, facts: "ModuleFacts", site: "CallSite") -> Optional[tuple[str, int]]:
         """(parameter, position) a project function calls `set_epoch` on, if it does."""
         target = self._target(facts, site.node.func)

@@ -178,6 +178,10 @@ class ModuleSummary:
     epoch_setters: dict[str, tuple[str, int]] = field(default_factory=dict)
     # function -> the collective every rank must reach when it is called (`reduce_mean` -> all_reduce)
     collectives: dict[str, CollectiveReach] = field(default_factory=dict)
+    # function -> {parameter: position} of the parameters it runs forward on as a module
+    # (`model(x)`, `model.forward(x)`, itself or through the module's own functions; not
+    # `model.module(x)`): handed a DDP model, it makes the wrapper's collectives (DDP007)
+    forwarded_parameters: dict[str, dict[str, int]] = field(default_factory=dict)
     # DataLoader subclass -> whether it picks its own samples (hands super().__init__ a sampler,
     # or replaces __iter__)
     loader_classes: dict[str, bool] = field(default_factory=dict)
@@ -201,7 +205,7 @@ class ModuleSummary:
     def _tables(self) -> tuple:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
-            self.epoch_setters, self.collectives, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
+            self.epoch_setters, self.collectives, self.forwarded_parameters, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
             self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
             self.stored_loader_trainers,
         )
@@ -233,6 +237,10 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         inner = facts.ranks.collective_inside(function)
         if inner is not None:
             summary.collectives[function.name] = inner
+    forwarding = _forwarded_parameters(facts)
+    for function in top_level:
+        if forwarding.get(id(function)):
+            summary.forwarded_parameters[function.name] = {p: function.params.index(p) for p in sorted(forwarding[id(function)])}
     for setting in data.set_epoch_calls:
         owner = setting.receiver
         setter = facts.function_of(setting.context.scope)
@@ -278,6 +286,42 @@ def _summarise_stored_loader_trainers(facts: "ModuleFacts", display_name: str, s
             )
             position = init.params.index(parameter) - 1
             summary.stored_loader_trainers[f"{name}.{method}"] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)
+
+
+def _forwarded_parameters(facts: "ModuleFacts") -> dict[int, set[str]]:
+    """id(function) -> the parameters it calls as a module (`model(x)`, `model.forward(x)`),
+    itself or by handing them on to a function of the module that does. Only a parameter the
+    function never rebinds counts: after `model = model.module` the call is the plain module's."""
+    import libcst as cst
+
+    def untouched_parameter(function, expr: "cst.BaseExpression") -> Optional[str]:
+        if not isinstance(expr, cst.Name) or expr.value not in function.params:
+            return None
+        bindings = function.scope.bindings.get(expr.value, [])
+        return expr.value if all(b.kind == "param" for b in bindings) else None
+
+    forwarded: dict[int, set[str]] = {}
+    for function in facts.functions:
+        for site in facts.calls_by_function.get(id(function), []):
+            func = site.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value
+            name = untouched_parameter(function, func)
+            if name is not None:
+                forwarded.setdefault(id(function), set()).add(name)
+    changed = True
+    while changed:  # handed on to a function of the module that forwards it: to a fixed point
+        changed = False
+        for function in facts.functions:
+            for site in facts.calls_by_function.get(id(function), []):
+                for callee, bound in facts.functions_called_by(site):
+                    wanted = forwarded.get(id(callee), set())
+                    for parameter, value in callee.param_for(site.node, bound).items():
+                        name = untouched_parameter(function, value) if parameter in wanted else None
+                        if name is not None and name not in forwarded.setdefault(id(function), set()):
+                            forwarded[id(function)].add(name)
+                            changed = True
+    return forwarded
 
 
 def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:

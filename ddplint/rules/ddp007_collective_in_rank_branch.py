@@ -266,7 +266,11 @@ RULE = Rule(
         declares buffers: `register_buffer` outside any condition, a BatchNorm layer, a
         torchvision / timm model) and `broadcast_buffers=False` is not passed. A collective
         is followed through the file's own helpers into the functions of other project modules
-        (`validation_epoch()` -> the package's `engine.evaluate()` -> `all_reduce`).
+        (`validation_epoch()` -> the package's `engine.evaluate()` -> `all_reduce`), and so is
+        such a wrapped model handed to a function of another project module that runs that
+        parameter forward (`if rank == 0: evaluate(model, loader)` with `evaluate` in engine.py
+        calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
+        under `torch.no_grad()` too, as in the file: DDP's forward still broadcasts the buffers).
 
         It also flags the places where the ranks part ways before a collective
         (analysis/divergence.py):
@@ -311,7 +315,10 @@ RULE = Rule(
           of `if legacy:`): every rank that gets there passes. Also `rank == "cpu"`-style sides,
           false on every rank of a distributed run, count as false.
         - Collectives with an explicit `group=`: the group may hold exactly the ranks that get there.
-        - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`.
+        - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`; also
+          `evaluate(model.module, loader)` or the unwrapped model handed to another module's
+          function, and one that unwraps its parameter first (`model = model.module`) or calls
+          only `model.module(x)`.
         - A rank-0 forward through a DDP model with no sign of buffers (a GPT with flash
           attention has none, so DDP broadcasts nothing; nor does one whose model module
           registers its causal mask only when fused attention is missing); DDP010 still reports
@@ -360,9 +367,12 @@ RULE = Rule(
           caller in main.py wrapped the model) are not seen: facts flow from the modules a file
           imports to the file, not from its callers.
         - A forward of the wrapped model inside a function of another module that the rank-0
-          code hands it to (`engine.validate(model, loader)` calling `model(x)`): the summaries
-          of other modules record the collectives their functions make, not the forwards of
-          a parameter.
+          code hands it to is seen only when that module is summarised: one whose code calls
+          none of the things a module summary reads (a collective, `backward()`, a DataLoader,
+          `torch.device(...)`, ...) is not parsed for its callers, so an `eval.py` holding only
+          `evaluate(model, loader)` with `model(x)` under `torch.no_grad()` is not followed. A
+          forward in a method of another module's class, or of a parameter the callee rebinds
+          (`model = model.module if ... else model`), is not counted.
         - A collective reached through a method of another module's class
           (`DistribTorch.instance().barrier()`) is not followed.
         - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
