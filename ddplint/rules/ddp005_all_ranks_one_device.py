@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import int_value, keyword_arg
 from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
+from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, SPAWNERS
 from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, Rule
 
@@ -36,8 +37,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
         else:
             current.append(placement)
-    if not devices.starts_process_group or devices.sets_device_per_rank:
+    if not devices.starts_process_group:
         pass
+    elif devices.sets_device_per_rank:
+        yield from _device_set_too_late(facts)
     elif not current:
         if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
             yield from _device_never_current(facts)
@@ -128,6 +131,37 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
             "device_id=torch.device('cuda', local_rank))",
         )
         return
+
+
+def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
+    """Work on the current device that every rank runs before the statement that makes its own
+    device current (analysis/devices.py, device_made_current_late). Reported where the group
+    starts (the place for the set_device), else at the work."""
+    devices = facts.devices
+    if not devices.group_may_run_on_gpus:
+        return
+    late = next((pair for pair in devices.device_made_current_late if not _on_one_path_only(facts, pair[0])), None)
+    if late is None:
+        return
+    work, setter = late
+    starts = [
+        site
+        for site in facts.calls_named(*PROCESS_GROUP_STARTERS)
+        if site.node is not None and SPAWNERS.isdisjoint(facts.qualified_names(site.node.func))
+        and not _on_one_path_only(facts, site)
+    ]
+    at = starts[0] if starts else work
+    done = one_line(facts.module.code_for_node(setter.node.func), 32)
+    uses = one_line(facts.module.code_for_node(work.node), 40)
+    yield RULE.finding(
+        at.node,
+        f"{uses} runs on GPU 0 in every rank: the rank's device is made current only later, by {done}()",
+        why=f"{uses} uses the current CUDA device, and every rank runs it before {done}() makes "
+        f"the rank's own GPU current: until then the current device is GPU 0 in every process, so "
+        f"each rank builds a context and caches on GPU 0 (an NCCL barrier there may hang or pair "
+        f"the wrong GPUs); make the device current first, right after (or before) the process "
+        f"group starts: torch.cuda.set_device(local_rank)",
+    )
 
 
 def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
@@ -306,7 +340,9 @@ RULE = Rule(
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
     """,
-    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl"),
+    # `barrier` and `set_device`: a bare barrier before the device is made current (through a
+    # framework's `get_accelerator().set_device(i)` or `deepspeed.initialize`) needs no CUDA word.
+    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl", b"barrier", b"set_device"),
     distributed_only=True,
     # No `requires`: a literal 0 anywhere may flow into `.to(x)` / `.cuda(x)` / `torch.device(x)`
     # (analysis/devices.py follows values), and such a placement needs neither a rank word nor a
