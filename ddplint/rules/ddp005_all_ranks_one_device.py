@@ -217,7 +217,14 @@ RULE = Rule(
         `init_process_group` call. Current-device work includes a `DataLoader(...,
         pin_memory=True)`: its pinning thread adopts the current device. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
-        that call it on every rank never make a device current either. It also flags a `--local_rank` option with `default=0` that is
+        that call it on every rank never make a device current either. A device made current
+        too late is reported at the group start: work on the current device (a bare NCCL
+        `dist.barrier()`, `.cuda()`, `torch.cuda.synchronize()`, a pinning DataLoader, a project
+        barrier helper, or a function of the file doing such work) that every rank runs, in
+        program order, before the statement of the same function that makes the rank's device
+        current (`torch.cuda.set_device`, `deepspeed.initialize`, `get_accelerator().set_device`,
+        a project helper that sets it), with nothing setting it earlier in that function or in
+        the file's code that calls it. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
         never passes that option.
     """,
@@ -292,6 +299,12 @@ RULE = Rule(
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
+        - A device made current late, when the earlier current-device work names its device
+          (`.cuda(local_rank)`, `.to(device)` with the rank's device, `barrier(device_ids=[rank])`),
+          runs on one rank or on the single-process path only, or sits beside `gloo` groups
+          only; when the function holding it is called (in this file) after the device was set,
+          or after a call of a function of the file that sets it; when `import deepspeed` or
+          another framework is the only sign of a device being set (no call to compare with).
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
           ranks call them through RPC on the object's reference.
@@ -308,9 +321,11 @@ RULE = Rule(
         - A helper that returns its single-process device after an early `return` for the rank
           (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
           `else:` is not followed: the bare `"cuda"` is still reported.
-        - The order of `set_device` and the placements is not checked: a `.cuda()` before
-          `set_device` is missed, and so is current-device work (a project `barrier()` helper)
-          that runs before a `set_device` later in the same function.
+        - A late `set_device` is found only in the function that does the work (or calls a
+          function of the file, or a project barrier helper, that does it): work in one
+          function and the only `set_device` in another function called after it (or in
+          another module) is not compared. Nor is a set whose order to the work cannot be
+          told (another arm of an `if`/`try`, a loop around both): then it counts as before.
         - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
           `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL and
           code in other modules (a trainer's loader that pins memory) may still use GPU 0:
@@ -331,8 +346,6 @@ RULE = Rule(
           its CUDA work is done by callbacks the file does not show.
         - A `--local_rank` option reaches the device only through assignments and attributes:
           handed to a function as an argument (`main(args.local_rank)`) it is not followed.
-        - A device set late (DeepSpeed's engine sets it in `deepspeed.initialize`, after an
-          earlier `dist.barrier()`) counts as set: the order is not checked.
         - A fix that belongs between statements (a `set_device` inserted into a loop of
           environment set-up, before a later `init_process_group`) is reported at the group
           start or the device, not where the call is missing.
