@@ -240,10 +240,13 @@ class DeviceModel:
         sets = [site for site in facts.calls if sets_at(site)]
         if not sets:
             return []
+        direct = [site for site in sets if self._makes_device_current(site)]
         out = []
         for work in facts.calls:
             if sets_at(work) or not works_at(work):
                 continue
+            if not self._all_sets_on_the_path_of(work, direct):
+                continue  # a set elsewhere (another method, a set-up function) may run first
             later = _first_later(work, sets)
             if later is not None and not _set_before(work, sets) and not self._callers_set_before(work, sets):
                 out.append((work, later))
@@ -295,6 +298,23 @@ class DeviceModel:
         if isinstance(func, cst.Name):
             return [f for f in self.facts.functions if f.name == func.value and f.class_name is None]
         return []
+
+    def _all_sets_on_the_path_of(self, work: "CallSite", direct: list["CallSite"]) -> bool:
+        """Every call of the file that makes a device current sits in the work's function or in
+        a function of the file it calls (by name, transitively): then their order to the work
+        is known. A set in another method or function (`setup_distributed()` that the caller
+        runs before `prepare()`) may run before the work, in an order the file does not show."""
+        facts = self.facts
+        scopes, queue = set(), [facts.function_of(work.context.scope)]
+        while queue:
+            function = queue.pop()
+            if function is None or id(function.scope) in scopes:
+                continue
+            scopes.add(id(function.scope))
+            for call in facts.calls_by_function.get(id(function), []):
+                queue.extend(self._local_callees(call))
+        home = work.context.scope
+        return all(site.context.scope is home or id(site.context.scope) in scopes for site in direct)
 
     def _callers_set_before(self, work: "CallSite", sets: list["CallSite"]) -> bool:
         """The function holding the work is called (in this file) after a device was made

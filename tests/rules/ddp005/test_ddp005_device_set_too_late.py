@@ -237,3 +237,26 @@ def test_set_device_in_another_arm_or_in_a_loop_around_the_work_is_left_alone(li
                 torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         """,
     ) == []
+
+
+def test_set_device_in_another_method_that_may_run_first_is_left_alone(lint):
+    # The caller runs setup() before prepare(): the file does not show that order, so the
+    # engine's later device choice in prepare() is not taken as the first one.
+    assert _ddp005(
+        lint,
+        """
+        import os
+        import deepspeed
+        import torch
+
+        class Strategy:
+            def setup(self):
+                torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+                deepspeed.init_distributed()
+
+            def prepare(self, model):
+                torch.cuda.empty_cache()
+                engine, *_ = deepspeed.initialize(model=model)
+                return engine
+        """,
+    ) == []
