@@ -303,7 +303,9 @@ RULE = Rule(
           (`.cuda(local_rank)`, `.to(device)` with the rank's device, `barrier(device_ids=[rank])`),
           runs on one rank or on the single-process path only, or sits beside `gloo` groups
           only; when the function holding it is called (in this file) after the device was set,
-          or after a call of a function of the file that sets it; when `import deepspeed` or
+          or after a call of a function of the file that sets it; when the file also makes a
+          device current outside the work's function and the functions it calls (a
+          `setup_distributed()` method the caller may run first); when `import deepspeed` or
           another framework is the only sign of a device being set (no call to compare with).
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
