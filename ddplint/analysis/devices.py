@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.reaching import order
 from ddplint.analysis.syntax import (
     argument,
     dotted_name,
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.records import Context
 
+# DeepSpeed's device-generic accelerator: `get_accelerator().set_device(i)` makes device i current.
+ACCELERATOR_GETTER = "deepspeed.accelerator.get_accelerator"
 _RANK_NAME = re.compile(r"(?:^|_)rank$")
 
 
@@ -209,6 +212,125 @@ class DeviceModel:
             elif not names.isdisjoint(DATALOADER) and _pins_memory(site.node):
                 out.append(site)
         return out
+
+    # -- the rank's device made current too late ---------------------------------------------------
+    @cached_property
+    def device_made_current_late(self) -> list[tuple["CallSite", "CallSite"]]:
+        """(work, the call that makes the device current), in source order, where work on the current CUDA device
+        runs before the one statement of its function that makes the rank's device current: a
+        bare NCCL barrier, `.cuda()`, `torch.cuda.synchronize()`, a pinning DataLoader, a
+        project barrier helper, or a call of a function of the file that does such work. In
+        program order (analysis/reaching.py: the work in an earlier statement of the same
+        block path), nothing else makes a device current before it, in that function or in the
+        file's code that calls the function: the work lands on GPU 0 in every rank. Where the
+        order cannot be told (the two in different arms, a loop around both), nothing is said."""
+        facts = self.facts
+        makes_current = facts.reaching_test(self._makes_device_current)
+        uses_current = facts.reaching_test(self._uses_current_device)
+
+        def sets_at(site: "CallSite") -> bool:
+            return self._makes_device_current(site) or any(f in makes_current for f in self._local_callees(site))
+
+        def works_at(site: "CallSite") -> bool:
+            if self._uses_current_device(site):
+                return True
+            callees = self._local_callees(site)
+            return any(f in uses_current for f in callees) and not any(f in makes_current for f in callees)
+
+        sets = [site for site in facts.calls if sets_at(site)]
+        if not sets:
+            return []
+        direct = [site for site in sets if self._makes_device_current(site)]
+        out = []
+        for work in facts.calls:
+            if sets_at(work) or not works_at(work):
+                continue
+            if not self._all_sets_on_the_path_of(work, direct):
+                continue  # a set elsewhere (another method, a set-up function) may run first
+            later = _first_later(work, sets)
+            if later is not None and not _set_before(work, sets) and not self._callers_set_before(work, sets):
+                out.append((work, later))
+        return out
+
+    def _makes_device_current(self, site: "CallSite") -> bool:
+        """`torch.cuda.set_device(i)`, `with torch.cuda.device(i)`, a framework call that sets it
+        (`deepspeed.initialize`), DeepSpeed's `get_accelerator().set_device(i)`,
+        `init_process_group(device_id=...)` or a project helper that calls set_device."""
+        call, facts = site.node, self.facts
+        names = facts.qualified_names(call.func)
+        if not names.isdisjoint(SET_DEVICE) or not names.isdisjoint(DEVICE_SETTING_CALLS):
+            return True
+        if "torch.distributed.init_process_group" in names and keyword_arg(call, "device_id") is not None:
+            return True
+        owner = receiver(call.func)
+        if last_name(call.func) == "set_device" and isinstance(owner, cst.Call):
+            if ACCELERATOR_GETTER in facts.qualified_names(owner.func):
+                return True
+        return facts.project is not None and facts.project.sets_device(facts, site)
+
+    def _uses_current_device(self, site: "CallSite") -> bool:
+        """Work on the current device (current_device_work), a placement on it that moves
+        something there (`.cuda()`, `.to("cuda")`, `torch.zeros(..., device="cuda")`; not the
+        `torch.device("cuda")` value, which is resolved when used), or a project helper whose
+        collective is a barrier (NCCL picks the current device for it)."""
+        if id(site.node) in self._current_work_ids:
+            return True
+        facts = self.facts
+        if facts.project is not None:
+            reach = facts.project.collective(facts, site)
+            if reach is not None and reach.name == "barrier" and not reach.subgroup:
+                return True
+        return False
+
+    @cached_property
+    def _current_work_ids(self) -> set[int]:
+        work = {id(site.node) for site in self.current_device_work}
+        work.update(
+            id(p.site.node)
+            for p in self.placements
+            if p.kind == "current" and TORCH_DEVICE not in self.facts.qualified_names(p.site.node.func)
+        )
+        return work
+
+    def _local_callees(self, site: "CallSite") -> list:
+        """The file's functions a call may run (by name: `main()`, `setup(args)`)."""
+        func = site.node.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.facts.functions if f.name == func.value and f.class_name is None]
+        return []
+
+    def _all_sets_on_the_path_of(self, work: "CallSite", direct: list["CallSite"]) -> bool:
+        """Every call of the file that makes a device current sits in the work's function or in
+        a function of the file it calls (by name, transitively): then their order to the work
+        is known. A set in another method or function (`setup_distributed()` that the caller
+        runs before `prepare()`) may run before the work, in an order the file does not show."""
+        facts = self.facts
+        scopes, queue = set(), [facts.function_of(work.context.scope)]
+        while queue:
+            function = queue.pop()
+            if function is None or id(function.scope) in scopes:
+                continue
+            scopes.add(id(function.scope))
+            for call in facts.calls_by_function.get(id(function), []):
+                queue.extend(self._local_callees(call))
+        home = work.context.scope
+        return all(site.context.scope is home or id(site.context.scope) in scopes for site in direct)
+
+    def _callers_set_before(self, work: "CallSite", sets: list["CallSite"]) -> bool:
+        """The function holding the work is called (in this file) after a device was made
+        current there, or by a function that is: then the device is set when the work runs."""
+        facts, seen = self.facts, set()
+        queue = [facts.function_of(work.context.scope)]
+        while queue:
+            function = queue.pop()
+            if function is None or id(function) in seen:
+                continue
+            seen.add(id(function))
+            for call, _ in facts.call_sites_of(function):
+                if _set_before(call, sets):
+                    return True
+                queue.append(facts.function_of(call.context.scope))
+        return False
 
     @cached_property
     def callers_leave_device_unset(self) -> bool:
@@ -391,6 +513,33 @@ class DeviceModel:
                 ):
                     return True
         return False
+
+
+def _first_later(work: "CallSite", sets: list["CallSite"]) -> Optional["CallSite"]:
+    """The first call of `sets` in the work's function that runs after it in program order,
+    with no loop around both (the next iteration would run it after the set)."""
+    loops = {id(loop) for loop in work.context.loops}
+    for site in sets:
+        if site.context.scope is not work.context.scope or loops & {id(loop) for loop in site.context.loops}:
+            continue
+        if order(work.context.path, site.context.path) == "before":
+            return site
+    return None
+
+
+def _set_before(work: "CallSite", sets: list["CallSite"]) -> bool:
+    """Some call of `sets` in the work's function may run before it: an earlier statement, the
+    statement around it, another arm of an `if`/`try` (unknown order: taken as before), the
+    same statement, or a loop around both."""
+    loops = {id(loop) for loop in work.context.loops}
+    for site in sets:
+        if site.context.scope is not work.context.scope or site.node is work.node:
+            continue  # a call of the function holding the work sets the device by running it
+        if loops & {id(loop) for loop in site.context.loops}:
+            return True
+        if order(site.context.path, work.context.path) in ("before", "around", "apart", "same"):
+            return True
+    return False
 
 
 def _pins_memory(call: cst.Call) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import int_value, keyword_arg
 from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
+from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, SPAWNERS
 from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, Rule
 
@@ -36,8 +37,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
         else:
             current.append(placement)
-    if not devices.starts_process_group or devices.sets_device_per_rank:
+    if not devices.starts_process_group:
         pass
+    elif devices.sets_device_per_rank:
+        yield from _device_set_too_late(facts)
     elif not current:
         if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
             yield from _device_never_current(facts)
@@ -130,6 +133,37 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
         return
 
 
+def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
+    """Work on the current device that every rank runs before the statement that makes its own
+    device current (analysis/devices.py, device_made_current_late). Reported where the group
+    starts (the place for the set_device), else at the work."""
+    devices = facts.devices
+    if not devices.group_may_run_on_gpus:
+        return
+    late = next((pair for pair in devices.device_made_current_late if not _on_one_path_only(facts, pair[0])), None)
+    if late is None:
+        return
+    work, setter = late
+    starts = [
+        site
+        for site in facts.calls_named(*PROCESS_GROUP_STARTERS)
+        if site.node is not None and SPAWNERS.isdisjoint(facts.qualified_names(site.node.func))
+        and not _on_one_path_only(facts, site)
+    ]
+    at = starts[0] if starts else work
+    done = one_line(facts.module.code_for_node(setter.node.func), 32)
+    uses = one_line(facts.module.code_for_node(work.node), 40)
+    yield RULE.finding(
+        at.node,
+        f"{uses} runs on GPU 0 in every rank: the rank's device is made current only later, by {done}()",
+        why=f"{uses} uses the current CUDA device, and every rank runs it before {done}() makes "
+        f"the rank's own GPU current: until then the current device is GPU 0 in every process, so "
+        f"each rank builds a context and caches on GPU 0 (an NCCL barrier there may hang or pair "
+        f"the wrong GPUs); make the device current first, right after (or before) the process "
+        f"group starts: torch.cuda.set_device(local_rank)",
+    )
+
+
 def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
     callee = one_line(facts.module.code_for_node(work.node.func), 22)
     if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
@@ -183,7 +217,14 @@ RULE = Rule(
         `init_process_group` call. Current-device work includes a `DataLoader(...,
         pin_memory=True)`: its pinning thread adopts the current device. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
-        that call it on every rank never make a device current either. It also flags a `--local_rank` option with `default=0` that is
+        that call it on every rank never make a device current either. A device made current
+        too late is reported at the group start: work on the current device (a bare NCCL
+        `dist.barrier()`, `.cuda()`, `torch.cuda.synchronize()`, a pinning DataLoader, a project
+        barrier helper, or a function of the file doing such work) that every rank runs, in
+        program order, before the statement of the same function that makes the rank's device
+        current (`torch.cuda.set_device`, `deepspeed.initialize`, `get_accelerator().set_device`,
+        a project helper that sets it), with nothing setting it earlier in that function or in
+        the file's code that calls it. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
         never passes that option.
     """,
@@ -258,6 +299,14 @@ RULE = Rule(
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
+        - A device made current late, when the earlier current-device work names its device
+          (`.cuda(local_rank)`, `.to(device)` with the rank's device, `barrier(device_ids=[rank])`),
+          runs on one rank or on the single-process path only, or sits beside `gloo` groups
+          only; when the function holding it is called (in this file) after the device was set,
+          or after a call of a function of the file that sets it; when the file also makes a
+          device current outside the work's function and the functions it calls (a
+          `setup_distributed()` method the caller may run first); when `import deepspeed` or
+          another framework is the only sign of a device being set (no call to compare with).
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
           ranks call them through RPC on the object's reference.
@@ -274,9 +323,11 @@ RULE = Rule(
         - A helper that returns its single-process device after an early `return` for the rank
           (`if gpu is not None: return ...` then `return torch.device("cuda")`) rather than in an
           `else:` is not followed: the bare `"cuda"` is still reported.
-        - The order of `set_device` and the placements is not checked: a `.cuda()` before
-          `set_device` is missed, and so is current-device work (a project `barrier()` helper)
-          that runs before a `set_device` later in the same function.
+        - A late `set_device` is found only in the function that does the work (or calls a
+          function of the file, or a project barrier helper, that does it): work in one
+          function and the only `set_device` in another function called after it (or in
+          another module) is not compared. Nor is a set whose order to the work cannot be
+          told (another arm of an `if`/`try`, a loop around both): then it counts as before.
         - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
           `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL and
           code in other modules (a trainer's loader that pins memory) may still use GPU 0:
@@ -297,8 +348,6 @@ RULE = Rule(
           its CUDA work is done by callbacks the file does not show.
         - A `--local_rank` option reaches the device only through assignments and attributes:
           handed to a function as an argument (`main(args.local_rank)`) it is not followed.
-        - A device set late (DeepSpeed's engine sets it in `deepspeed.initialize`, after an
-          earlier `dist.barrier()`) counts as set: the order is not checked.
         - A fix that belongs between statements (a `set_device` inserted into a loop of
           environment set-up, before a later `init_process_group`) is reported at the group
           start or the device, not where the call is missing.
@@ -306,7 +355,9 @@ RULE = Rule(
           it for a module already on this rank's GPU; a wrong placement is reported where it
           happens.
     """,
-    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl"),
+    # `barrier` and `set_device`: a bare barrier before the device is made current (through a
+    # framework's `get_accelerator().set_device(i)` or `deepspeed.initialize`) needs no CUDA word.
+    triggers=(b"cuda", b"device", b"device_ids", b'"cuda', b"'cuda", b".to(0", b'"nccl', b"'nccl", b"barrier", b"set_device"),
     distributed_only=True,
     # No `requires`: a literal 0 anywhere may flow into `.to(x)` / `.cuda(x)` / `torch.device(x)`
     # (analysis/devices.py follows values), and such a placement needs neither a rank word nor a

@@ -3,8 +3,10 @@
     deepspeed deepspeed_cifar_training_data.py --deepspeed --deepspeed_config ds_config.json
 """
 import argparse
+import os
 
 import deepspeed
+from deepspeed.accelerator import get_accelerator
 import torch
 import torch.distributed as dist
 import torch.nn as nn
@@ -38,6 +40,9 @@ class Net(nn.Module):
 def main():
     args = get_args()
     deepspeed.init_distributed()
+    # init_distributed does not choose the GPU (the engine does, later, in deepspeed.initialize):
+    # make the rank's GPU current before the barrier below, or every rank waits on GPU 0
+    get_accelerator().set_device(int(os.environ["LOCAL_RANK"]))
 
     tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))])
     # rank 0 downloads first, the other ranks wait and then read the files it wrote
