@@ -238,9 +238,12 @@ def test_watch_checks_again_after_a_change_and_ends_cleanly_on_ctrl_c(repo, caps
 @pytest.mark.slow
 def test_watch_in_a_real_process_stops_on_sigint_without_a_traceback(repo):
     write(repo / "train.py", "x = 1\n")
+    # Ctrl-C as a terminal delivers it: SIGINT at its default in ddplint's process, whatever the
+    # test run inherited (a background job of a non-interactive shell starts with it ignored).
     process = subprocess.Popen(
         [sys.executable, "-m", "ddplint", "--no-cache", "--watch", "train.py"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         time.sleep(4.0)  # started, checked once, polling
