@@ -17,14 +17,15 @@ from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex
 from ddplint.cache import ResultCache
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
-from ddplint.discovery import discover
-from ddplint.fix import FixOutcome, fix_until_stable
-from ddplint.notebook import NotebookError, fix_notebook
+from ddplint.discovery import Listings, discover
 from ddplint.rules import select_codes
 from ddplint.runner import lint_document, lint_file, lint_python, project_index, run_checks
 
 if TYPE_CHECKING:
+    from ddplint.fix import FixOutcome
     from ddplint.rules.base import Rule
+
+# The fix loop and the notebook format are imported by `fix_document`: a check never needs them.
 
 
 def lint_paths(
@@ -48,10 +49,11 @@ def lint_paths(
     if a file is to be analysed. `options_for`: the analysis options of a path's configuration
     (none when not given); they are part of the cache key, as the rules are."""
     default_codes = select_codes() if rules is None else tuple(rule.code for rule in rules)
-    found = list(discover(paths, is_excluded, force_exclude, respect_gitignore))
+    listings = Listings()  # each folder read once: discovery and the project model walk one tree
+    found = list(discover(paths, is_excluded, force_exclude, respect_gitignore, listings))
     # Cross-module flow: files checked together see what each other offers (analysis/project.py).
     readable = [path for path, problem in found if problem is None]
-    project = project_index(readable)
+    project = project_index(readable, listings)
     # Module summaries kept across runs, in the results cache's folder (none with --no-cache).
     store = cache.summary_store() if cache is not None and project is not None else None
     if store is not None and project is not None:
@@ -86,6 +88,8 @@ def fix_document(
     """Fix one file's text (a Python file, or a notebook's JSON by its name) until stable, and
     what is still reported afterwards, located as users see it (notebooks: by cell). `project`:
     and `check_noqa` as for lint_document, so --fix and --diff see what the check sees."""
+    from ddplint.fix import fix_until_stable
+    from ddplint.notebook import NotebookError, fix_notebook
 
     def lint(text: str) -> list[Diagnostic]:
         return lint_python(text, filename, rules, errors, project, check_noqa, options)

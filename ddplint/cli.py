@@ -21,7 +21,6 @@ from ddplint.cache import CACHE_DIR_NAME, ResultCache, default_cache_dir
 from ddplint.config import ConfigError, Overrides, Resolver
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
 from ddplint.discovery import discover
-from ddplint.fix import unified_diff, write_fixed_file
 from ddplint.isolation import leave_workspace_out
 from ddplint.output import COLORED_FORMATS, FORMATTERS, LINKED_FORMATS, FormatOptions, format_statistics, rule_name, use_color
 from ddplint.rules import META_BY_CODE, UNUSED_NOQA_CODE, UnknownSelector, load_rules, select_codes
@@ -512,7 +511,7 @@ def _fix_paths(args: argparse.Namespace, resolver: Resolver, errors: list[Intern
             fixed += result.fixed
             fixed_by_file[path] = Counter(result.fixed_codes)
             hidden += _unsafe_fixes(result.remaining)
-            args.out.write(unified_diff(result.before, result.after, path))
+            args.out.write(_unified_diff(result.before, result.after, path))
             continue
         problem = _write_fixes(path, data, result.after, encoding) if result.after != result.before else None
         if problem is None:
@@ -564,7 +563,15 @@ def _write_fixes(path: str, data: bytes, text: str, encoding: str) -> Optional[s
         fixed = encode_source(text, encoding, path)
     except SourceEncodingError as exc:
         return f"cannot write fixes: {exc}; the file is left as it was"
+    from ddplint.fix import write_fixed_file
+
     return write_fixed_file(path, data, fixed)
+
+
+def _unified_diff(before: str, after: str, path: str) -> str:
+    from ddplint.fix import unified_diff  # with difflib: only --diff needs them
+
+    return unified_diff(before, after, path)
 
 
 def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
@@ -588,7 +595,7 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     if (args.fix or args.diff) and source is not None:
         result = fix_document(source, filename, rules, args.unsafe_fixes, errors, project, check_noqa, options)
         if args.diff:
-            args.out.write(unified_diff(result.before, result.after, filename))
+            args.out.write(_unified_diff(result.before, result.after, filename))
             return EXIT_ERROR if errors else (EXIT_FINDINGS if result.fixed else EXIT_CLEAN)
         applied = {filename: Counter(result.fixed_codes)}
         try:

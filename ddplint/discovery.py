@@ -13,9 +13,9 @@ import os
 import stat
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence, Union
 
-from ddplint.analysis.project import project_root
+from ddplint.analysis.project import ProjectRoots
 from ddplint.config import DEFAULT_EXCLUDE
 from ddplint.ignore import IgnoreRules
 from ddplint.source import reason_of
@@ -28,11 +28,15 @@ EXCLUDED_DIRS = frozenset(DEFAULT_EXCLUDE)
 # named on the command line, they are still checked.
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
+# What makes a folder a virtual environment (never walked).
+VIRTUALENV_MARKER = "pyvenv.cfg"
+
 def discover(
     paths: Sequence[str],
     is_excluded: Optional[Callable[[str], bool]] = None,
     force_exclude: bool = False,
     respect_gitignore: bool = False,
+    listings: Optional["Listings"] = None,
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for every file to check: explicit files as given (unless `force_exclude`
     and excluded), `.py`/`.ipynb` files under directories (excluded ones skipped, and with
@@ -53,7 +57,7 @@ def discover(
             continue
         if is_directory:
             ignored = _ignore_rules(given) if respect_gitignore else None
-            walked = _walk_source_files(given, is_excluded, ignored)
+            walked = _walk_source_files(given, is_excluded, ignored, listings)
             yield from sorted(walked, key=lambda found: _path_order(found[0]))
         elif not (force_exclude and is_excluded is not None and is_excluded(given)):
             yield given, None  # named: read whatever it is, so that a pipe or a device is reported
@@ -72,49 +76,94 @@ def _ignore_rules(directory: str) -> Optional[IgnoreRules]:
 PROJECT_MODULES_LIMIT = 20_000
 
 
-def project_modules(checked: Sequence[str]) -> list[str]:
+def project_modules(checked: Sequence[str], listings: Optional["Listings"] = None) -> list[str]:
     """The checked files and every Python module of the projects they belong to (analysis.project.
     project_root: nearest pyproject.toml / setup.cfg / .git ...), so that a file gets the same
     findings whether it is checked alone, with its folder, from stdin or in the editor: what it
     imports from the project is summarised either way. Folders never worth descending into
     (EXCLUDED_DIRS, virtual environments) are skipped; the configuration's excludes are not,
     since an excluded module still runs when the training script imports it. For the same reason
-    (and one rule for both) files that `.gitignore` names stay in the project model too."""
+    (and one rule for both) files that `.gitignore` names stay in the project model too.
+    `listings`: the folders discovery listed for this run, so that the tree is read once."""
     modules = [path for path in checked if path.endswith(".py")]
-    roots = sorted({root for root in map(project_root, modules) if root is not None})
+    roots_of = ProjectRoots()
+    roots = sorted({root for root in map(roots_of.of, modules) if root is not None})
+    listings = Listings() if listings is None else listings
     for root in roots:
-        walked = (path for path, problem in _walk_source_files(root) if problem is None and path.endswith(".py"))
+        walked = (path for path, problem in _walk_source_files(root, None, None, listings) if problem is None and path.endswith(".py"))
         modules.extend(islice(walked, PROJECT_MODULES_LIMIT))
     return modules
 
 
+class _Listing:
+    """One folder's entries as a walk needs them: the folders to descend into (links to folders
+    are not followed) and the files that may be sources, by name in the order listed."""
+
+    __slots__ = ("folders", "sources", "names_virtualenv_marker")
+
+    def __init__(self, folder: str, entries: list[os.DirEntry]) -> None:
+        self.names_virtualenv_marker = any(entry.name == VIRTUALENV_MARKER for entry in entries)
+        self.folders: list[str] = []
+        self.sources: list[str] = []
+        for entry in entries:
+            if _is_directory(entry):
+                if not entry.is_symlink():
+                    self.folders.append(entry.name)
+            elif entry.name.endswith(SOURCE_SUFFIXES) and _may_be_read(entry, os.path.join(folder, entry.name)):
+                self.sources.append(entry.name)
+
+
+class Listings:
+    """The folders one run has listed, by absolute path: discovery walks the paths given, the
+    project model walks each project's root, usually the same tree (`ddplint .` in a project);
+    each folder is read once. Kept for one run only: files come and go between runs."""
+
+    def __init__(self) -> None:
+        self._by_folder: dict[str, Union[_Listing, str]] = {}
+
+    def of(self, folder: str) -> Union[_Listing, str]:
+        """The folder's listing, or the problem that kept it from being read."""
+        absolute = os.path.abspath(folder)
+        listing = self._by_folder.get(absolute)
+        if listing is None:
+            try:
+                with os.scandir(folder) as found:
+                    listing = _Listing(absolute, list(found))
+            except OSError as exc:
+                listing = f"cannot read directory: {reason_of(exc)}"
+            self._by_folder[absolute] = listing
+        return listing
+
+
 def _walk_source_files(
-    root: str, is_excluded: Optional[Callable[[str], bool]] = None, ignored: Optional[IgnoreRules] = None
+    root: str,
+    is_excluded: Optional[Callable[[str], bool]] = None,
+    ignored: Optional[IgnoreRules] = None,
+    listings: Optional[Listings] = None,
 ) -> Iterator[tuple[str, Optional[str]]]:
     """(path, problem) for the `.py` / `.ipynb` files under `root`, and for each directory that
     cannot be listed. A loop over a stack, not recursion: a tree 1,000 folders deep is walked too.
     Links to directories are not followed. Files that are not regular files (named pipes, devices,
     sockets, links to them) are passed over: reading one could block or never end. A link that
     leads nowhere is kept, so that it is reported as unreadable."""
+    listings = Listings() if listings is None else listings
     # Strings, not pathlib: building a Path per file and directory was most of a warm run's walk.
     pending = [str(Path(root))]  # pathlib's spelling ("./src/" -> "src")
     while pending:
         base = pending.pop()
-        try:
-            with os.scandir(base) as listing:
-                entries = list(listing)
-        except OSError as exc:
-            yield base, f"cannot read directory: {reason_of(exc)}"
+        listing = listings.of(base)
+        if isinstance(listing, str):
+            yield base, listing
             continue
-        for entry in entries:
-            path = _join(base, entry.name)
-            if _is_directory(entry):
-                if not entry.is_symlink() and not _is_virtualenv(path) and not _excluded_directory(entry.name, path, is_excluded):
-                    if ignored is None or not ignored.is_ignored(path, is_directory=True):
-                        pending.append(path)
-            elif entry.name.endswith(SOURCE_SUFFIXES) and _may_be_read(entry, path):
-                if (is_excluded is None or not is_excluded(path)) and (ignored is None or not ignored.is_ignored(path, False)):
-                    yield path, None
+        for name in listing.folders:
+            path = _join(base, name)
+            if not _excluded_directory(name, path, is_excluded) and (ignored is None or not ignored.is_ignored(path, is_directory=True)):
+                if not _is_virtualenv(path, listings):
+                    pending.append(path)
+        for name in listing.sources:
+            path = _join(base, name)
+            if (is_excluded is None or not is_excluded(path)) and (ignored is None or not ignored.is_ignored(path, False)):
+                yield path, None
 
 
 def _is_directory(entry: os.DirEntry) -> bool:
@@ -149,8 +198,11 @@ def _path_order(path: str) -> list[str]:
     return os.path.normcase(path).split(os.sep)
 
 
-def _is_virtualenv(path: str) -> bool:
-    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
+def _is_virtualenv(path: str, listings: Listings) -> bool:
+    """A folder holding `pyvenv.cfg`: read off its listing (which the walk needs anyway if it
+    descends), confirmed with a look-up only where the name is there (a broken link is no marker)."""
+    listing = listings.of(path)
+    return not isinstance(listing, str) and listing.names_virtualenv_marker and os.path.exists(os.path.join(path, VIRTUALENV_MARKER))
 
 
-__all__ = ["EXCLUDED_DIRS", "PROJECT_MODULES_LIMIT", "SOURCE_SUFFIXES", "discover", "project_modules"]
+__all__ = ["EXCLUDED_DIRS", "Listings", "PROJECT_MODULES_LIMIT", "SOURCE_SUFFIXES", "discover", "project_modules"]

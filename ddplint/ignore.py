@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING, Optional
 
 from ddplint.source import read_file
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+# pathspec (~20 ms to import) is imported where an ignore file is read: a walk of a tree that has
+# none, a warm run's usual case, never needs it.
 
 # Per directory, the files that hold patterns for it, the stronger first (ripgrep's order).
 IGNORE_FILES = (".ignore", ".gitignore")
@@ -84,12 +88,16 @@ def _read_spec(path: str) -> Optional[GitIgnoreSpec]:
         text = read_file(path).decode("utf-8", errors="replace")
     except OSError:
         return None
+    from pathspec import GitIgnoreSpec
+
     return GitIgnoreSpec.from_lines([line for line in text.splitlines() if _valid_pattern(line)])
 
 
 def _valid_pattern(line: str) -> bool:
     """Whether pathspec compiles the line (`!` alone, a trailing backslash, `[z-a]` do not): git
     passes over a pattern it cannot use, and so does the walk, rather than stop."""
+    from pathspec import GitIgnoreSpec
+
     try:
         GitIgnoreSpec.from_lines([line])
     except Exception:  # pathspec's own error, or re.error from the pattern it builds

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
-import shutil
 import sys
-import tempfile
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Optional, Sequence, Union
@@ -25,8 +23,7 @@ from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, SharedSummaries
 from ddplint.cache import FileStamp, ResultCache, content_hash
 from ddplint.diagnostics import Diagnostic, InternalError, error_diagnostic
-from ddplint.discovery import project_modules
-from ddplint.notebook import lint_notebook
+from ddplint.discovery import Listings, project_modules
 from ddplint.rules import UNUSED_NOQA_CODE, load_rules
 from ddplint.source import SourceEncodingError, decode_source, read_file, reason_of
 
@@ -34,12 +31,14 @@ if TYPE_CHECKING:
     from ddplint.rules.base import Rule
 
 # The engine (and through it the rules' checks, the analysis and libcst: ~0.2 s) is imported where
-# a file is analysed, never at the top: a run whose files are all cached never needs it.
+# a file is analysed, never at the top: a run whose files are all cached never needs it. So are
+# the notebook format and the pool's temporary folders (tempfile, shutil).
 
 
-def project_index(checked: Sequence[str]) -> Optional[ProjectIndex]:
-    """The project model for a run that checks these files (None: a lone module, nothing to follow)."""
-    modules = project_modules(checked)
+def project_index(checked: Sequence[str], listings: Optional[Listings] = None) -> Optional[ProjectIndex]:
+    """The project model for a run that checks these files (None: a lone module, nothing to
+    follow). `listings`: the folders discovery listed for the run, so the tree is read once."""
+    modules = project_modules(checked, listings)
     return ProjectIndex(modules, _parses_safely, _holding_tree) if len(set(modules)) > 1 else None
 
 
@@ -70,6 +69,8 @@ def lint_document(
     `check_noqa`: also judge its `# noqa` comments (DDP090, ddplint/noqa.py); `options`: what the
     file's configuration declares (config.Settings.options)."""
     if filename.endswith(".ipynb"):
+        from ddplint.notebook import lint_notebook
+
         return lint_notebook(data, filename, lambda program: lint_python(program, filename, rules, errors, project, check_noqa, options))
     return lint_python(data, filename, rules, errors, project, check_noqa, options)
 
@@ -491,7 +492,10 @@ class _CleanStop:
     directory, and ends the process by the signal."""
 
     def __init__(self, running: list, shared_summaries: Optional[str]) -> None:
+        import shutil  # here, not in the handler: no import while a signal interrupts the run
+
         self.owner, self.running, self.shared_summaries = os.getpid(), running, shared_summaries
+        self._remove_tree = shutil.rmtree
 
     def __call__(self, signum: int, frame: object) -> None:
         import signal
@@ -499,7 +503,7 @@ class _CleanStop:
         if os.getpid() == self.owner:  # not a worker forked before it could reset the handler
             _stop_workers(self.running)
             if self.shared_summaries is not None:
-                shutil.rmtree(self.shared_summaries, ignore_errors=True)
+                self._remove_tree(self.shared_summaries, ignore_errors=True)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
@@ -572,6 +576,9 @@ def _shared_directory(project: Optional[ProjectIndex]) -> Iterator[Optional[str]
     if project is None:
         yield None
         return
+    import shutil
+    import tempfile
+
     from ddplint.leftovers import owned_name
 
     _remove_left_shared_directories()
@@ -594,6 +601,9 @@ SHARED_DIRECTORY_PREFIX = "ddplint-summaries-"
 def _remove_left_shared_directories() -> None:
     """The shared-summary directories of runs that were killed outright: only this user's, only
     folders (never a link someone put there), only those whose process has ended."""
+    import shutil
+    import tempfile
+
     from ddplint.leftovers import left_by_dead_process
 
     try:

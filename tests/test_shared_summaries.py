@@ -36,7 +36,7 @@ def directories(monkeypatch) -> list[str]:
         made.append(real(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(runner.tempfile, "mkdtemp", recording)
+    monkeypatch.setattr(tempfile, "mkdtemp", recording)
     return made
 
 
@@ -90,7 +90,7 @@ def test_without_sharing_each_worker_summarises_the_module(two_scripts, tmp_path
     def no_directory(*args, **kwargs):
         raise PermissionError("read-only temporary directory")
 
-    monkeypatch.setattr(runner.tempfile, "mkdtemp", no_directory)
+    monkeypatch.setattr(tempfile, "mkdtemp", no_directory)
     assert run(two_scripts, jobs=2) == serial
     summaries = [line.split() for line in log.read_text().splitlines() if line.startswith("summary")]
     assert [name for _, _, name in summaries] == ["data.py", "data.py"]
