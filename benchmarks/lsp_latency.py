@@ -2,7 +2,7 @@
 1,500-line training script to the `publishDiagnostics` for that version, over stdio, as an editor
 sees it.
 
-    python benchmarks/lsp_latency.py [--runs 30] [--debounce-ms 50 0] [--lines 1500]
+    python benchmarks/lsp_latency.py [--runs 30] [--debounce-ms 50 0] [--lines 1500] [--workspace]
 
 The script comes from benchmarks/train_script.py (generated, the shape of a research `train.py`).
 For each server it opens the script, then `--runs` times changes one number somewhere in the file
@@ -12,6 +12,11 @@ memo of an earlier text), and waits for that version's diagnostics. Then it type
 `print(f'epoch {e` into `train_one_epoch` one character at a time and checks that every
 half-typed state still publishes the findings of the unchanged statements. It prints medians
 and p90s, the server's own analysis time, and an in-process breakdown of one analysis by phase.
+
+With `--workspace` the script is a file on disk, `project/train.py` of the generated 1,000-file
+repository of repo_scale.py's pre-commit case (pyproject.toml at its root), opened by its path:
+the server then builds and keeps that project's model, as in an editor with the workspace open,
+and the time from `didOpen` to the first diagnostics is printed too.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import re
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional
@@ -49,7 +55,7 @@ def percentile(values: list[float], fraction: float) -> float:
 class Session:
     """One language server process and the diagnostics it publishes."""
 
-    def __init__(self, command: list[str], init_options: dict, env: Optional[dict] = None):
+    def __init__(self, command: list[str], init_options: dict, env: Optional[dict] = None, uri: str = "file:///benchmark/train.py"):
         self.command = command
         self.init_options = init_options
         self.env = env
@@ -57,7 +63,8 @@ class Session:
         self.published: dict[int, tuple[float, list]] = {}
         self.analysis_ms: list[float] = []
         self.event = asyncio.Event()
-        self.uri = "file:///benchmark/train.py"
+        self.uri = uri
+        self.first_ms = 0.0  # didOpen -> the first diagnostics
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_publish(params: types.PublishDiagnosticsParams):
@@ -79,12 +86,15 @@ class Session:
             types.InitializeParams(capabilities=types.ClientCapabilities(), initialization_options=self.init_options)
         )
         self.client.initialized(types.InitializedParams())
+        opened = time.perf_counter()
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=text)
             )
         )
-        return await self.wait(1)
+        found = await self.wait(1)
+        self.first_ms = (self.published[1][0] - opened) * 1000
+        return found
 
     async def change(self, version: int, text: str) -> tuple[float, list]:
         """Send the whole new text; (ms until its diagnostics, the diagnostics)."""
@@ -114,12 +124,13 @@ class RawSession:
     """The same over plain JSON-RPC, for servers whose replies pygls's types refuse (ruff's
     notebook selector). Requests from the server get an empty answer."""
 
-    def __init__(self, command: list[str], init_options: dict):
+    def __init__(self, command: list[str], init_options: dict, uri: str = "file:///benchmark/train.py"):
         self.command, self.init_options = command, init_options
         self.published: dict[int, tuple[float, list]] = {}
         self.analysis_ms: list[float] = []
         self.event = asyncio.Event()
-        self.uri = "file:///benchmark/train.py"
+        self.uri = uri
+        self.first_ms = 0.0
         self._next_id = 0
         self._replies: dict[int, asyncio.Future] = {}
 
@@ -131,8 +142,11 @@ class RawSession:
         await self._request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {},
                                            "initializationOptions": self.init_options})
         self._notify("initialized", {})
+        opened = time.perf_counter()
         self._notify("textDocument/didOpen", {"textDocument": {"uri": self.uri, "languageId": "python", "version": 1, "text": text}})
-        return await self.wait(1)
+        found = await self.wait(1)
+        self.first_ms = (self.published[1][0] - opened) * 1000
+        return found
 
     async def change(self, version: int, text: str) -> tuple[float, list]:
         sent = time.perf_counter()
@@ -213,8 +227,8 @@ def half_typed_texts(text: str) -> tuple[int, list[str]]:
 
 
 async def measure(command: list[str], init_options: dict, text: str, runs: int, check_half_typed: bool,
-                  env: Optional[dict] = None) -> dict:
-    session = Session(command, init_options, env) if check_half_typed else RawSession(command, init_options)
+                  env: Optional[dict] = None, uri: str = "file:///benchmark/train.py") -> dict:
+    session = Session(command, init_options, env, uri) if check_half_typed else RawSession(command, init_options, uri)
     baseline = await session.start(text)
     session.analysis_ms.clear()
     latencies = []
@@ -239,7 +253,18 @@ async def measure(command: list[str], init_options: dict, text: str, runs: int, 
         await asyncio.sleep(0.05)
     await session.stop()
     return {"latencies": latencies, "analysis": list(session.analysis_ms), "half_ms": half_ms,
-            "half_kept": kept, "half_states": len(states), "findings": len(baseline)}
+            "half_kept": kept, "half_states": len(states), "findings": len(baseline), "first_ms": session.first_ms}
+
+
+def workspace_with(text: str, folder: Path) -> str:
+    """The URI of `text` written as project/train.py of repo_scale.py's generated 1,000-file
+    repository, made in `folder`."""
+    from repo_scale import _generated_repository
+
+    _generated_repository(folder)
+    script = folder / "project" / "train.py"
+    script.write_text(text)
+    return script.as_uri()
 
 
 def engine_breakdown(text: str) -> list[tuple[str, float]]:
@@ -319,6 +344,8 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=1500)
     parser.add_argument("--debounce-ms", type=float, nargs="+", default=[50.0, 0.0])
     parser.add_argument("--no-ruff", action="store_true", help="do not measure ruff server")
+    parser.add_argument("--workspace", action="store_true",
+                        help="open the script as a file of a generated 1,000-file project (see the module's docstring)")
     parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
                         help="also measure the server of another ddplint checkout (e.g. before a change), in the same run")
     args = parser.parse_args(argv)
@@ -334,11 +361,16 @@ def main(argv=None) -> int:
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not args.no_ruff and Path(ruff).exists():
         servers.append(("ruff server (--select ALL)", [ruff, "server"], {"settings": {"lint": {"select": ["ALL"]}}}, False, None))
+    scratch = tempfile.TemporaryDirectory(prefix="lsp-latency-") if args.workspace else None
+    uri = workspace_with(text, Path(scratch.name)) if scratch else "file:///benchmark/train.py"
+    if scratch:
+        print(f"opened as {uri} (1,000-file workspace)")
     for name, command, options, ours, env in servers:
-        result = asyncio.run(measure(command, options, text, args.runs, ours, env))
+        result = asyncio.run(measure(command, options, text, args.runs, ours, env, uri))
         lat = result["latencies"]
         line = (f"{name}: didChange -> publishDiagnostics median {statistics.median(lat):.0f} ms, "
                 f"p90 {percentile(lat, 0.9):.0f} ms (min {min(lat):.0f}, max {max(lat):.0f}); "
+                f"first diagnostics {result['first_ms']:.0f} ms after didOpen; "
                 f"half-typed states median {statistics.median(result['half_ms']):.0f} ms")
         if result["analysis"]:
             line += f"; server-side analysis median {statistics.median(result['analysis']):.0f} ms"

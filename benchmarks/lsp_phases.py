@@ -1,13 +1,15 @@
 """CPU and wall time of one language-server analysis after an edit, phase by phase.
 
-    python benchmarks/lsp_phases.py [--runs 12] [--lines 1500]
+    python benchmarks/lsp_phases.py [--runs 12] [--lines 1500] [--workspace]
 
 Runs `engine.lint_source` in process with the server's statement parser over the edits of
 `lsp_latency.py` (one number changed somewhere in the 1,500-line script of `train_script.py`),
 timing the engine's own steps and each rule through wrappers, and prints medians. CPU time is
 given next to wall time: on a shared machine wall time mostly measures the other jobs. Rules
 share lazily derived facts (loaders, ranks, flow): each is charged to the first rule that asks.
-Run it from another checkout (PYTHONPATH) to compare; it only uses what both have.
+Run it from another checkout (PYTHONPATH) to compare; it only uses what both have. With
+`--workspace` the script is `project/train.py` of lsp_latency.py's generated 1,000-file workspace,
+and each analysis gets that project's model as the server's worker keeps it (`project` row).
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ import ddplint.engine as engine
 from ddplint.lsp.incremental import StatementParser
 from ddplint.rules import select_rules
 
-STEPS = ("candidates_by_bytes", "candidates_by_names", "build_facts", "_locate")
+# The engine's steps, by the names a checkout has (older ones screened in two steps).
+STEPS = ("candidates_by_bytes", "candidates_by_names", "rules_to_run", "build_facts", "_locate")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=12)
     parser.add_argument("--lines", type=int, default=1500)
+    parser.add_argument("--workspace", action="store_true", help="analyse the script as a file of a 1,000-file project")
     args = parser.parse_args(argv)
     times: dict[str, list[tuple[float, float]]] = {}
 
@@ -47,7 +51,8 @@ def main(argv=None) -> int:
         return wrapper
 
     for step in STEPS:
-        setattr(engine, step, timed(step, getattr(engine, step)))
+        if hasattr(engine, step):
+            setattr(engine, step, timed(step, getattr(engine, step)))
     statements = StatementParser()
     if hasattr(statements, "screen"):  # the compile screen by statement (an older checkout compiles the whole text)
         statements.screen = timed("compile screen (statement parser)", statements.screen)  # type: ignore[method-assign]
@@ -58,12 +63,27 @@ def main(argv=None) -> int:
              for rule in select_rules()]
     text = training_script(args.lines)
     edits = edited_texts(text, args.runs + 4)
+    filename, project_for = "train.py", lambda: None
+    if args.workspace:
+        import tempfile
+
+        from lsp_latency import workspace_with
+
+        from ddplint.lsp.analysis import PROJECTS
+
+        scratch = tempfile.TemporaryDirectory(prefix="lsp-phases-")
+        filename = workspace_with(text, Path(scratch.name))[len("file://"):]
+        project_for = timed("project (the worker's, kept)", lambda: PROJECTS.for_document(filename))
+
+    def analyse(source: str) -> None:
+        engine.lint_source(source, filename, rules, project=project_for(), parser=statements)
+
     for warm_up in [text, *edits[:3]]:
-        engine.lint_source(warm_up, "train.py", rules, parser=statements)
+        analyse(warm_up)
     times.clear()
-    whole = timed("lint_source after an edit, all", engine.lint_source)
+    whole = timed("one analysis after an edit, all", analyse)
     for edited in edits[3 : 3 + args.runs]:
-        whole(edited, "train.py", rules, parser=statements)
+        whole(edited)
     rule_rows = [name for name in times if name.startswith("  ")]
     times["the rules, all"] = [
         (sum(times[name][run][0] for name in rule_rows), sum(times[name][run][1] for name in rule_rows))

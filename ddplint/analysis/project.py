@@ -1008,9 +1008,12 @@ def _import_bindings(statement: bytes) -> list[tuple[str, str]]:
 
 
 def _common_root(files: set[str]) -> Optional[Path]:
+    """The folder all `files` (real paths) lie under. Their folders first, a few hundred for a
+    package of thousands of files: a Path per file was ~10 ms per 1,000 files, paid by the
+    language server each time it lists a workspace's modules again."""
     if not files:
         return None
-    return Path(os.path.commonpath([str(Path(f).parent) for f in files]))
+    return Path(os.path.commonpath({os.path.dirname(f) for f in files}))
 
 
 def _within(path: Path, root: Path) -> bool:
