@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence, Union
@@ -116,16 +117,23 @@ class _Listing:
 class Listings:
     """The folders one run has listed, by absolute path: discovery walks the paths given, the
     project model walks each project's root, usually the same tree (`ddplint .` in a project);
-    each folder is read once. Kept for one run only: files come and go between runs."""
+    each folder is read once. Kept for one run only: files come and go between runs.
 
-    def __init__(self) -> None:
+    `stamped`: also note each folder's modification time before listing it, so that
+    `unchanged()` can tell later whether a listing still holds (the language server keeps a
+    workspace's list of modules while it does)."""
+
+    def __init__(self, stamped: bool = False) -> None:
         self._by_folder: dict[str, Union[_Listing, str]] = {}
+        self._stamps: Optional[dict[str, Optional[int]]] = {} if stamped else None
 
     def of(self, folder: str) -> Union[_Listing, str]:
         """The folder's listing, or the problem that kept it from being read."""
         absolute = os.path.abspath(folder)
         listing = self._by_folder.get(absolute)
         if listing is None:
+            if self._stamps is not None:  # before the listing: a change during it shows later
+                self._stamps[absolute] = _trusted_mtime(absolute)
             try:
                 with os.scandir(folder) as found:
                     listing = _Listing(absolute, list(found))
@@ -133,6 +141,36 @@ class Listings:
                 listing = f"cannot read directory: {reason_of(exc)}"
             self._by_folder[absolute] = listing
         return listing
+
+    def unchanged(self) -> bool:
+        """Whether every folder listed (stamped) still has the modification time it had then: no
+        entry was added, removed or renamed in any of them since. False when unsure (not stamped,
+        a folder modified too recently for its time to tell, one that cannot be stat-ed)."""
+        if self._stamps is None:
+            return False
+        for folder, stamp in self._stamps.items():
+            if stamp is None or _mtime(folder) != stamp:
+                return False
+        return True
+
+
+# A folder modified this recently before it was listed may change again within the same tick of
+# its file system's clock (coarse on some: whole seconds, two on FAT) without its time changing:
+# such a listing is never trusted to still hold (git's "racily clean" entries, the same idea).
+RECENT_CHANGE_NS = 3 * 10**9
+
+
+def _trusted_mtime(folder: str) -> Optional[int]:
+    """The folder's modification time, or None where it cannot vouch for the listing."""
+    stamp = _mtime(folder)
+    return None if stamp is None or stamp >= time.time_ns() - RECENT_CHANGE_NS else stamp
+
+
+def _mtime(folder: str) -> Optional[int]:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _walk_source_files(

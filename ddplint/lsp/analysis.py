@@ -17,6 +17,7 @@ from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex, project_root
 from ddplint.cache import SummaryFolder, default_cache_dir
 from ddplint.diagnostics import Diagnostic
+from ddplint.discovery import Listings
 from ddplint.engine import InternalError, lint_source
 from ddplint.lsp.incremental import StatementParser
 from ddplint.rules import Rule
@@ -38,7 +39,8 @@ PARSER = StatementParser()
 
 
 # How long a worker trusts its list of a project's modules: a module created meanwhile is followed
-# after at most this long. A module changed on disk is seen at the next analysis (its stamp).
+# after at most this long. Then the list is made again, unless no folder it came from has changed
+# (`_still_listed`). A module changed on disk is seen at the next analysis (its stamp).
 PROJECT_LIST_TTL_S = 5.0
 
 
@@ -49,7 +51,7 @@ class _Projects:
     modules are read from disk: another module's unsaved edits count once saved."""
 
     def __init__(self) -> None:
-        self._by_root: dict[str, tuple[float, Optional[ProjectIndex]]] = {}
+        self._by_root: dict[str, tuple[float, Optional[ProjectIndex], Optional[Listings]]] = {}
         self._stores: dict[str, Optional[SummaryFolder]] = {}
 
     def for_document(self, filename: str) -> Optional[ProjectIndex]:
@@ -58,19 +60,31 @@ class _Projects:
         root = project_root(filename)
         if root is None:
             return None
-        built, index = self._by_root.get(root, (0.0, None))
-        if time.monotonic() - built > PROJECT_LIST_TTL_S:
-            older, index = index, project_index([filename])
+        built, index, listings = self._by_root.get(root, (0.0, None, None))
+        if time.monotonic() - built > PROJECT_LIST_TTL_S and not self._still_listed(root, filename, index, listings):
+            listings = Listings(stamped=True)
+            older, index = index, project_index([filename], listings)
             if index is not None:
                 store = self._store_for(root)
                 if store is not None:
                     index.use_store(store)
                 if older is not None:
                     index.adopt_summaries(older)
-            self._by_root[root] = (time.monotonic(), index)
+            self._by_root[root] = (time.monotonic(), index, listings)
         elif index is not None:
             index.forget_changed()
         return index
+
+    def _still_listed(self, root: str, filename: str, index: Optional[ProjectIndex], listings: Optional[Listings]) -> bool:
+        """Whether the project's list of modules still holds: no folder it was read from has had
+        a module added, removed or renamed, and the document is one of them. Then the index (and
+        all it resolved) is kept rather than built again: a stat per folder instead of a walk and
+        the imports resolved anew (~15 ms per listing of a 1,000-file workspace, once every
+        PROJECT_LIST_TTL_S while typing)."""
+        if index is None or listings is None or os.path.realpath(filename) not in index.files or not listings.unchanged():
+            return False
+        self._by_root[root] = (time.monotonic(), index, listings)
+        return True
 
     def _store_for(self, root: str) -> Optional[SummaryFolder]:
         """The module summaries a CLI run kept in the project's cache folder (DDPLINT_CACHE_DIR or
