@@ -37,6 +37,7 @@ class IgnoreRules:
         self._walk_root = os.path.abspath(walk_root)
         self._repository = _repository_root(self._walk_root)
         self._specs: dict[str, list[GitIgnoreSpec]] = {}
+        self._chains: dict[str, list[tuple[str, list[GitIgnoreSpec]]]] = {}
         self._global = _read_spec(global_excludes_file()) if self._repository is not None else None
 
     def is_ignored(self, path: str, is_directory: bool) -> bool:
@@ -44,25 +45,29 @@ class IgnoreRules:
         boundary = self._repository or self._walk_root
         if not absolute.startswith(os.path.join(boundary, "")):
             return False  # the boundary itself, or outside it: no ignore file applies
-        directory = os.path.dirname(absolute)
-        while True:
-            verdict = self._verdict(directory, absolute, is_directory)
+        for directory, specs in self._applying(os.path.dirname(absolute), boundary):
+            verdict = _verdict(specs, _relative(absolute, directory, is_directory))
             if verdict is not None:
                 return verdict
-            if directory == boundary:
-                break
-            directory = os.path.dirname(directory)
         if self._global is not None and self._repository is not None:  # read only inside a repository
             return bool(self._global.check_file(_relative(absolute, self._repository, is_directory)).include)
         return False
 
-    def _verdict(self, directory: str, absolute: str, is_directory: bool) -> Optional[bool]:
-        relative = _relative(absolute, directory, is_directory)
-        for spec in self._specs_in(directory):
-            include = spec.check_file(relative).include
-            if include is not None:
-                return include
-        return None
+    def _applying(self, directory: str, boundary: str) -> list[tuple[str, list[GitIgnoreSpec]]]:
+        """The directories from `directory` up to `boundary` that hold ignore files, nearest
+        first, with their patterns: worked out once per directory (a walk asks for every file,
+        and most trees have one ignore file or none: nothing left to ask per file)."""
+        unanswered = []  # a loop, not recursion: a tree can be 1,000 folders deep
+        while directory not in self._chains:
+            unanswered.append(directory)
+            if directory == boundary:
+                break
+            directory = os.path.dirname(directory)
+        chain = self._chains.get(directory, [])
+        for below in reversed(unanswered):
+            specs = self._specs_in(below)
+            chain = self._chains[below] = [(below, specs), *chain] if specs else chain
+        return chain
 
     def _specs_in(self, directory: str) -> list[GitIgnoreSpec]:
         specs = self._specs.get(directory)
@@ -71,6 +76,15 @@ class IgnoreRules:
                 spec for spec in (_read_spec(os.path.join(directory, name)) for name in IGNORE_FILES) if spec is not None
             ]
         return specs
+
+
+def _verdict(specs: list[GitIgnoreSpec], relative: str) -> Optional[bool]:
+    """The first of a directory's ignore files that says anything about `relative` decides."""
+    for spec in specs:
+        include = spec.check_file(relative).include
+        if include is not None:
+            return include
+    return None
 
 
 def _relative(absolute: str, directory: str, is_directory: bool) -> str:

@@ -133,3 +133,45 @@ def test_walk_answers_do_not_depend_on_what_was_listed_before(project, monkeypat
     shared = list(discover(["."], excluded, False, False, listings)), project_modules(["train.py"], listings)
     assert shared == alone
     assert str(project / "src" / "pkg" / "deep" / "b.py") in shared[1]  # excluded, but a project module
+
+
+def ignored_walking_up(rules, path: str, is_directory: bool) -> bool:
+    """The per-path answer of ignore.IgnoreRules, written out: every folder from the path's own
+    up to the boundary asked in turn, the first ignore file with a verdict deciding."""
+    absolute = os.path.abspath(path)
+    boundary = rules._repository or rules._walk_root
+    if not absolute.startswith(os.path.join(boundary, "")):
+        return False
+    directory = os.path.dirname(absolute)
+    while True:
+        relative = absolute[len(os.path.join(directory, "")):] + ("/" if is_directory else "")
+        for spec in rules._specs_in(directory):
+            if spec.check_file(relative).include is not None:
+                return bool(spec.check_file(relative).include)
+        if directory == boundary:
+            return False
+        directory = os.path.dirname(directory)
+
+
+def test_ignore_files_found_once_per_folder_answer_as_per_path(tmp_path, monkeypatch):
+    from ddplint.ignore import IgnoreRules
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "no-home"))
+    rng = random.Random(3)
+    patterns = ["*.py", "!keep.py", "gen/", "a*.py", "/top.py", "d1/", "!d3/", "x/**/y.py", "b.py"]
+    for case in range(8):
+        base = tmp_path / f"case{case}"
+        folders = [base]
+        for _ in range(8):
+            folders.append(rng.choice(folders) / rng.choice(["d1", "d2", "d3", "gen", "x", "y"]))
+            folders[-1].mkdir(parents=True, exist_ok=True)
+        for folder in rng.sample(folders, 3):
+            (folder / rng.choice([".gitignore", ".ignore"])).write_text("\n".join(rng.sample(patterns, 3)) + "\n")
+        paths = [(str(folder / name), False) for folder in folders for name in ("keep.py", "a1.py", "b.py", "top.py", "y.py")]
+        paths += [(str(folder), True) for folder in folders[1:]]
+        rng.shuffle(paths)
+        rules = IgnoreRules(str(base))
+        assert [rules.is_ignored(path, directory) for path, directory in paths] == [
+            ignored_walking_up(IgnoreRules(str(base)), path, directory) for path, directory in paths
+        ]
