@@ -175,3 +175,24 @@ def test_ignore_files_found_once_per_folder_answer_as_per_path(tmp_path, monkeyp
         assert [rules.is_ignored(path, directory) for path, directory in paths] == [
             ignored_walking_up(IgnoreRules(str(base)), path, directory) for path, directory in paths
         ]
+
+
+def test_the_index_holds_the_real_path_of_every_module_however_spelled(tmp_path, monkeypatch):
+    """A checked file is given twice (as named, and as its project's walk found it): resolved
+    once, the index still holds each file's real path, `..` after a link resolved through it."""
+    from ddplint.analysis.project import ProjectIndex
+
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text("")
+    for name in ("proj/train.py", "proj/pkg/data.py", "other/data.py", "other/x.py"):
+        (tmp_path / name).write_text("")
+    os.symlink(tmp_path / "other", tmp_path / "proj" / "pkg" / "link")
+    os.symlink(tmp_path / "other" / "x.py", tmp_path / "proj" / "linked.py")
+    monkeypatch.chdir(tmp_path / "proj")
+    checked = ["train.py", "pkg/data.py", "pkg/link/../data.py", "linked.py", "./train.py"]
+    modules = project_modules(checked)
+    index = ProjectIndex(modules, lambda data, name: True)
+    assert index.files == {os.path.realpath(path) for path in modules}
+    assert str(tmp_path / "data.py") in index.files  # other/.. is tmp_path: no such file, but named
+    assert str(tmp_path / "other" / "x.py") in index.files

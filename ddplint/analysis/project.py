@@ -128,6 +128,18 @@ class ProjectRoots:
         return root
 
 
+def _each_file_once(paths: list[str]) -> list[str]:
+    """`paths` less the relative ones that are also given from the file system's root (a checked
+    file, then again as the walk of its project found it): resolving a path costs a look-up of
+    the file, and a run over a package asks for every file twice. Not where `..` is spelled out:
+    `link/../x.py` is resolved through the link, which `os.path.abspath` would not follow."""
+    spelled = set(paths)
+    return [
+        path for path in paths
+        if os.path.isabs(path) or os.pardir in path.split(os.sep) or os.path.abspath(path) not in spelled
+    ]
+
+
 def _module_name(path: str) -> str:
     """The name a project file is imported by: its stem, or its package's folder for `__init__.py`."""
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -150,7 +162,7 @@ class ProjectIndex:
         # tree at a time" across workers).
         self._holding_tree = holding_tree
         self._real_directories: dict[str, str] = {}
-        self.files = {self._real_path(str(p)) for p in paths if str(p).endswith(".py")}
+        self.files = {self._real_path(p) for p in _each_file_once([str(p) for p in paths if str(p).endswith(".py")])}
         self._summaries: dict[str, Optional[ModuleSummary]] = {}
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         # (size, mtime_ns) of each module when its outline or summary was worked out
