@@ -1,14 +1,16 @@
 """A warm run over the installed torch package: ddplint a second time over the same cache, nothing
 changed, next to ruff's warm run (its own cache) in the same rounds.
 
-    python benchmarks/warm_run.py [--source DIR] [--repeat N] [--baseline DIR] [--work DIR] [--no-ruff]
+    python benchmarks/warm_run.py [--source DIR] [--repeat N] [--baseline DIR] [--work DIR] [--no-ruff] [--project]
 
 The files are copied to a temporary folder (as repo_scale.py does; --work DIR keeps them and the
 caches there for the next measurement), each tool runs once to fill its cache (minutes for
 ddplint; skipped where --work already holds it), then --repeat rounds run each tool in turn. Wall and CPU time (user + system of the
 process) are medians; the cache file's size is printed too. --baseline DIR (a folder holding
 another build's `ddplint` package, e.g. from `git archive`) adds that build's warm run, with a
-cache of its own, to each round: before/after on the same machine at the same load.
+cache of its own, to each round: before/after on the same machine at the same load. --project
+puts an empty pyproject.toml at the copy's root, as a repository has a project marker: each run
+then also builds the project model from a walk of the whole tree (discovery.project_modules).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="folder holding another build's ddplint package")
     parser.add_argument("--work", type=Path, help="keep the copied files and the caches here, and reuse them")
     parser.add_argument("--no-ruff", action="store_true", help="ddplint only (ruff's runs load the machine between them)")
+    parser.add_argument("--project", action="store_true", help="an empty pyproject.toml at the copy's root (a repository)")
     args = parser.parse_args()
     _compile_ddplint()
     if args.baseline:
@@ -46,6 +49,8 @@ def main() -> int:
         if not files.exists():
             count, lines = _copy_python_files(args.source or _torch_package(), files)
             print(f"files: {count:,} Python files, {lines:,} lines")
+        if args.project:
+            (files / "pyproject.toml").touch()
         tools = {"ddplint (this build)": _ddplint(ROOT, files, scratch / "cache")}
         if args.baseline:
             tools["ddplint (baseline)"] = _ddplint(args.baseline, files, scratch / "cache-baseline")
