@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = """
@@ -28,6 +30,7 @@ def imported_by_run(*args: str, cwd: Path) -> list[str]:
     return done.stdout.rstrip("\n").rpartition("\n")[2].split()
 
 
+@pytest.mark.slow  # three ddplint processes, the first analysing the examples
 def test_warm_run_imports_neither_fixes_nor_notebooks_nor_ignore_patterns(tmp_path):
     project = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", project, ignore=shutil.ignore_patterns("*.ipynb", ".gitignore", ".ignore"))
