@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.caller_values import arm_untaken_in_ranks
 from ddplint.analysis.checkpoints import loaded_names, loads_numpy_arrays, maps_to_cpu, saves_cpu_tensors, saves_of
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
@@ -42,6 +43,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if _reloads_its_own_state(facts, site):
             continue  # the caller names the file, one per rank or not: this file cannot tell
+        if arm_untaken_in_ranks(facts, site):
+            continue  # `if trt_file is not None:` that no caller enters in a rank
         yield RULE.finding(
             site.node,
             "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
