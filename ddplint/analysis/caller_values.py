@@ -19,16 +19,19 @@ has no call of it at all (an entry point, a library's public API) or too many mo
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import libcst as cst
 
 from ddplint.analysis.syntax import double_star_args, has_star_args, is_none, walk
+from ddplint.analysis.torch_api import TYPING_CAST
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts
+    from ddplint.analysis.project import ProjectIndex
 
 _MAX_CALLER_MODULES = 24  # beyond this many modules naming the function, nothing is concluded
+_MAX_DEPTH = 4  # callers followed back at most this many times
 
 
 def arm_untaken_in_ranks(facts: "ModuleFacts", site: "CallSite") -> bool:
@@ -92,26 +95,95 @@ def _default_is_none(function: "FunctionInfo", name: str) -> bool:
     return False
 
 
-def _never_given_in_a_rank(facts: "ModuleFacts", function: "FunctionInfo", name: str) -> bool:
-    modules = _modules_naming(facts, function.name)
+def passed_values(
+    facts: "ModuleFacts", function: "FunctionInfo", name: str, index: Optional["ProjectIndex"] = None
+) -> Optional[list[tuple["ModuleFacts", "CallSite", Optional[cst.BaseExpression]]]]:
+    """(caller's module, call, value passed for the parameter `name`, None when left to its
+    default) for every call of the function in the project, found by its name; None when
+    nothing can be concluded (see the module's docstring), or when the project calls it nowhere."""
+    modules = modules_naming(facts, function.name, index)
     if modules is None:
-        return False
-    calls = 0
+        return None
+    found = []
     for module in modules:
         for site in _calls_by_name(module, function.name):
             if has_star_args(site.node) or double_star_args(site.node):
-                return False
-            calls += 1
-            if not module.where.call_in_a_rank(site):
-                continue  # this caller runs in one process (the launcher, the single-process path)
+                return None
             bound = isinstance(site.node.func, cst.Attribute) and function.class_name is not None
-            value = function.param_for(site.node, bound).get(name)
-            if value is None:
-                if not _default_is_none(function, name):
-                    return False
-            elif not _none_in_a_rank(module, site, value):
+            found.append((module, site, function.param_for(site.node, bound).get(name)))
+    return found or None
+
+
+def only_instances_of(
+    facts: "ModuleFacts",
+    value: cst.BaseExpression,
+    site: "CallSite",
+    is_class: Callable[[set[str]], bool],
+    index: Optional["ProjectIndex"] = None,
+    depth: int = 0,
+) -> bool:
+    """Every value the expression may have at the call `site` is an instance of a class the
+    qualified names of which `is_class` accepts: made by calling the class, declared by
+    `typing.cast(T, ...)` or by the annotation of the parameter it comes from, or passed for that
+    parameter by every caller in the project as such an instance."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, cst.Call):
+        names = facts.qualified_names(value.func)
+        if TYPING_CAST in names and value.args:
+            return is_class(facts.qualified_names(value.args[0].value))
+        return is_class(names)
+    if not isinstance(value, cst.Name):
+        return False
+    sources = facts.flow.sources(value, site.context.scope, site.context.branches)
+    if not sources:
+        return False
+    for source in sources:
+        if source.parameter_of is not None:
+            if not _parameter_instances_of(facts, source.parameter_of, value.value, is_class, index, depth):
                 return False
-    return calls > 0
+        elif not isinstance(source.node, cst.BaseExpression) or source.node is value:
+            return False
+        elif not only_instances_of(facts, source.node, site, is_class, index, depth + 1):
+            return False
+    return True
+
+
+def _parameter_instances_of(
+    facts: "ModuleFacts",
+    function: "FunctionInfo",
+    name: str,
+    is_class: Callable[[set[str]], bool],
+    index: Optional["ProjectIndex"],
+    depth: int,
+) -> bool:
+    """The parameter is annotated with such a class, or every caller passes such an instance."""
+    p = function.node.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.name.value == name and param.annotation is not None:
+            if is_class(facts.qualified_names(param.annotation.annotation)):
+                return True
+    index = facts.project.index if facts.project is not None else index
+    values = passed_values(facts, function, name, index)
+    return values is not None and all(
+        value is not None and only_instances_of(module, value, call, is_class, index, depth + 1)
+        for module, call, value in values
+    )
+
+
+def _never_given_in_a_rank(facts: "ModuleFacts", function: "FunctionInfo", name: str) -> bool:
+    values = passed_values(facts, function, name)
+    if values is None:
+        return False
+    for module, site, value in values:
+        if not module.where.call_in_a_rank(site):
+            continue  # this caller runs in one process (the launcher, the single-process path)
+        if value is None:
+            if not _default_is_none(function, name):
+                return False
+        elif not _none_in_a_rank(module, site, value):
+            return False
+    return True
 
 
 def _none_in_a_rank(facts: "ModuleFacts", site: "CallSite", value: cst.BaseExpression) -> bool:
@@ -151,16 +223,20 @@ def _context_of_value(facts: "ModuleFacts", node: cst.CSTNode) -> Optional["Cont
     return None
 
 
-def _modules_naming(facts: "ModuleFacts", name: str) -> Optional[list["ModuleFacts"]]:
-    """The facts of this module and of every project module whose text names `name` (a call, or
-    any other use); None when one of them uses it other than in a call or in its `def`, cannot
-    be read, or there are too many."""
-    if facts.project is None:
+def modules_naming(facts: "ModuleFacts", name: str, index: Optional["ProjectIndex"] = None) -> Optional[list["ModuleFacts"]]:
+    """The facts of this module and of every other project module whose text names `name` (a
+    call, or any other use); None when one of them uses it other than in a call or in its `def`,
+    cannot be read, or there are too many. `index`: the project, for a module read through it
+    (which has no view of the project of its own)."""
+    if facts.project is not None:
+        index, here = facts.project.index, facts.project.path
+    elif index is not None:
+        here = index.path_of(facts)
+    if index is None:
         return None
-    index = facts.project.index
     word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
     modules = [facts]
-    for path in sorted(index.files - {facts.project.path}):
+    for path in sorted(index.files - {here}):
         try:
             with open(path, "rb") as handle:
                 data = handle.read()

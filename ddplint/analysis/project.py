@@ -732,6 +732,10 @@ class ProjectIndex:
         self._module_facts[path] = (stamp, facts)
         return facts
 
+    def path_of(self, facts: "ModuleFacts") -> Optional[str]:
+        """The path of a module whose facts `module_facts` made (None for any other facts)."""
+        return next((path for path, (_, known) in self._module_facts.items() if known is facts), None)
+
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the
         evaluation helper after it saved its model) write files of these names

@@ -7,7 +7,14 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.caller_values import arm_untaken_in_ranks
-from ddplint.analysis.checkpoints import loaded_names, loads_numpy_arrays, maps_to_cpu, saves_cpu_tensors, saves_of
+from ddplint.analysis.checkpoints import (
+    loaded_names,
+    loads_numpy_arrays,
+    maps_to_cpu,
+    saved_without_tensors,
+    saves_cpu_tensors,
+    saves_of,
+)
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -41,6 +48,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
             continue
+        if saved_without_tensors(facts, site):
+            continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
             continue  # the caller names the file, one per rank or not: this file cannot tell
         if arm_untaken_in_ranks(facts, site):
