@@ -230,6 +230,7 @@ def modules_naming(facts: "ModuleFacts", name: str, index: Optional["ProjectInde
     (which has no view of the project of its own)."""
     if facts.project is not None:
         index, here = facts.project.index, facts.project.path
+        index.reads_the_project(here)  # the answer changes when another module does
     elif index is not None:
         here = index.path_of(facts)
     if index is None:

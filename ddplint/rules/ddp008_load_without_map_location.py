@@ -285,6 +285,19 @@ RULE = Rule(
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
           per rank in sharded optimizers).
+        - A load in an arm that needs a parameter to be set (`if trt_file is not None:`,
+          `if trt_file:`) when no call of the function in the project hands that parameter a
+          value a rank can have: every caller leaves it at its None default, passes None, or
+          passes a value it only makes on the single-process path (`if args.trt: assert not
+          distributed; trt_file = ...`), or runs in no rank itself (analysis/caller_values.py).
+          The callers are every call of that name in the project, whatever object it goes
+          through; nothing is concluded when one passes `*args` / `**kwargs`, the name is used
+          other than in a call (a callback), or the project never calls it.
+        - A file whose name a function of the load's module makes (`root / sched_file(ctx)`)
+          and that every `torch.save` of the project writing under a name from that function
+          fills with the state of a torch LR scheduler (`sched.state_dict()`, the scheduler
+          built from its class, declared by `typing.cast` or by the parameter's annotation,
+          here or by every caller that hands it in): step counts and rates, no tensor.
     """,
     blind_spots="""
         - Whether the file really holds CUDA tensors is only known when this file, or a module
@@ -299,12 +312,17 @@ RULE = Rule(
           alone by design, even where the fix maps it for CPU-only machines.
         - A helper's class built on every rank counts all its methods as run there, also one
           that only rank 0 calls, in the same module or through an object it holds.
-        - What a file holds is only known from a save under a literal name: a file holding no
-          tensors (an LR scheduler's state: step counts and rates as Python numbers) is flagged
-          like a model checkpoint.
-        - Where a caller's values decide the branch: a load in `if trt_file is not None:` of a
-          method whose callers pass a file only on the single-process path (after `assert not
-          distributed`) is flagged; a caller's values are not followed into the helper.
+        - What a file holds is known from a save under a literal name, or under a name a
+          function of the load's module makes, and only the state of a torch LR scheduler counts
+          as holding no tensor: an optimizer's step counters, a dict of Python numbers saved by
+          hand, or a scheduler whose kind the callers do not show (built by a project factory
+          function) are flagged like a model checkpoint.
+        - A caller's values are followed into an `if p is not None:` / `if p:` on a parameter
+          only: a test of anything else (`if p.endswith(".trt")`, `if cfg.trt:`) is taken as
+          possibly true in a rank. Callers are found by the function's name, so a method with a
+          common name (`load`, `run`) called elsewhere with a value a rank can have keeps the
+          load flagged, and a function handed on as a callback, or called by no module of the
+          project (a library's public API), is taken as called with anything.
         - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
           wrote from GPU features is missed.
         - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not

@@ -155,3 +155,26 @@ def test_parameter_rebound_in_the_function_is_flagged(tmp_path):
         "        if engine_file is not None:", '        engine_file = engine_file or "cached.pth"\n        if engine_file is not None:'
     )
     assert _project(tmp_path, {"scoring.py": scorer, "train.py": TRAINING_CALLER}) == [("scoring.py", 12)]
+
+
+def test_cached_result_follows_a_caller_that_starts_passing_a_file(tmp_path):
+    """The helper's answer depends on its callers: a cached run must see a caller change."""
+    from ddplint.cache import ResultCache
+
+    files = {"scoring.py": SCORER, "train.py": TRAINING_CALLER}
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+
+    def cached_run() -> list[tuple[str, int]]:  # a fresh run each time, as from the command line
+        cache = ResultCache(tmp_path / ".cache", "k")
+        found = lint_paths([str(tmp_path / "src")], select_rules(["DDP008"]), jobs=1, cache=cache)
+        result = sorted((Path(d.filename).name, d.location.row) for d in found)
+        cache.save()
+        return result
+
+    (tmp_path / "src").mkdir()
+    for name, text in files.items():
+        (tmp_path / "src" / name).write_text(text)
+    assert cached_run() == []
+    changed = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'scorer.score(net, engine_file="best.pth")')
+    (tmp_path / "src" / "train.py").write_text(changed)
+    assert cached_run() == [("scoring.py", 11)]
