@@ -178,3 +178,25 @@ def test_cached_result_follows_a_caller_that_starts_passing_a_file(tmp_path):
     changed = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'scorer.score(net, engine_file="best.pth")')
     (tmp_path / "src" / "train.py").write_text(changed)
     assert cached_run() == [("scoring.py", 11)]
+
+
+ELSE_ARM_SCORER = SCORER.replace(
+    """        if engine_file is not None:
+            net.load_state_dict(torch.load(engine_file))
+""",
+    """        if engine_file is None:
+            net.eval()
+        else:
+            net.load_state_dict(torch.load(engine_file))
+""",
+)
+
+
+def test_else_arm_of_a_none_test_no_caller_enters_is_left_alone(tmp_path):
+    assert _project(tmp_path, {"scoring.py": ELSE_ARM_SCORER, "train.py": TRAINING_CALLER}) == []
+
+
+def test_body_arm_of_a_none_test_runs_with_the_default_and_is_flagged(tmp_path):
+    """`if engine_file is None: torch.load("default.pth")`: the arm every default caller takes."""
+    scorer = ELSE_ARM_SCORER.replace("            net.eval()\n", '            net.load_state_dict(torch.load("default.pth"))\n')
+    assert _project(tmp_path, {"scoring.py": scorer, "train.py": TRAINING_CALLER}) == [("scoring.py", 11)]
