@@ -109,9 +109,21 @@ def passed_values(
         for site in _calls_by_name(module, function.name):
             if has_star_args(site.node) or double_star_args(site.node):
                 return None
-            bound = isinstance(site.node.func, cst.Attribute) and function.class_name is not None
-            found.append((module, site, function.param_for(site.node, bound).get(name)))
+            found.append((module, site, function.param_for(site.node, _binds_self(function, site.node)).get(name)))
     return found or None
+
+
+def _binds_self(function: "FunctionInfo", call: cst.Call) -> bool:
+    """`obj.method(x)` hands `obj` to the first parameter; `Class.method(obj, x)`, a static
+    method and a plain function call do not."""
+    func = call.func
+    if function.class_name is None or not isinstance(func, cst.Attribute):
+        return False
+    if isinstance(func.value, cst.Name) and func.value.value == function.class_name:
+        return False
+    return not any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.node.decorators
+    )
 
 
 def only_instances_of(

@@ -200,3 +200,16 @@ def test_body_arm_of_a_none_test_runs_with_the_default_and_is_flagged(tmp_path):
     """`if engine_file is None: torch.load("default.pth")`: the arm every default caller takes."""
     scorer = ELSE_ARM_SCORER.replace("            net.eval()\n", '            net.load_state_dict(torch.load("default.pth"))\n')
     assert _project(tmp_path, {"scoring.py": scorer, "train.py": TRAINING_CALLER}) == [("scoring.py", 11)]
+
+
+def test_method_called_through_its_class_with_a_file_is_flagged(tmp_path):
+    """`Scorer.score(scorer, net, "best.pth")`: the object is the first argument, the file the third."""
+    caller = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'Scorer.score(scorer, net, "best.pth")')
+    assert _project(tmp_path, {"scoring.py": SCORER, "train.py": caller}) == [("scoring.py", 11)]
+
+
+def test_static_method_called_through_an_object_with_a_file_is_flagged(tmp_path):
+    scorer = SCORER.replace("    def score(self, net, engine_file=None, half=False):", "    @staticmethod\n    def score(net, engine_file=None, half=False):")
+    scorer = scorer.replace("self.batches", "[]")
+    caller = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'scorer.score(net, "best.pth")')
+    assert _project(tmp_path, {"scoring.py": scorer, "train.py": caller}) == [("scoring.py", 12)]
