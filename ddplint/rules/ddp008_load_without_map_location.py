@@ -339,6 +339,14 @@ RULE = Rule(
           load after such a launch is still taken for a rank's.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
+        - A PyTorch Lightning run is one process per GPU only when its Trainer gets several
+          devices and a DDP strategy, which projects often read from configuration
+          (`devices=cfg.trainer.devices`, `strategy=cfg.trainer.strategy` defaulting to "auto"):
+          a LightningModule whose constructor loads pretrained weights is not taken for
+          distributed code, since the same project runs on one GPU just as well.
+        - A helper reached only through a component registry (a model class a config names,
+          whose `from_config` builds its sub-modules through the helper) has no caller the
+          analysis can see, in any module.
     """,
     triggers=(b"load",),
     distributed_only=True,
