@@ -213,3 +213,15 @@ def test_static_method_called_through_an_object_with_a_file_is_flagged(tmp_path)
     scorer = scorer.replace("self.batches", "[]")
     caller = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'scorer.score(net, "best.pth")')
     assert _project(tmp_path, {"scoring.py": scorer, "train.py": caller}) == [("scoring.py", 12)]
+
+
+def test_checking_the_helper_alone_gives_the_project_answer(tmp_path):
+    """`ddplint scoring.py` reads its callers from the project as `ddplint .` does."""
+    files = {"scoring.py": SCORER, "evaluate.py": SINGLE_PROCESS_ONLY_CALLER, "train.py": TRAINING_CALLER}
+    assert _project(tmp_path, files) == []
+    alone = lint_paths([str(tmp_path / "scoring.py")], select_rules(["DDP008"]), jobs=1)
+    assert [(d.location.row, d.code) for d in alone] == []
+    caller = TRAINING_CALLER.replace("scorer.score(net, half=True)", 'scorer.score(net, engine_file="best.pth")')
+    (tmp_path / "train.py").write_text(caller)
+    alone = lint_paths([str(tmp_path / "scoring.py")], select_rules(["DDP008"]), jobs=1)
+    assert [(d.location.row, d.code) for d in alone] == [(11, "DDP008")]
