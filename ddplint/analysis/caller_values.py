@@ -5,7 +5,9 @@ that parameter the ranks of a distributed run can take.
 whether the arm runs in a rank is decided by the callers. When every call of the function in the
 project leaves the parameter at its None default, passes None, passes a value the caller only
 makes on the single-process path (`if args.trt: assert not distributed; trt_file = ...`), or
-runs in no rank itself, the arm never runs in a rank.
+runs in no rank itself, the arm never runs in a rank. Likewise a parameter handed on
+(`def load(path, map_location=None): torch.load(path, map_location=map_location)`) is None in
+every rank when no caller gives it a value there.
 
 The callers are found by the function's name: every call in the project of something by that
 name (`evaluate(...)`, `evaluator.evaluate(...)`), whatever object it goes through, counts as a
@@ -51,6 +53,16 @@ def arm_untaken_in_ranks(facts: "ModuleFacts", site: "CallSite") -> bool:
         if name in function.params and not _rebinds(function, name) and _never_given_in_a_rank(facts, function, name):
             return True
     return False
+
+
+def parameter_none_in_ranks(facts: "ModuleFacts", site: "CallSite", value: cst.BaseExpression) -> bool:
+    """The value is a parameter of the function around the call (`map_location` handed on by
+    `def load(path, map_location=None)`), never rebound there, and every call of that function in
+    the project leaves it at its None default or passes None wherever the call runs in a rank."""
+    function = facts.function_of(site.context.scope)
+    if function is None or not isinstance(value, cst.Name) or value.value not in function.params:
+        return False
+    return not _rebinds(function, value.value) and _never_given_in_a_rank(facts, function, value.value)
 
 
 def _parameter_tested(test: cst.BaseExpression) -> Optional[tuple[str, bool]]:

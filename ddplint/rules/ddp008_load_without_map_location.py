@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.caller_values import arm_untaken_in_ranks
+from ddplint.analysis.caller_values import arm_untaken_in_ranks, parameter_none_in_ranks
 from ddplint.analysis.checkpoints import (
     loaded_names,
     loads_numpy_arrays,
@@ -191,13 +191,16 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
 
 def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
-    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count."""
+    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count, nor
+    does a parameter handed on that every caller in the project leaves at None."""
     call = site.node
     if has_star_args(call) or double_star_args(call):
         return True
     location = argument(call, "map_location", 1)
     if location is None or is_none(location):
         return False
+    if parameter_none_in_ranks(facts, site, location):
+        return False  # `map_location=map_location` that every caller leaves at None
     return not _none_on_the_gpu_run(facts, site, location)
 
 

@@ -225,3 +225,45 @@ def test_checking_the_helper_alone_gives_the_project_answer(tmp_path):
     (tmp_path / "train.py").write_text(caller)
     alone = lint_paths([str(tmp_path / "scoring.py")], select_rules(["DDP008"]), jobs=1)
     assert [(d.location.row, d.code) for d in alone] == [(11, "DDP008")]
+
+
+FORWARDING_HELPER = """\
+import torch
+
+
+def restore(model, path, map_location=None):
+    state = torch.load(path, map_location=map_location)
+    model.load_state_dict(state)
+"""
+
+RESUMING_CALLER = """\
+import os
+import torch
+import torch.distributed as dist
+from helpers import restore
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    model = torch.nn.Linear(4, 4).cuda()
+    restore(model, "last.pt")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_map_location_handed_on_that_every_caller_leaves_at_none_is_flagged(tmp_path):
+    assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER, "train.py": RESUMING_CALLER}) == [("helpers.py", 5)]
+
+
+def test_map_location_handed_on_that_a_caller_sets_is_left_alone(tmp_path):
+    caller = RESUMING_CALLER.replace('restore(model, "last.pt")', 'restore(model, "last.pt", map_location="cpu")')
+    assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER, "train.py": caller}) == []
+
+
+def test_map_location_handed_on_by_a_helper_nobody_calls_is_left_alone(tmp_path):
+    """A library's public helper: its users pick the map_location."""
+    assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER}) == []
