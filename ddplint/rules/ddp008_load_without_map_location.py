@@ -236,7 +236,9 @@ RULE = Rule(
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
-        takes, passes nothing.
+        takes, passes nothing. So does `torch.load(path, map_location=map_location)` in a
+        helper whose `map_location` defaults to None when every call of the helper in the
+        project leaves it at None (analysis/caller_values.py).
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -329,9 +331,12 @@ RULE = Rule(
         - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
           wrote from GPU features is missed.
         - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
-          looked into, and a map_location the caller hands through (`torch.load(p,
-          map_location=map_location)` in a helper whose parameter defaults to None) counts as
-          passed, whatever the callers give.
+          looked into. A map_location handed through (`torch.load(p,
+          map_location=map_location)`) is followed one call back only: a helper whose parameter
+          defaults to None counts as not passing one when every call of it in the project leaves
+          it at None; a helper nobody in the project calls, or one whose callers hand on a
+          parameter of their own (`_load_checkpoint(path, map_location)` called with the
+          caller's `map_location`), counts as passing one.
         - The results cache keys such a helper on the project's modules as they were: a module
           added later that starts calling it is seen after the helper itself changes (or with
           `--no-cache`).
