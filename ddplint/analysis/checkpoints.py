@@ -14,6 +14,12 @@ and every value saved there lives on the CPU:
 
 `None` says nothing either way (`memory_bank = None` before it is built), nor does what the same
 file's own load returned (a cache read back and written again).
+
+A file whose name a function of the module makes (`root / scheduler_file_name(ctx)`) is known by
+what every `torch.save` in the project that writes under a name from that function saves: when
+each saves the state of a learning-rate scheduler (`sched.state_dict()`, the scheduler known from
+a call of its class, `typing.cast` or an annotation, here or in every caller that hands it in:
+analysis/caller_values.py), the file holds Python numbers and no tensor.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.caller_values import modules_naming, only_instances_of
 from ddplint.analysis.reaching import order
 from ddplint.analysis.syntax import argument, is_none, string_value, walk
 from ddplint.analysis.torch_api import (
     CPU_COPY_METHODS,
     CPU_DEFAULT_TENSOR_FACTORIES,
     CPU_MOVES,
+    LR_SCHEDULER_MODULE,
     SAME_DEVICE_METHODS,
     TORCH_FROM_NUMPY,
     TORCH_SAVE,
@@ -231,3 +239,47 @@ def _is_statement(call: "CallSite") -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and statement.body[0].value is call.node
     )
+
+
+def saved_without_tensors(facts: "ModuleFacts", load: "CallSite") -> bool:
+    """The load's file name is made by a top-level function of this module, and every
+    `torch.save` of the project that writes under a name that function makes saves a
+    learning-rate scheduler's state: no tensor in the file."""
+    makers = _name_makers(facts, argument(load.node, "f", 0))
+    if not makers:
+        return False
+    saves = []
+    for maker in makers:
+        modules = modules_naming(facts, maker)
+        if modules is None:
+            return False
+        saves += [
+            (module, save) for module in modules for save in module.calls_named(TORCH_SAVE)
+            if maker in _called_names(argument(save.node, "f", 1))
+        ]
+    return bool(saves) and all(_saves_scheduler_state(module, save, facts) for module, save in saves)
+
+
+def _name_makers(facts: "ModuleFacts", path: Optional[cst.BaseExpression]) -> set[str]:
+    """Top-level functions of this module called in the path expression."""
+    top_level = {f.name for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope}
+    return _called_names(path) & top_level
+
+
+def _called_names(path: Optional[cst.BaseExpression]) -> set[str]:
+    if path is None:
+        return set()
+    return {node.func.value for node in walk(path) if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)}
+
+
+def _saves_scheduler_state(module: "ModuleFacts", save: "CallSite", origin: "ModuleFacts") -> bool:
+    """`torch.save(sched.state_dict(), ...)` with `sched` only ever a torch LR scheduler."""
+    saved = argument(save.node, "obj", 0)
+    if not (isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute) and saved.func.attr.value == "state_dict"):
+        return False
+    index = origin.project.index if origin.project is not None else None
+    return only_instances_of(module, saved.func.value, save, _is_lr_scheduler_class, index)
+
+
+def _is_lr_scheduler_class(names: set[str]) -> bool:
+    return bool(names) and all(name.startswith(LR_SCHEDULER_MODULE + ".") for name in names)

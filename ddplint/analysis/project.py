@@ -192,6 +192,8 @@ class ProjectIndex:
         self._rank_callers: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._sets_device: dict[str, bool] = {}  # calling module -> chooses_device_or_is_reported
         self._cpu_saves: dict[tuple[str, frozenset[str]], bool] = {}
+        # modules whose answer read other modules of the project (analysis/caller_values.py)
+        self._read_the_project: set[str] = set()
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
         self._module_facts: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleFacts"]]] = {}
@@ -680,11 +682,11 @@ class ProjectIndex:
 
     def caller_words(self, path: str) -> list[str]:
         """The module names a file's result depends on through other modules that import it
-        or write its files (`rank_callers`, `saved_only_from_cpu`): every module of the project
+        or write its files (`rank_callers`, `saved_only_from_cpu`, `reads_the_project`): every module of the project
         once the file asked (any module may start calling it or writing the file), none
         otherwise. A results cache keys the file on them with its own imports."""
         path = self._real_path(path)
-        if not any(key[0] == path for key in (*self._rank_callers, *self._cpu_saves)):
+        if path not in self._read_the_project and not any(key[0] == path for key in (*self._rank_callers, *self._cpu_saves)):
             return []
         return sorted(name.decode("ascii", "replace") for name in self._names)
 
@@ -779,6 +781,15 @@ class ProjectIndex:
             facts = summaries.facts_of(data)
         self._module_facts[path] = (stamp, facts)
         return facts
+
+    def reads_the_project(self, path: str) -> None:
+        """The answer for the module at `path` depends on what other modules of the project
+        call or save (`caller_words` then names them all)."""
+        self._read_the_project.add(self._real_path(path))
+
+    def path_of(self, facts: "ModuleFacts") -> Optional[str]:
+        """The path of a module whose facts `module_facts` made (None for any other facts)."""
+        return next((path for path, (_, known) in self._module_facts.items() if known is facts), None)
 
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the

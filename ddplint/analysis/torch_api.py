@@ -142,6 +142,11 @@ CPU_COPY_METHODS = frozenset({"cpu", "numpy", "tolist"})
 SAME_DEVICE_METHODS = frozenset({"detach", "clone", "contiguous", "float", "half", "double", "int", "long", "bool", "item"})
 # Module methods that move a module's parameters to the CPU in place (`net.cpu()`).
 CPU_MOVES = frozenset({"cpu"})
+# The module of torch's learning-rate schedulers: their `state_dict()` holds step counts, rates
+# and factors as Python numbers, no tensor that could be restored onto a GPU.
+LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler"
+# `typing.cast(T, value)`: the value, declared to be a T.
+TYPING_CAST = "typing.cast"
 # Tensor factories: without a `device=` they make the tensor on the CPU. Qualified, and not
 # SIZED_TENSOR_FACTORIES: a different question (where the tensor lives, not whether its content is
 # made up), so `torch.from_numpy` is here and `torch.zeros_like` (the device of its argument) is not.

@@ -6,7 +6,15 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import loaded_names, loads_numpy_arrays, maps_to_cpu, saves_cpu_tensors, saves_of
+from ddplint.analysis.caller_values import arm_untaken_in_ranks, parameter_none_in_ranks
+from ddplint.analysis.checkpoints import (
+    loaded_names,
+    loads_numpy_arrays,
+    maps_to_cpu,
+    saved_without_tensors,
+    saves_cpu_tensors,
+    saves_of,
+)
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.syntax import (
@@ -40,8 +48,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
             continue
+        if saved_without_tensors(facts, site):
+            continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
             continue  # the caller names the file, one per rank or not: this file cannot tell
+        if arm_untaken_in_ranks(facts, site):
+            continue  # `if trt_file is not None:` that no caller enters in a rank
         yield RULE.finding(
             site.node,
             "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
@@ -179,13 +191,16 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
 
 def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
-    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count."""
+    `**kwargs` the tool does not resolve; one that is None on the GPU run does not count, nor
+    does a parameter handed on that every caller in the project leaves at None."""
     call = site.node
     if has_star_args(call) or double_star_args(call):
         return True
     location = argument(call, "map_location", 1)
     if location is None or is_none(location):
         return False
+    if parameter_none_in_ranks(facts, site, location):
+        return False  # `map_location=map_location` that every caller leaves at None
     return not _none_on_the_gpu_run(facts, site, location)
 
 
@@ -221,7 +236,9 @@ RULE = Rule(
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
-        takes, passes nothing.
+        takes, passes nothing. So does `torch.load(path, map_location=map_location)` in a
+        helper whose `map_location` defaults to None when every call of the helper in the
+        project leaves it at None (analysis/caller_values.py).
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -273,6 +290,19 @@ RULE = Rule(
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
           per rank in sharded optimizers).
+        - A load in an arm that needs a parameter to be set (`if trt_file is not None:`,
+          `if trt_file:`) when no call of the function in the project hands that parameter a
+          value a rank can have: every caller leaves it at its None default, passes None, or
+          passes a value it only makes on the single-process path (`if args.trt: assert not
+          distributed; trt_file = ...`), or runs in no rank itself (analysis/caller_values.py).
+          The callers are every call of that name in the project, whatever object it goes
+          through; nothing is concluded when one passes `*args` / `**kwargs`, the name is used
+          other than in a call (a callback), or the project never calls it.
+        - A file whose name a function of the load's module makes (`root / sched_file(ctx)`)
+          and that every `torch.save` of the project writing under a name from that function
+          fills with the state of a torch LR scheduler (`sched.state_dict()`, the scheduler
+          built from its class, declared by `typing.cast` or by the parameter's annotation,
+          here or by every caller that hands it in): step counts and rates, no tensor.
     """,
     blind_spots="""
         - Whether the file really holds CUDA tensors is only known when this file, or a module
@@ -287,18 +317,26 @@ RULE = Rule(
           alone by design, even where the fix maps it for CPU-only machines.
         - A helper's class built on every rank counts all its methods as run there, also one
           that only rank 0 calls, in the same module or through an object it holds.
-        - What a file holds is only known from a save under a literal name: a file holding no
-          tensors (an LR scheduler's state: step counts and rates as Python numbers) is flagged
-          like a model checkpoint.
-        - Where a caller's values decide the branch: a load in `if trt_file is not None:` of a
-          method whose callers pass a file only on the single-process path (after `assert not
-          distributed`) is flagged; a caller's values are not followed into the helper.
+        - What a file holds is known from a save under a literal name, or under a name a
+          function of the load's module makes, and only the state of a torch LR scheduler counts
+          as holding no tensor: an optimizer's step counters, a dict of Python numbers saved by
+          hand, or a scheduler whose kind the callers do not show (built by a project factory
+          function) are flagged like a model checkpoint.
+        - A caller's values are followed into an `if p is not None:` / `if p:` on a parameter
+          only: a test of anything else (`if p.endswith(".trt")`, `if cfg.trt:`) is taken as
+          possibly true in a rank. Callers are found by the function's name, so a method with a
+          common name (`load`, `run`) called elsewhere with a value a rank can have keeps the
+          load flagged, and a function handed on as a callback, or called by no module of the
+          project (a library's public API), is taken as called with anything.
         - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
           wrote from GPU features is missed.
         - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
-          looked into, and a map_location the caller hands through (`torch.load(p,
-          map_location=map_location)` in a helper whose parameter defaults to None) counts as
-          passed, whatever the callers give.
+          looked into. A map_location handed through (`torch.load(p,
+          map_location=map_location)`) is followed one call back only: a helper whose parameter
+          defaults to None counts as not passing one when every call of it in the project leaves
+          it at None; a helper nobody in the project calls, or one whose callers hand on a
+          parameter of their own (`_load_checkpoint(path, map_location)` called with the
+          caller's `map_location`), counts as passing one.
         - The results cache keys such a helper on the project's modules as they were: a module
           added later that starts calling it is seen after the helper itself changes (or with
           `--no-cache`).
@@ -309,6 +347,14 @@ RULE = Rule(
           load after such a launch is still taken for a rank's.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
+        - A PyTorch Lightning run is one process per GPU only when its Trainer gets several
+          devices and a DDP strategy, which projects often read from configuration
+          (`devices=cfg.trainer.devices`, `strategy=cfg.trainer.strategy` defaulting to "auto"):
+          a LightningModule whose constructor loads pretrained weights is not taken for
+          distributed code, since the same project runs on one GPU just as well.
+        - A helper reached only through a component registry (a model class a config names,
+          whose `from_config` builds its sub-modules through the helper) has no caller the
+          analysis can see, in any module.
     """,
     triggers=(b"load",),
     distributed_only=True,

@@ -1,0 +1,101 @@
+"""DDP008 on a file whose name a function of the module makes (`folder / schedule_file(ctx)`):
+what the project writes under names from that function decides. A learning-rate scheduler's
+state holds Python numbers, no tensor, so a load of a file only ever written from one is left
+alone; a file also written from a model's state, or from an object of unknown kind, is flagged."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from ddplint.api import lint_paths
+from ddplint.rules import select_rules
+
+STATES = """\
+import torch
+import torch.distributed as dist
+
+
+def schedule_file(tag):
+    return f"schedule_{tag}_rank{dist.get_rank() % 1}.pt"
+
+
+def save_schedule(schedule, folder, tag):
+    torch.save(schedule.state_dict(), folder / schedule_file(tag))
+
+
+def load_schedule(schedule, folder, tag):
+    schedule.load_state_dict(torch.load(folder / schedule_file(tag)))
+"""
+
+TRAIN = """\
+import os
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch.optim.lr_scheduler import StepLR
+
+from states import load_schedule, save_schedule
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    net = torch.nn.Linear(4, 4).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    schedule = StepLR(opt, step_size=10)
+    load_schedule(schedule, Path("out"), "last")
+    for step in range(100):
+        schedule.step()
+    save_schedule(schedule, Path("out"), "last")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    found = lint_paths([str(tmp_path)], select_rules(["DDP008"]), jobs=1)
+    return sorted((Path(d.filename).resolve().relative_to(tmp_path.resolve()).as_posix(), d.location.row) for d in found)
+
+
+def test_file_written_only_from_a_scheduler_built_by_the_caller_is_left_alone(tmp_path):
+    assert _project(tmp_path, {"states.py": STATES, "train.py": TRAIN}) == []
+
+
+def test_file_written_from_a_scheduler_the_saver_declares_is_left_alone(tmp_path):
+    states = STATES.replace("def save_schedule(schedule, folder, tag):", "def save_schedule(schedule: LambdaLR, folder, tag):")
+    states = "from torch.optim.lr_scheduler import LambdaLR\n" + states
+    train = TRAIN.replace('    save_schedule(schedule, Path("out"), "last")\n', "")
+    assert _project(tmp_path, {"states.py": states, "train.py": train}) == []
+
+
+def test_file_written_from_a_cast_scheduler_is_left_alone(tmp_path):
+    train = TRAIN.replace("from pathlib import Path", "from pathlib import Path\nfrom typing import cast").replace(
+        'save_schedule(schedule, Path("out"), "last")', 'save_schedule(cast(StepLR, schedule), Path("out"), "last")'
+    )
+    assert _project(tmp_path, {"states.py": STATES, "train.py": train}) == []
+
+
+def test_file_also_written_from_a_model_state_is_flagged(tmp_path):
+    states = STATES + "\n\ndef save_model(net, folder):\n    torch.save(net.state_dict(), folder / schedule_file('net'))\n"
+    assert _project(tmp_path, {"states.py": states, "train.py": TRAIN}) == [("states.py", 14)]
+
+
+def test_file_written_from_an_object_of_unknown_kind_is_flagged(tmp_path):
+    """The saver's callers hand it something built elsewhere (a model, an optimizer?)."""
+    train = TRAIN.replace("    schedule = StepLR(opt, step_size=10)\n", "    schedule = build_schedule(opt)\n")
+    train = train.replace("def main():", "def build_schedule(opt):\n    return opt\n\n\ndef main():")
+    assert _project(tmp_path, {"states.py": STATES, "train.py": train}) == [("states.py", 14)]
+
+
+def test_saver_nobody_calls_is_flagged(tmp_path):
+    train = TRAIN.replace('    save_schedule(schedule, Path("out"), "last")\n', "")
+    assert _project(tmp_path, {"states.py": STATES, "train.py": train}) == [("states.py", 14)]
