@@ -74,3 +74,14 @@ def test_a_class_counts_as_a_subclass_of_a_recorded_class_or_for_a_training_loop
 
 def test_a_module_that_does_not_parse_has_no_offerable_names():
     assert summaries.offerable_names(b"def broken(:\n") is None
+
+
+def test_a_function_returning_what_its_callers_hand_it_counts_where_one_hands_a_dict():
+    # The summary follows a returned parameter back to the call sites' arguments.
+    source = (
+        "def settle(options):\n    return options\n"
+        "def relay(options):\n    return settle(options)\n"
+        "def main():\n    relay({'batch_size': 8})\n"
+        "def same(value):\n    return value\n"
+    )
+    assert _offerable(source) == {"settle", "relay"}

@@ -687,7 +687,7 @@ def offerable_names(data: bytes) -> Optional[frozenset[str]]:
     every = [True] * len(statements)
     naming = _closed(statements, [s.names_a_call for s in statements], every)
     forwarding = _closed(statements, [s.calls_a_parameter for s in statements], [s.hands_on_a_parameter for s in statements])
-    dicts = _closed(statements, [s.builds_a_dict for s in statements], [s.returns_a_value for s in statements])
+    dicts = _dicts_returned(statements)
     training = _closed(statements, [s.trains for s in statements], every)
     derived = _derived_classes(statements)
     names: set[str] = set()
@@ -717,6 +717,31 @@ def _closed(statements: list["_Statement"], marked: list[bool], receives: list[b
             if not marked[position] and receives[position] and not statement.uses.isdisjoint(bound):
                 marked[position] = changed = True
     return marked
+
+
+def _dicts_returned(statements: list["_Statement"]) -> list[bool]:
+    """The statements that may return a dict display (DataLoader keyword arguments): one they
+    build, one a helper they use returns, or one their callers in the module hand them (a
+    value is followed back from a parameter to the call sites' arguments, through functions
+    that hand it on)."""
+    marked = [s.builds_a_dict for s in statements]
+    changed = True
+    while changed:
+        changed = False
+        bound: set[str] = set()
+        used: set[str] = set()
+        for statement, yes in zip(statements, marked):
+            if yes:
+                bound |= statement.binds
+                used |= statement.uses
+        for position, statement in enumerate(statements):
+            if marked[position]:
+                continue
+            returned = statement.returns_a_value and not statement.uses.isdisjoint(bound)
+            handed = (statement.returns_a_value or statement.hands_on_a_parameter) and not statement.binds.isdisjoint(used)
+            if returned or handed:
+                marked[position] = changed = True
+    return [yes and statement.returns_a_value for statement, yes in zip(statements, marked)]
 
 
 def _derived_classes(statements: list["_Statement"]) -> set[str]:
