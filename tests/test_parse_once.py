@@ -90,3 +90,7 @@ def test_only_the_last_trees_are_kept(parses, monkeypatch):
     assert parses[first] == 2 and parses[second] == 1
     too_large = b"z = 3\n" * 6
     assert syntax.parse_module(too_large) is not syntax.parse_module(too_large)
+    assert syntax.parse_module(first) is not syntax.parse_module(second)  # kept again after
+    syntax.parse_module(too_large)  # drops what was kept before its tree is built
+    syntax.parse_module(first)
+    assert parses[first] == 4

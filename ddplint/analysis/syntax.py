@@ -27,6 +27,8 @@ def parse_module(source: Union[bytes, str]) -> cst.Module:
     if tree is not None:
         _KEPT.move_to_end(source)
         return tree
+    if len(source) > KEPT_SOURCE_BYTES:
+        _KEPT.clear()  # a large file's tree is not built on top of the kept ones: the peak memory
     with _nodes_unvalidated():
         tree = cst.parse_module(source)
     _keep(source, tree)
