@@ -784,54 +784,61 @@ class _Statement:
         parameters: set[str] = set()
         called: set[str] = set()
         handed: set[str] = set()  # names given to a call as arguments
+        declared: set[str] = set()  # `global` names of the code it defines: bound at module level
         returns_a_tuple = returns_a_value = generator = builds_a_dict = False
-        for node in ast.walk(statement):
-            if isinstance(node, _DEFINITIONS):
-                self.defines.add(node.name)
-            if isinstance(node, ast.ClassDef):
-                bases = _names_in([*node.bases, *node.keywords])
-                self.classes.append((node.name, bases))
-                words |= bases
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                arguments = node.args
-                parameters.update(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
-                parameters.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
-            elif isinstance(node, ast.Name):
+        for node in _walk(statement):
+            kind = type(node)  # exact types: the walk visits hundreds of thousands of nodes
+            if kind is ast.Name:
                 self.uses.add(node.id)
-                if not isinstance(node.ctx, ast.Store):
+                if type(node.ctx) is not ast.Store:
                     read.add(node.id)
-            elif isinstance(node, ast.Attribute):
+            elif kind is ast.Attribute:
                 self.uses.add(node.attr)
-                if not isinstance(node.ctx, ast.Store):
+                if type(node.ctx) is not ast.Store:
                     read.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                self.uses.add(node.value)
-                words.add(node.value)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    self.uses.update(alias.name.split("."))
-                    if isinstance(node, ast.ImportFrom):  # `import a.b` binds a module, never a call
-                        words.add(alias.name)
-            elif isinstance(node, ast.Call):
+            elif kind is ast.Constant:
+                if type(node.value) is str:
+                    self.uses.add(node.value)
+                    words.add(node.value)
+            elif kind is ast.Call:
                 name = _last_name(node.func)
                 if name is not None:
                     called.add(name)
                 words.update(filter(None, map(_last_name, node.args)))
-                handed.update(a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name))
-                handed.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                handed.update(a.id for a in (*node.args, *(k.value for k in node.keywords)) if type(a) is ast.Name)
+                handed.update(a.value.id for a in node.args if type(a) is ast.Starred and type(a.value) is ast.Name)
+            elif kind is ast.ClassDef:
+                self.defines.add(node.name)
+                bases = _names_in([*node.bases, *node.keywords])
+                self.classes.append((node.name, bases))
+                words |= bases
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                if kind is not ast.Lambda:
+                    self.defines.add(node.name)
+                arguments = node.args
+                parameters.update(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+                parameters.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                for alias in node.names:
+                    self.uses.update(alias.name.split("."))
+                    if kind is ast.ImportFrom:  # `import a.b` binds a module, never a call
+                        words.add(alias.name)
+            elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
                 name = _last_name(node.value) if node.value is not None else None
                 if name is not None:
                     words.add(name)
-            elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            elif kind is ast.Yield or kind is ast.YieldFrom:
                 generator = True
-            elif isinstance(node, ast.Dict):
+            elif kind is ast.Dict:
                 builds_a_dict = True
-            elif isinstance(node, ast.Return) and node.value is not None:
-                returns_a_value = True
-                returns_a_tuple = returns_a_tuple or isinstance(node.value, ast.Tuple)
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
+            elif kind is ast.Return:
+                if node.value is not None:
+                    returns_a_value = True
+                    returns_a_tuple = returns_a_tuple or type(node.value) is ast.Tuple
+            elif kind is ast.For or kind is ast.AsyncFor:
                 self.loops = True
+            elif kind is ast.Global:
+                declared.update(node.names)
         if not isinstance(statement, _DEFINITIONS):  # module-level code: every name it reads
             words |= read
         hands_on_a_parameter = not handed.isdisjoint(parameters)
@@ -852,7 +859,27 @@ class _Statement:
         # A class is known by its name (and its nested classes'), never by its methods' names:
         # those are reached through the class (`self.method()` inside it, `Class(...)` outside).
         inner_names = {name for name, _ in self.classes} if self.is_class else self.defines
-        self.binds = inner_names | _module_level_bindings(statement)
+        self.binds = inner_names | declared | _module_level_bindings(statement)
+
+
+def _walk(root: ast.AST) -> list[Any]:
+    """Every node below `root` (itself included), without the Load / Store markers `ast.walk`
+    also visits: a quarter of the nodes of a module. (Any: the caller tells them apart by exact
+    type, which mypy does not narrow on.)"""
+    found: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return found
 
 
 def _last_name(node: ast.AST) -> Optional[str]:
@@ -877,14 +904,13 @@ def _names_in(nodes: list[ast.AST]) -> set[str]:
 
 def _module_level_bindings(statement: ast.stmt) -> set[str]:
     """The module-level names a top-level statement binds (assignments, imports, loop and `with`
-    targets; the `global` names of the code it defines), not the local names of that code (a
-    definition's own name is among `defines`)."""
+    targets), not the local names of the code it defines (a definition's own name is among
+    `defines`, its `global` names are read by `_Statement`)."""
     bound: set[str] = set()
     stack: list[ast.AST] = [statement]
     while stack:
         node = stack.pop()
         if isinstance(node, (*_DEFINITIONS, ast.Lambda)):
-            bound.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names)
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
