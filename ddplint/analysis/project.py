@@ -628,11 +628,11 @@ class ProjectIndex:
         data = summaries.screened_source(path)
         if data is None:
             return False, None
-        stored = outline_from_json(self._store.load("outline", data))
+        stored = outline_from_json(self._store.load(summaries.OUTLINE_KIND, data))
         if stored is not None:
             return stored
         outline = summaries.outline_from(data, path, self._parses_safely)
-        self._store.save("outline", data, outline_to_json(outline))
+        self._store.save(summaries.OUTLINE_KIND, data, outline_to_json(outline))
         return outline
 
     def view_for(self, path: str) -> "ProjectView":

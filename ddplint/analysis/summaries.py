@@ -10,7 +10,9 @@ device, which DataLoader subclasses pick their own samples, which IterableDatase
 their stream, which functions make a collective every rank must reach.
 
 Most modules of a large project offer nothing: `screened_source` (words) and `outline_from`
-(the compiled code's names, no libcst) decide which ones are parsed for a summary at all.
+(the compiled code's names, narrowed with CPython's `ast` to the functions and classes that may
+offer something: `offerable_names`; no libcst) decide which ones are parsed for a summary at all,
+and for which names a file asks.
 Summaries and outlines are plain records with a strict JSON form (`summary_to_json`), so the
 results cache can keep them across runs. Which modules to summarise, and for whom, is the
 project index's business (analysis/project.py); this module never reads another file.
@@ -18,6 +20,7 @@ project index's business (analysis/project.py); this module never reads another 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import inspect
@@ -34,14 +37,19 @@ from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     BARRIER_COLLECTIVES,
     BROADCAST_COLLECTIVES,
+    CHECKPOINT_COLLECTIVES,
     COLLECTIVES,
     DATALOADER,
     DISTRIBUTED_ENTRY_POINTS,
     DISTRIBUTED_SAMPLER,
+    FRAMEWORK_COLLECTIVES,
     ITERABLE_DATASETS,
+    LIGHTNING_MODULE_COLLECTIVES,
+    LIGHTNING_SYNCED_LOGGING,
     PROCESS_GROUP_STARTERS,
     SET_DEVICE,
     SPAWNERS,
+    SYNCHRONISING_METHODS,
     WHOLE_DATASET_SAMPLERS,
     WRAPPER_CLASS_NAMES,
 )
@@ -67,16 +75,19 @@ _WHOLE_DATASET_SAMPLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WHO
 # without such a call are never parsed for their summary: in a large library almost every module
 # is imported by some file, and only a few build loaders or start process groups.
 
+_SUMMARY_CALLS = frozenset(
+    {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
+     "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+    | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES
+)
+_SUMMARY_BASES = frozenset({"IterableDataset", "IterDataPipe", "WebDataset", "IterableWrapper", "DataLoader"})
+
+
 def _summary_words() -> re.Pattern:
-    calls = sorted(
-        {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
-         "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
-        | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES,
-        key=lambda word: (-len(word), word),
-    )
+    calls = sorted(_SUMMARY_CALLS, key=lambda word: (-len(word), word))
     return re.compile(
         rb"(?<![\w])(?:" + b"|".join(re.escape(word).encode() for word in calls) + rb")\s*\("
-        rb"|\(\s*[\w.]*(?:IterableDataset|IterDataPipe|WebDataset|IterableWrapper|DataLoader|"
+        rb"|\(\s*[\w.]*(?:" + b"|".join(re.escape(name).encode() for name in sorted(_SUMMARY_BASES)) + b"|"
         + b"|".join(re.escape(name).encode() for name in sorted(_SAMPLER_CLASS_NAMES | WRAPPER_CLASS_NAMES))
         + rb")\s*[,)]"
     )
@@ -589,10 +600,18 @@ def screened_source(path: str) -> Optional[bytes]:
     return data
 
 
+# The kind outlines are kept under across runs: renamed whenever what an outline holds changes
+# (here: narrowed by `offerable_names`), so that no run reads one another computation wrote.
+OUTLINE_KIND = "outline 2"
+
+
 def outline_from(
-    data: bytes, path: str, parses_safely: Callable[[bytes, str], bool]
+    data: bytes, path: str, parses_safely: Callable[[bytes, str], bool], narrowed: bool = True
 ) -> tuple[bool, Optional[frozenset[str]]]:
-    """The outline of a module whose source passed `screened_source`."""
+    """The outline of a module whose source passed `screened_source`: whether it has a summary,
+    and the names that summary may be asked about (None: any). The functions and classes of the
+    compiled code, `narrowed` to those that may offer something (`offerable_names`; the
+    equivalence checks compare with the outline without that)."""
     if not parses_safely(data, path):  # also keeps libcst away from pathological nesting
         return False, None
     if not _SUMMARY_EVIDENCE.search(data):
@@ -600,7 +619,9 @@ def outline_from(
     code = compiled(data, path)
     if code is None:
         return True, None
-    return True, _recordable_names(code, generators_only=not _SUMMARY_WORDS.search(data))
+    recordable = _recordable_names(code, generators_only=not _SUMMARY_WORDS.search(data))
+    offerable = offerable_names(data) if narrowed else None
+    return True, recordable if offerable is None else recordable & offerable
 
 
 def compiled(data: bytes, path: str) -> Optional[CodeType]:
@@ -612,6 +633,291 @@ def compiled(data: bytes, path: str) -> Optional[CodeType]:
             return compile(data, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+# The names the models behind `summarise` recognise a call, a class or a method by (their last
+# part: a qualified name keeps it, whatever the import spelling), and `getattr`'s string for
+# `set_epoch`: a function or class that names none of them, reaches no definition that does and
+# uses no module-level name bound with one has none of those entries.
+_OFFER_WORDS = frozenset(
+    name.rsplit(".", 1)[-1]
+    for name in (
+        _SUMMARY_CALLS | _SUMMARY_BASES | PROCESS_GROUP_STARTERS | SET_DEVICE | SPAWNERS | CHECKPOINT_COLLECTIVES
+        | LIGHTNING_MODULE_COLLECTIVES | LIGHTNING_SYNCED_LOGGING | frozenset(FRAMEWORK_COLLECTIVES)
+        | frozenset(SYNCHRONISING_METHODS) | frozenset().union(*SYNCHRONISING_METHODS.values()) | DATALOADER
+        | DISTRIBUTED_SAMPLER | ITERABLE_DATASETS | WHOLE_DATASET_SAMPLERS | DISTRIBUTED_ENTRY_POINTS
+        | {"step", "forward"}  # a loop that steps the model (`optimizer.step()`), a forward
+    )
+)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# The classes whose subclasses a summary records (DataLoader, IterableDataset, DistributedSampler,
+# DistributedDataParallel subclasses), by the last part of their names.
+_RECORDED_BASES = frozenset(
+    name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS | DISTRIBUTED_ENTRY_POINTS | _SUMMARY_BASES
+)
+# Calls that step a model (`loss.backward()`, `optimizer.step()`); a call named for training
+# (`train_step`) counts too (training.loop_trains).
+_TRAINING_WORDS = frozenset({"backward", "step"})
+
+
+def offerable_names(data: bytes) -> Optional[frozenset[str]]:
+    """The functions and classes a summary of the module could record something for, read off
+    CPython's tree (None where it does not parse): a necessary condition, never the summary.
+    Each top-level statement is judged whole (a function with its nested code, a class with its
+    methods, an `if` with the definitions under it), and every function and class it defines
+    counts (methods too: `Class.method` entries are asked for by the class).
+
+    A function (or another statement) may offer something if its code names a call, class or
+    method a summary entry is recognised by (`_OFFER_WORDS`, or a call named for training:
+    `train_step`), yields (a generator re-iterating a loader), calls a parameter or a `forward`
+    (runs a module it is given), builds a dict (DataLoader keyword arguments), returns a tuple
+    (samplers over the whole dataset or None in it), or uses a name that such a statement
+    defines or binds at module level (a helper reaching one, `start =
+    dist.init_process_group`). A class is recorded only as a subclass of a class summaries
+    record (`_RECORDED_BASES`, through the module's own classes and aliases) or for a method
+    that loops over a loader stepping the model (a `for` loop, and a training call in the
+    class or in a function it uses)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    statements = [_Statement(node) for node in tree.body]
+    every = [True] * len(statements)
+    naming = _closed(statements, [s.names_a_call for s in statements], every)
+    forwarding = _closed(statements, [s.calls_a_parameter for s in statements], [s.hands_on_a_parameter for s in statements])
+    dicts = _dicts_returned(statements)
+    training = _closed(statements, [s.trains for s in statements], every)
+    derived = _derived_classes(statements)
+    names: set[str] = set()
+    for position, statement in enumerate(statements):
+        trains = statement.loops and training[position]
+        if statement.is_class:
+            offers = not statement.defines.isdisjoint(derived) or trains
+        else:
+            offers = naming[position] or forwarding[position] or dicts[position] or trains or statement.own_entry
+        if offers:
+            names |= statement.defines
+    return frozenset(names)
+
+
+def _closed(statements: list["_Statement"], marked: list[bool], receives: list[bool]) -> list[bool]:
+    """`marked`, extended to every statement that `receives` and uses a name a marked statement
+    defines or binds at module level, to a fixed point."""
+    marked = list(marked)
+    changed = True
+    while changed:
+        changed = False
+        bound: set[str] = set()
+        for statement, yes in zip(statements, marked):
+            if yes:
+                bound |= statement.binds
+        for position, statement in enumerate(statements):
+            if not marked[position] and receives[position] and not statement.uses.isdisjoint(bound):
+                marked[position] = changed = True
+    return marked
+
+
+def _dicts_returned(statements: list["_Statement"]) -> list[bool]:
+    """The statements that may return a dict display (DataLoader keyword arguments): one they
+    build, one a helper they use returns, or one their callers in the module hand them (a
+    value is followed back from a parameter to the call sites' arguments, through functions
+    that hand it on)."""
+    marked = [s.builds_a_dict for s in statements]
+    changed = True
+    while changed:
+        changed = False
+        bound: set[str] = set()
+        used: set[str] = set()
+        for statement, yes in zip(statements, marked):
+            if yes:
+                bound |= statement.binds
+                used |= statement.uses
+        for position, statement in enumerate(statements):
+            if marked[position]:
+                continue
+            returned = statement.returns_a_value and not statement.uses.isdisjoint(bound)
+            handed = (statement.returns_a_value or statement.hands_on_a_parameter) and not statement.binds.isdisjoint(used)
+            if returned or handed:
+                marked[position] = changed = True
+    return [yes and statement.returns_a_value for statement, yes in zip(statements, marked)]
+
+
+def _derived_classes(statements: list["_Statement"]) -> set[str]:
+    """The module's classes (at any depth: summaries know classes by name) that derive from a
+    class in `_RECORDED_BASES`, directly, through another of them, or through a module-level
+    name bound to one (`from torch.utils.data import DataLoader as Loader`)."""
+    known = set(_RECORDED_BASES)
+    derived: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for statement in statements:
+            if not isinstance(statement.node, _DEFINITIONS) and not statement.binds <= known and not statement.uses.isdisjoint(known):
+                known |= statement.binds
+                changed = True
+            for name, bases in statement.classes:
+                if name not in derived and not bases.isdisjoint(known):
+                    derived.add(name)
+                    known.add(name)
+                    changed = True
+    return derived
+
+
+class _Statement:
+    """What one top-level statement defines, binds at module level and uses, and whether its
+    own code may make a summary entry (`offerable_names`)."""
+
+    def __init__(self, statement: ast.stmt) -> None:
+        self.node = statement
+        self.is_class = isinstance(statement, ast.ClassDef)
+        self.defines: set[str] = set()
+        self.uses: set[str] = set()
+        self.classes: list[tuple[str, set[str]]] = []  # every class in it: (name, names its bases use)
+        self.loops = False
+        # The names that can make an entry: those called, aliased (`f = dist.all_reduce`), handed
+        # on (`partial(dist.all_reduce, ...)`), derived from, imported, or given to getattr.
+        # Elsewhere in a function (`x.device`, `self.step += 1`) they name no call.
+        words: set[str] = set()
+        read: set[str] = set()
+        parameters: set[str] = set()
+        called: set[str] = set()
+        handed: set[str] = set()  # names given to a call as arguments
+        declared: set[str] = set()  # `global` names of the code it defines: bound at module level
+        returns_a_tuple = returns_a_value = generator = builds_a_dict = False
+        for node in _walk(statement):
+            kind = type(node)  # exact types: the walk visits hundreds of thousands of nodes
+            if kind is ast.Name:
+                self.uses.add(node.id)
+                if type(node.ctx) is not ast.Store:
+                    read.add(node.id)
+            elif kind is ast.Attribute:
+                self.uses.add(node.attr)
+                if type(node.ctx) is not ast.Store:
+                    read.add(node.attr)
+            elif kind is ast.Constant:
+                if type(node.value) is str:
+                    self.uses.add(node.value)
+                    words.add(node.value)
+            elif kind is ast.Call:
+                name = _last_name(node.func)
+                if name is not None:
+                    called.add(name)
+                words.update(filter(None, map(_last_name, node.args)))
+                handed.update(a.id for a in (*node.args, *(k.value for k in node.keywords)) if type(a) is ast.Name)
+                handed.update(a.value.id for a in node.args if type(a) is ast.Starred and type(a.value) is ast.Name)
+            elif kind is ast.ClassDef:
+                self.defines.add(node.name)
+                bases = _names_in([*node.bases, *node.keywords])
+                self.classes.append((node.name, bases))
+                words |= bases
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                if kind is not ast.Lambda:
+                    self.defines.add(node.name)
+                arguments = node.args
+                parameters.update(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+                parameters.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                for alias in node.names:
+                    self.uses.update(alias.name.split("."))
+                    if kind is ast.ImportFrom:  # `import a.b` binds a module, never a call
+                        words.add(alias.name)
+            elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+                name = _last_name(node.value) if node.value is not None else None
+                if name is not None:
+                    words.add(name)
+            elif kind is ast.Yield or kind is ast.YieldFrom:
+                generator = True
+            elif kind is ast.Dict:
+                builds_a_dict = True
+            elif kind is ast.Return:
+                if node.value is not None:
+                    returns_a_value = True
+                    returns_a_tuple = returns_a_tuple or type(node.value) is ast.Tuple
+            elif kind is ast.For or kind is ast.AsyncFor:
+                self.loops = True
+            elif kind is ast.Global:
+                declared.update(node.names)
+        if not isinstance(statement, _DEFINITIONS):  # module-level code: every name it reads
+            words |= read
+        hands_on_a_parameter = not handed.isdisjoint(parameters)
+        words |= called
+        # What makes an entry of its own or of a statement that uses it (`_closed`): a call a
+        # summary recognises (reached through helpers), a parameter run as a module (handed on by
+        # a caller's parameter), a dict display (returned by a caller), a call that steps a model.
+        self.names_a_call = not words.isdisjoint(_OFFER_WORDS)
+        self.calls_a_parameter = not called.isdisjoint(parameters)
+        self.builds_a_dict = builds_a_dict or "dict" in called
+        self.trains = not called.isdisjoint(_TRAINING_WORDS) or any("train" in name.lower() for name in called)
+        # What a caller needs to take the last three from a helper: arguments that are its own
+        # parameters, a return of a value.
+        self.hands_on_a_parameter = hands_on_a_parameter
+        self.returns_a_value = returns_a_value
+        # What makes an entry of its own only: a generator, a tuple returned.
+        self.own_entry = generator or returns_a_tuple
+        # A class is known by its name (and its nested classes'), never by its methods' names:
+        # those are reached through the class (`self.method()` inside it, `Class(...)` outside).
+        inner_names = {name for name, _ in self.classes} if self.is_class else self.defines
+        self.binds = inner_names | declared | _module_level_bindings(statement)
+
+
+def _walk(root: ast.AST) -> list[Any]:
+    """Every node below `root` (itself included), without the Load / Store markers `ast.walk`
+    also visits: a quarter of the nodes of a module. (Any: the caller tells them apart by exact
+    type, which mypy does not narrow on.)"""
+    found: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return found
+
+
+def _last_name(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _names_in(nodes: list[ast.AST]) -> set[str]:
+    """The names and attribute names used in these expressions."""
+    found: set[str] = set()
+    for node in nodes:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name):
+                found.add(inner.id)
+            elif isinstance(inner, ast.Attribute):
+                found.add(inner.attr)
+    return found
+
+
+def _module_level_bindings(statement: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement binds (assignments, imports, loop and `with`
+    targets), not the local names of the code it defines (a definition's own name is among
+    `defines`, its `global` names are read by `_Statement`)."""
+    bound: set[str] = set()
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_DEFINITIONS, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name.split(".")[0]) for alias in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return bound
 
 
 def functions_reaching_a_starter(module: CodeType) -> set[str]:
