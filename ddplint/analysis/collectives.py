@@ -9,6 +9,7 @@ these questions read (is the collective under a rank guard?) are analysis/rank_g
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
@@ -158,7 +159,21 @@ class Collectives(RankGuards):
         condition of its own), directly or through the file's other functions."""
         if function not in self._collective_functions:
             return None
-        return self._first_collective_in(function, set(), frozenset(), False)
+        reach = self._first_collective_in(function, set(), frozenset(), False)
+        if reach is None:
+            return None
+        return dataclasses.replace(reach, skipped_by=self._flags_skipping(function))
+
+    def _flags_skipping(self, function) -> frozenset:
+        """(parameter, position, value) for each literal True / False that, passed for one of the
+        function's parameters, leaves every collective of the call out (`if sync: barrier()`)."""
+        out = set()
+        for position, parameter in enumerate(function.params):
+            for value in (True, False):
+                flags = frozenset({(f"flag:{parameter}", value)})
+                if self._first_collective_in(function, set(), flags, False) is None:
+                    out.add((parameter, position, value))
+        return frozenset(out)
 
     def _first_collective_in(self, function, seen: set, decided: frozenset, on_one_rank: bool) -> Optional[CollectiveReach]:
         if id(function) in seen:
