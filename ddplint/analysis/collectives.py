@@ -87,6 +87,26 @@ class Collectives(RankGuards):
                 return name
         return None
 
+    def group_every_rank_joins(self, site: "CallSite") -> bool:
+        """The collective's explicit `group=` is one each rank belongs to: the same group
+        expression goes to a collective the function (or the module body) makes on every rank,
+        outside any rank condition (`barrier(group=gloo)` ... `if rank == 0: barrier(group=gloo)`).
+        Each rank's group then holds others, who do not make the guarded call."""
+        group = keyword_arg(site.node, "group")
+        if group is None:
+            return False
+        code = self.facts.module.code_for_node
+        text = normalised(code(group.value))
+        for other in self.facts.calls:
+            if other is site or other.context.scope is not site.context.scope:
+                continue
+            joined = keyword_arg(other.node, "group")
+            if joined is None or normalised(code(joined.value)) != text or self.collective_name(other) is None:
+                continue
+            if not self.made_under_rank_condition(other) and not self.after_other_ranks_left(other.context):
+                return True
+        return False
+
     def _synchronising_method(self, site: "CallSite") -> bool:
         """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
         `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""

@@ -192,7 +192,7 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
     ranks = facts.ranks
     collective = ranks.collective_reached(site, on_one_rank=True)
     if collective is not None:
-        if collective.subgroup:
+        if collective.subgroup and not (collective.function is None and ranks.group_every_rank_joins(site)):
             return None  # a subgroup: it may hold exactly the ranks that get here
         if _matched(facts, branch, arm, site, collective.name):
             return None
