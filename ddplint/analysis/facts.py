@@ -519,9 +519,11 @@ class ModuleFacts:
         owner = func.value if isinstance(func, cst.Attribute) else None
         if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and isinstance(owner.value, cst.Name):
             owner = owner.value  # `model.module.inference(...)`: the module a DDP wrapper holds
-        if isinstance(func, cst.Attribute) and isinstance(owner, cst.Name):
-            # `trainer = Trainer(...)` then `trainer.fit(loader)`: a method of a class of this file
-            return [(f, True) for cls in self._instance_classes(owner.value, site.context.scope)
+        held = owner.value if isinstance(owner, cst.Name) else dotted_name(owner) if owner is not None else None
+        if isinstance(func, cst.Attribute) and held is not None and (isinstance(owner, cst.Name) or held.startswith("self.")):
+            # `trainer = Trainer(...)` then `trainer.fit(loader)`, or `self.logger = Logger()` in
+            # `__init__` then `self.logger.log(x)`: a method of a class of this file
+            return [(f, True) for cls in self._instance_classes(held, site.context.scope)
                     for f in self.methods_of(cls, func.attr.value)]
         return []
 
