@@ -229,6 +229,7 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
         if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
+    rank_zero_here = _rank_zero_only(facts, site.context)
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
@@ -237,9 +238,21 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
+        if rank_zero_here and _rank_zero_only(facts, other.context):
+            continue  # another rank-0 block of the function: rank 0 again, not the others
         if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
             return True
     return False
+
+
+def _rank_zero_only(facts: ModuleFacts, context) -> bool:
+    """The place is reached by rank 0 alone: in the body of a rank-0 guard, in the `else:` of
+    a guard of the other ranks, or past their early `return`."""
+    ranks, scope = facts.ranks, context.scope
+    return ranks.after_other_ranks_left(context) or any(
+        ranks.is_rank_zero_guard(b.test, scope) if in_body else ranks.is_other_ranks_guard(b.test, scope)
+        for b, in_body in context.branches
+    )
 
 
 def _other_arm_runs_forward(facts: ModuleFacts, branch: BranchSite, arm: bool) -> bool:
