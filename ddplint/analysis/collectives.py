@@ -162,7 +162,7 @@ class Collectives(RankGuards):
         if direct is not None:
             return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
         decided = None
-        for function, bound in self.facts.functions_called_by(site):
+        for function, bound in self._callees(site):
             if function not in (self._any_collective_functions if on_one_rank else self._collective_functions):
                 continue
             decided = self._decided_conditions(site) if decided is None else decided
@@ -208,13 +208,30 @@ class Collectives(RankGuards):
             imported = self._project_collective(call)
             if imported is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
                 return imported  # `validate()` -> the engine module's `evaluate()` -> all_reduce
-            for callee, bound in self.facts.functions_called_by(call):
+            for callee, bound in self._callees(call):
                 conditions = frozenset(c for c in decided if not c[0].startswith("flag:"))
                 conditions |= literal_flags(callee.param_for(call.node, bound))
                 inner = self._first_collective_in(callee, seen, conditions, on_one_rank)
                 if inner is not None:
                     return inner
         return None
+
+    def _callees(self, site: "CallSite") -> list:
+        """The file's functions a call may reach (`facts.functions_called_by`), and for a method
+        call on an object a class keeps on `self` (`self.meter = Meter()` in `__init__`, then
+        `self.meter.log(x)`) the methods of that class of the file, as for a local object."""
+        found = self.facts.functions_called_by(site)
+        func = site.node.func
+        if found or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute):
+            return found
+        held = dotted_name(func.value)
+        if held is None or not held.startswith("self.") or held.count(".") != 1:
+            return found
+        return [
+            (method, True)
+            for cls in self.facts.instance_classes(held, site.context.scope)
+            for method in self.facts.methods_of(cls, func.attr.value)
+        ]
 
     def _decided_conditions(self, site: "CallSite") -> frozenset:
         """The conditions around a call, as (source text, arm taken)."""

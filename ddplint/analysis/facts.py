@@ -519,13 +519,16 @@ class ModuleFacts:
         owner = func.value if isinstance(func, cst.Attribute) else None
         if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and isinstance(owner.value, cst.Name):
             owner = owner.value  # `model.module.inference(...)`: the module a DDP wrapper holds
-        held = owner.value if isinstance(owner, cst.Name) else dotted_name(owner) if owner is not None else None
-        if isinstance(func, cst.Attribute) and held is not None and (isinstance(owner, cst.Name) or held.startswith("self.")):
-            # `trainer = Trainer(...)` then `trainer.fit(loader)`, or `self.logger = Logger()` in
-            # `__init__` then `self.logger.log(x)`: a method of a class of this file
-            return [(f, True) for cls in self._instance_classes(held, site.context.scope)
+        if isinstance(func, cst.Attribute) and isinstance(owner, cst.Name):
+            # `trainer = Trainer(...)` then `trainer.fit(loader)`: a method of a class of this file
+            return [(f, True) for cls in self._instance_classes(owner.value, site.context.scope)
                     for f in self.methods_of(cls, func.attr.value)]
         return []
+
+    def instance_classes(self, name: str, scope: Scope) -> list[str]:
+        """Classes of this file that `name` (a variable, or `self.x` set in a method) is built
+        from (see `_instance_classes`)."""
+        return self._instance_classes(name, scope)
 
     def _instance_classes(self, name: str, scope: Scope, seen: frozenset = frozenset()) -> list[str]:
         """Classes of this file that `name` is built from by a direct assignment, also through
