@@ -9,6 +9,7 @@ these questions read (is the collective under a rank guard?) are analysis/rank_g
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cached_property
 from typing import TYPE_CHECKING, Optional
 
@@ -86,6 +87,26 @@ class Collectives(RankGuards):
                 return name
         return None
 
+    def group_every_rank_joins(self, site: "CallSite") -> bool:
+        """The collective's explicit `group=` is one each rank belongs to: the same group
+        expression goes to a collective the function (or the module body) makes on every rank,
+        outside any rank condition (`barrier(group=gloo)` ... `if rank == 0: barrier(group=gloo)`).
+        Each rank's group then holds others, who do not make the guarded call."""
+        group = keyword_arg(site.node, "group")
+        if group is None:
+            return False
+        code = self.facts.module.code_for_node
+        text = normalised(code(group.value))
+        for other in self.facts.calls:
+            if other is site or other.context.scope is not site.context.scope:
+                continue
+            joined = keyword_arg(other.node, "group")
+            if joined is None or normalised(code(joined.value)) != text or self.collective_name(other) is None:
+                continue
+            if not self.made_under_rank_condition(other) and not self.after_other_ranks_left(other.context):
+                return True
+        return False
+
     def _synchronising_method(self, site: "CallSite") -> bool:
         """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
         `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
@@ -141,7 +162,7 @@ class Collectives(RankGuards):
         if direct is not None:
             return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
         decided = None
-        for function, bound in self.facts.functions_called_by(site):
+        for function, bound in self._callees(site):
             if function not in (self._any_collective_functions if on_one_rank else self._collective_functions):
                 continue
             decided = self._decided_conditions(site) if decided is None else decided
@@ -158,7 +179,21 @@ class Collectives(RankGuards):
         condition of its own), directly or through the file's other functions."""
         if function not in self._collective_functions:
             return None
-        return self._first_collective_in(function, set(), frozenset(), False)
+        reach = self._first_collective_in(function, set(), frozenset(), False)
+        if reach is None:
+            return None
+        return dataclasses.replace(reach, skipped_by=self._flags_skipping(function))
+
+    def _flags_skipping(self, function) -> frozenset:
+        """(parameter, position, value) for each literal True / False that, passed for one of the
+        function's parameters, leaves every collective of the call out (`if sync: barrier()`)."""
+        out = set()
+        for position, parameter in enumerate(function.params):
+            for value in (True, False):
+                flags = frozenset({(f"flag:{parameter}", value)})
+                if self._first_collective_in(function, set(), flags, False) is None:
+                    out.add((parameter, position, value))
+        return frozenset(out)
 
     def _first_collective_in(self, function, seen: set, decided: frozenset, on_one_rank: bool) -> Optional[CollectiveReach]:
         if id(function) in seen:
@@ -173,13 +208,30 @@ class Collectives(RankGuards):
             imported = self._project_collective(call)
             if imported is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
                 return imported  # `validate()` -> the engine module's `evaluate()` -> all_reduce
-            for callee, bound in self.facts.functions_called_by(call):
+            for callee, bound in self._callees(call):
                 conditions = frozenset(c for c in decided if not c[0].startswith("flag:"))
                 conditions |= literal_flags(callee.param_for(call.node, bound))
                 inner = self._first_collective_in(callee, seen, conditions, on_one_rank)
                 if inner is not None:
                     return inner
         return None
+
+    def _callees(self, site: "CallSite") -> list:
+        """The file's functions a call may reach (`facts.functions_called_by`), and for a method
+        call on an object a class keeps on `self` (`self.meter = Meter()` in `__init__`, then
+        `self.meter.log(x)`) the methods of that class of the file, as for a local object."""
+        found = self.facts.functions_called_by(site)
+        func = site.node.func
+        if found or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute):
+            return found
+        held = dotted_name(func.value)
+        if held is None or not held.startswith("self.") or held.count(".") != 1:
+            return found
+        return [
+            (method, True)
+            for cls in self.facts.instance_classes(held, site.context.scope)
+            for method in self.facts.methods_of(cls, func.attr.value)
+        ]
 
     def _decided_conditions(self, site: "CallSite") -> frozenset:
         """The conditions around a call, as (source text, arm taken)."""

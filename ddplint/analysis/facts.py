@@ -525,6 +525,11 @@ class ModuleFacts:
                     for f in self.methods_of(cls, func.attr.value)]
         return []
 
+    def instance_classes(self, name: str, scope: Scope) -> list[str]:
+        """Classes of this file that `name` (a variable, or `self.x` set in a method) is built
+        from (see `_instance_classes`)."""
+        return self._instance_classes(name, scope)
+
     def _instance_classes(self, name: str, scope: Scope, seen: frozenset = frozenset()) -> list[str]:
         """Classes of this file that `name` is built from by a direct assignment, also through
         `.to(device)` / `.cuda()` and a DDP / DataParallel wrapper around it (`model =

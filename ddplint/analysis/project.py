@@ -1108,7 +1108,10 @@ class ProjectView:
             path, name = resolved
             summary = self.index.summary_for(path, name)
             if summary is not None and name in summary.collectives:
-                return summary.collectives[name].through(site.name or name, Path(path).stem)
+                reach = summary.collectives[name]
+                if reach.skipped_at(site.node):
+                    return None  # `log_event(..., sync=False)`: the flag leaves the collective out
+                return reach.through(site.name or name, Path(path).stem)
         return None
 
     def forwarded_parameters(self, facts: "ModuleFacts", site: "CallSite") -> dict[str, int]:

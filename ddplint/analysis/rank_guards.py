@@ -167,6 +167,16 @@ def flags_truth(test: cst.BaseExpression, flags: dict) -> Optional[bool]:
     return decided_value(test, lambda part: flags.get(f"flag:{part.value}") if isinstance(part, cst.Name) else None)
 
 
+def attribute_read(call: cst.Call) -> Optional[str]:
+    """`getattr(trainer, "global_rank", 0)` -> "global_rank": the attribute a `getattr` with a
+    literal name reads (the default is what an object without it gives, as on one process)."""
+    if last_name(call.func) != "getattr" or not isinstance(call.func, cst.Name) or len(call.args) < 2:
+        return None
+    if any(arg.keyword is not None or arg.star for arg in call.args[:2]):
+        return None
+    return string_value(call.args[1].value)
+
+
 def environment_key(call: cst.Call) -> Optional[str]:
     """`os.environ.get("RANK")` / `os.getenv("RANK")` -> "RANK"."""
     name = last_name(call.func)
@@ -229,6 +239,9 @@ class RankGuards:
                 return True  # `self.data_parallel_group.rank()`: this process's rank in a group
             if environment_key(node) in RANK_ENV_VARS:
                 return True
+            read = (attribute_read(node) or "").lower()
+            if read and _RANK_WORD.search(read) and not _NOT_PROCESS_RANK.search(read):
+                return True  # `getattr(self, "global_rank", 0)`, as `self.global_rank`
             # int(os.environ["LOCAL_RANK"]), str(rank)
             if name in ("int", "str") and node.args:
                 return self.is_rank(node.args[0].value, scope, depth + 1)
@@ -312,6 +325,8 @@ class RankGuards:
                 guard or self._false_when_distributed(side, scope) for side, guard in ((test.left, left), (test.right, right))
             )
         if isinstance(test, cst.Call):
+            if (attribute_read(test) or "").lower() in RANK_ZERO_NAMES:
+                return True  # `getattr(trainer, "is_global_zero", False)`, as `trainer.is_global_zero`
             return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test)
         if isinstance(test, (cst.Name, cst.Attribute)):
             if (last_name(test) or "").lower() in RANK_ZERO_NAMES:

@@ -210,6 +210,10 @@ class CollectiveReach:
     function: Optional[str] = None  # the function called at the site that makes it, if not the site
     module: Optional[str] = None  # the project module that function lives in, if another one
     subgroup: bool = False  # made with an explicit `group=`: maybe only the ranks that get there
+    # (parameter, position, value) of the function called at the site: passed that literal, the
+    # call leaves the collective out (`log_event(..., sync=False)` where `log_event` makes its
+    # barrier only `if sync:`). Kept for the function a summary names; `through` drops it.
+    skipped_by: frozenset[tuple[str, int, bool]] = frozenset()
 
     def __str__(self) -> str:
         """For messages: "all_reduce" or "all_reduce in evaluate()"."""
@@ -218,4 +222,24 @@ class CollectiveReach:
     def through(self, function: str, module: Optional[str] = None) -> "CollectiveReach":
         """The same collective, as reached by calling `function`."""
         return CollectiveReach(self.name, function, module, self.subgroup)
+
+    def skipped_at(self, call: cst.Call) -> bool:
+        """The call passes one of the literal flags of `skipped_by` (by keyword, or by position
+        before any `*args`)."""
+        if not self.skipped_by:
+            return False
+        passed: dict[object, bool] = {}
+        position = 0
+        for arg in call.args:
+            if arg.star == "*":
+                break
+            if arg.star:
+                continue
+            value = arg.value.value if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False") else None
+            key: object = arg.keyword.value if arg.keyword is not None else position
+            if arg.keyword is None:
+                position += 1
+            if value is not None:
+                passed[key] = value == "True"
+        return any(passed.get(name) is value or passed.get(index) is value for name, index, value in self.skipped_by)
 

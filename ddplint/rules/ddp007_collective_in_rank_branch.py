@@ -192,7 +192,7 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
     ranks = facts.ranks
     collective = ranks.collective_reached(site, on_one_rank=True)
     if collective is not None:
-        if collective.subgroup:
+        if collective.subgroup and not (collective.function is None and ranks.group_every_rank_joins(site)):
             return None  # a subgroup: it may hold exactly the ranks that get here
         if _matched(facts, branch, arm, site, collective.name):
             return None
@@ -229,6 +229,7 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
         if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
+    rank_zero_here = _rank_zero_only(facts, site.context)
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
@@ -237,9 +238,21 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
+        if rank_zero_here and _rank_zero_only(facts, other.context):
+            continue  # another rank-0 block of the function: rank 0 again, not the others
         if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
             return True
     return False
+
+
+def _rank_zero_only(facts: ModuleFacts, context) -> bool:
+    """The place is reached by rank 0 alone: in the body of a rank-0 guard, in the `else:` of
+    a guard of the other ranks, or past their early `return`."""
+    ranks, scope = facts.ranks, context.scope
+    return ranks.after_other_ranks_left(context) or any(
+        ranks.is_rank_zero_guard(b.test, scope) if in_body else ranks.is_other_ranks_guard(b.test, scope)
+        for b, in_body in context.branches
+    )
 
 
 def _other_arm_runs_forward(facts: ModuleFacts, branch: BranchSite, arm: bool) -> bool:
@@ -256,7 +269,8 @@ RULE = Rule(
         `reduce_scatter`, `all_to_all`, `new_group`) or an Accelerator collective
         (`wait_for_everyone`, `gather`, `reduce`, ...) made under a single-rank condition
         (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_main_process:`, the `else:`
-        of `if rank != 0:`, after `if rank != 0: return`, ...) or under one that holds on rank 0
+        of `if rank != 0:`, after `if rank != 0: return`, a rank read through `getattr(self,
+        "global_rank", 0) == 0` or `getattr(trainer, "is_global_zero", False)`, ...) or under one that holds on rank 0
         alone whenever a rank-independent part is false (`if is_rank0 and step % 20 == 0 or
         last_step:`: every rank on the last step, rank 0 alone on every 20th), directly or inside a function of the file called there, when
         the other ranks make no matching call. Also flags a forward pass through an FSDP-wrapped
@@ -266,7 +280,9 @@ RULE = Rule(
         declares buffers: `register_buffer` outside any condition, a BatchNorm layer, a
         torchvision / timm model) and `broadcast_buffers=False` is not passed. A collective
         is followed through the file's own helpers into the functions of other project modules
-        (`validation_epoch()` -> the package's `engine.evaluate()` -> `all_reduce`), and so is
+        (`validation_epoch()` -> the package's `engine.evaluate()` -> `all_reduce`), into the
+        methods of an object a class keeps on `self` (`self.meter = Meter()` in `__init__`, then
+        `if self.rank == 0: self.meter.log(x)` with `Meter.log` all-reducing), and so is
         such a wrapped model handed to a function of another project module that runs that
         parameter forward (`if rank == 0: evaluate(model, loader)` with `evaluate` in engine.py
         calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
@@ -314,7 +330,10 @@ RULE = Rule(
           `C` (`if not legacy or rank == 0:` ... `if not legacy: dcp.save(...)`; or in the `else:`
           of `if legacy:`): every rank that gets there passes. Also `rank == "cpu"`-style sides,
           false on every rank of a distributed run, count as false.
-        - Collectives with an explicit `group=`: the group may hold exactly the ranks that get there.
+        - Collectives with an explicit `group=`: the group may hold exactly the ranks that get
+          there; unless the same function makes a collective on that same group on every rank
+          (`barrier(group=gloo)` ... `if rank == 0: ... barrier(group=gloo)`), which shows every
+          rank belongs to it: that one is reported.
         - `model.module(...)` under a rank-0 guard, point-to-point `send` / `recv`; also
           `evaluate(model.module, loader)` or the unwrapped model handed to another module's
           function, and one that unwraps its parameter first (`model = model.module`) or calls
@@ -334,7 +353,9 @@ RULE = Rule(
         - A clock value or one-rank value handed to a collective in the same function before
           the condition reads it (`dist.broadcast(over, 0)`): the ranks agree on it.
         - A shared helper called with a literal flag that skips its collective
-          (`fetch(name, wait=False)`).
+          (`fetch(name, wait=False)`), in the file or in another project module
+          (`log_event(key, value, sync=False)` where `log_event` makes its barrier only `if
+          sync:`; by keyword or by position).
     """,
     blind_spots="""
         - Buffers are inferred from the file's text and from the project module whose class
@@ -374,10 +395,17 @@ RULE = Rule(
           forward in a method of another module's class, or of a parameter the callee rebinds
           (`model = model.module if ... else model`), is not counted.
         - A collective reached through a method of another module's class
-          (`DistribTorch.instance().barrier()`) is not followed.
+          (`DistribTorch.instance().barrier()`, or `self.meter.log(x)` with `Meter` imported) is
+          not followed; a class of the file is.
         - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
           rule (the screen), even when it calls a helper of another module that makes one under
           a clock condition.
+        - A collective under a test of data each rank computes for itself (`if
+          len(sharded_params) > 0: all_reduce(...)`, the list built from the parameters this
+          rank's optimizer shard holds) is not seen: the same test on a list every rank builds
+          alike is the common, correct case.
+        - A collective inside the data pipeline (a distributed dataset whose iterator
+          synchronises when `iter(loader)` is called) under a rank-0 evaluation is not seen.
         - Values that differ between ranks other than the wall clock and one-rank assignments
           (a per-rank random draw, a file one rank wrote, a test on what each process's own log
           buffer holds) are not traced into conditions.

@@ -5,6 +5,10 @@ on disk, linted as a whole."""
 
 from __future__ import annotations
 
+import textwrap
+
+import pytest
+
 from rule_snippets import write_files
 
 ENGINE = """
@@ -41,74 +45,72 @@ def _rows(tmp_path, files: dict[str, str]) -> list[tuple[str, int]]:
 
 # -- rank-0 validation through a helper of the script into a package's engine -------------------
 
+# The script's own helper hands the model to the engine's `evaluate`; each test adds how it is called.
+VALIDATION_HELPER = """
+    import torch.distributed as dist
+    from {module} import evaluate
 
-def test_rank_zero_validation_through_a_script_helper_into_a_package_engine(tmp_path):
-    rows = _rows(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/engine.py": ENGINE,
-            "train.py": """
-                import torch.distributed as dist
-                from pkg.engine import evaluate
+    def validation_epoch(model, loader):
+        return evaluate(model, loader)
 
-                def validation_epoch(model, loader):
-                    return evaluate(model, loader)
+    dist.init_process_group("nccl")
+    """
 
-                dist.init_process_group("nccl")
-                if dist.get_rank() == 0:
-                    print(validation_epoch(model, val_loader))
-                """,
-        },
+
+@pytest.fixture
+def validation_rows(tmp_path):
+    """The DDP007 rows of a project whose train.py is VALIDATION_HELPER then `tail`, with the
+    engine `files` beside it (`module`: where train.py imports `evaluate` from)."""
+
+    def rows(files: dict[str, str], module: str, tail: str) -> list[tuple[str, int]]:
+        script = textwrap.dedent(VALIDATION_HELPER.format(module=module)) + textwrap.dedent(tail).lstrip("\n")
+        return _rows(tmp_path, {**files, "train.py": script})
+
+    return rows
+
+
+PACKAGE_ENGINE = {"pkg/__init__.py": "", "pkg/engine.py": ENGINE}
+
+
+def test_rank_zero_validation_through_a_script_helper_into_a_package_engine(validation_rows):
+    rows = validation_rows(
+        PACKAGE_ENGINE,
+        "pkg.engine",
+        """
+        if dist.get_rank() == 0:
+            print(validation_epoch(model, val_loader))
+        """,
     )
     # reported at the rank-0 call, and where the helper only rank 0 runs calls into the engine
     assert rows == [("train.py", 5), ("train.py", 9)]
 
 
-def test_validation_through_a_script_helper_on_every_rank_is_left_alone(tmp_path):
-    rows = _rows(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/engine.py": ENGINE,
-            "train.py": """
-                import torch.distributed as dist
-                from pkg.engine import evaluate
-
-                def validation_epoch(model, loader):
-                    return evaluate(model, loader)
-
-                dist.init_process_group("nccl")
-                score = validation_epoch(model, val_loader)
-                if dist.get_rank() == 0:
-                    print(score)
-                """,
-        },
+def test_validation_through_a_script_helper_on_every_rank_is_left_alone(validation_rows):
+    rows = validation_rows(
+        PACKAGE_ENGINE,
+        "pkg.engine",
+        """
+        score = validation_epoch(model, val_loader)
+        if dist.get_rank() == 0:
+            print(score)
+        """,
     )
     assert rows == []
 
 
-def test_script_helper_into_an_engine_function_without_collective_is_left_alone(tmp_path):
-    rows = _rows(
-        tmp_path,
-        {
-            "engine.py": """
-                def evaluate(model, loader):
-                    return sum(model.module(x).sum() for x in loader)
-                """,
-            "train.py": """
-                import torch.distributed as dist
-                from engine import evaluate
-
-                def validation_epoch(model, loader):
-                    return evaluate(model, loader)
-
-                dist.init_process_group("nccl")
-                if dist.get_rank() == 0:
-                    print(validation_epoch(model, val_loader))
-                dist.barrier()
-                """,
-        },
+def test_script_helper_into_an_engine_function_without_collective_is_left_alone(validation_rows):
+    engine = """
+        def evaluate(model, loader):
+            return sum(model.module(x).sum() for x in loader)
+        """
+    rows = validation_rows(
+        {"engine.py": engine},
+        "engine",
+        """
+        if dist.get_rank() == 0:
+            print(validation_epoch(model, val_loader))
+        dist.barrier()
+        """,
     )
     assert rows == []
 
