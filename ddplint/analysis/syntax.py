@@ -12,7 +12,7 @@ import libcst as cst
 from libcst._nodes.base import CSTNode
 
 
-def parse_module(source: Union[bytes, str]) -> cst.Module:
+def parse_module(source: Union[bytes, str], keep: bool = True) -> cst.Module:
     """`libcst.parse_module`, without validating every node the parser builds. libcst checks each
     node as it is constructed (`CSTNode.__post_init__`), which guards trees built by hand; the
     parser builds only valid ones (libcst's own comment there says validation could be skipped
@@ -22,8 +22,11 @@ def parse_module(source: Union[bytes, str]) -> cst.Module:
     The same content is parsed once while its tree is among the last few kept (`_KEPT`): a
     module's summary and its own analysis read the same bytes in one run, in either order (the
     summary for a file that imports it, the analysis when its turn comes). libcst's trees are
-    immutable, and everything built over one (facts, positions) is kept beside it, never in it."""
-    tree = _KEPT.get(source)
+    immutable, and everything built over one (facts, positions) is kept beside it, never in it.
+    `keep=False` for a text whose tree must be its own: the language server's statement pieces,
+    where a statement written twice in one document needs two trees (nodes are told apart by
+    identity), and which have their own store (lsp/incremental.py)."""
+    tree = _KEPT.get(source) if keep else None
     if tree is not None:
         _KEPT.move_to_end(source)
         return tree
@@ -31,7 +34,8 @@ def parse_module(source: Union[bytes, str]) -> cst.Module:
         _KEPT.clear()  # a large file's tree is not built on top of the kept ones: the peak memory
     with _nodes_unvalidated():
         tree = cst.parse_module(source)
-    _keep(source, tree)
+    if keep:
+        _keep(source, tree)
     return tree
 
 

@@ -178,7 +178,7 @@ class StatementParser:
             self.reused += 1
             return kept
         try:
-            piece = _Piece(parse_module(text))
+            piece = _Piece(parse_module(text, keep=False))
         except Exception:  # a statement that does not parse alone: the whole text decides
             return None
         self.parsed += 1
