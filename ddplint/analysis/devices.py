@@ -211,7 +211,65 @@ class DeviceModel:
                 out.append(site)
             elif not names.isdisjoint(DATALOADER) and _pins_memory(site.node):
                 out.append(site)
+            elif self.work_in_project(site) is not None:
+                out.append(site)
         return out
+
+    def work_in_project(self, site: "CallSite") -> Optional[str]:
+        """Where ("trainer.py:12") the project function or class this call runs works on the
+        current device (`offered_current_device_work` of its module's summary), if it does."""
+        project = self.facts.project
+        return project.current_device_work(self.facts, site) if project is not None else None
+
+    @cached_property
+    def offered_current_device_work(self) -> dict[str, "CallSite"]:
+        """For the module's summary: its top-level functions and classes whose code works on the
+        current CUDA device when a caller runs it (a class: its `__init__`), itself or through
+        the module's own functions and methods: current_device_work, or `.cuda()` / `.to("cuda")`
+        written with no device or the literal "cuda" (a device handed in as a parameter is the
+        caller's). Name -> the first such call. Nothing in a module that makes a device current
+        anywhere (or declares one GPU per process): the order to its work is the caller's
+        business there, and the rule prefers silence."""
+        facts = self.facts
+        if self.sets_device_per_rank or self.one_gpu_per_process:
+            return {}
+        current = self._current_work_ids
+        work = {
+            id(site.node)
+            for site in facts.calls
+            if id(site.node) in current and _names_no_device(site.node) and not facts.ranks.call_runs_on_one_rank_only(site)
+        }
+        if not work:
+            return {}
+        out: dict[str, "CallSite"] = {}
+        for function in facts.functions:
+            if function.scope.parent is not facts.module_scope or function.class_name is not None:
+                continue
+            found = self._first_work_reached([function], work)
+            if found is not None:
+                out[function.name] = found
+        for name, owner in facts.classes.items():
+            if owner.scope is None or owner.scope.parent is not facts.module_scope:
+                continue
+            found = self._first_work_reached(facts.methods_of(name, "__init__"), work)
+            if found is not None:
+                out[name] = found
+        return out
+
+    def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:
+        """The first call of `work` that running `functions` reaches, through the module's own
+        functions and methods (breadth first, in source order within each function)."""
+        facts, seen, queue = self.facts, set(), list(functions)
+        while queue:
+            function = queue.pop(0)
+            if id(function) in seen:
+                continue
+            seen.add(id(function))
+            for site in facts.calls_by_function.get(id(function), []):
+                if id(site.node) in work:
+                    return site
+                queue.extend(callee for callee, _ in facts.functions_called_by(site))
+        return None
 
     # -- the rank's device made current too late ---------------------------------------------------
     @cached_property
@@ -540,6 +598,17 @@ def _set_before(work: "CallSite", sets: list["CallSite"]) -> bool:
         if order(site.context.path, work.context.path) in ("before", "around", "apart", "same"):
             return True
     return False
+
+
+def _names_no_device(call: cst.Call) -> bool:
+    """The call's device is not a value a caller hands in: no device argument, or a string
+    literal (`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`, `torch.cuda.synchronize()`)."""
+    if last_name(call.func) in PLACEMENT_METHODS:
+        target = argument(call, "device", 0)
+    else:
+        keyword = keyword_arg(call, "device")
+        target = keyword.value if keyword is not None else None
+    return target is None or string_value(target) is not None
 
 
 def _pins_memory(call: cst.Call) -> bool:

@@ -166,6 +166,9 @@ def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
 
 def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
     callee = one_line(facts.module.code_for_node(work.node.func), 22)
+    elsewhere = facts.devices.work_in_project(work)
+    if elsewhere is not None:  # a project function or class doing it in its own module
+        return f"{callee}() works on the current device ({elsewhere}), GPU 0 in every rank"
     if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
         return f"{callee}(pin_memory=True) pins memory through GPU 0 in every rank"
     return f"{callee}() acts on GPU 0 in every rank"
