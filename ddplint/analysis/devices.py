@@ -225,19 +225,20 @@ class DeviceModel:
     def offered_current_device_work(self) -> dict[str, "CallSite"]:
         """For the module's summary: its top-level functions and classes whose code works on the
         current CUDA device when a caller runs it (a class: its `__init__`), itself or through
-        the module's own functions and methods: current_device_work, or `.cuda()` / `.to("cuda")`
-        written with no device or the literal "cuda" (a device handed in as a parameter is the
-        caller's). Name -> the first such call. Nothing in a module that makes a device current
-        anywhere (or declares one GPU per process): the order to its work is the caller's
-        business there, and the rule prefers silence."""
+        the module's own functions and methods: current_device_work, or a placement written on
+        the current device (`.cuda()`, `.to("cuda")`; a device handed in as a parameter is the
+        caller's, and no value is followed, which keeps a summary cheap). Name -> the first such
+        call. Nothing in a module that makes a device current anywhere (or declares one GPU per
+        process): the order to its work is the caller's business there, and the rule prefers
+        silence."""
         facts = self.facts
         if self.sets_device_per_rank or self.one_gpu_per_process:
             return {}
-        current = self._current_work_ids
+        written = [site for site in facts.calls if self._written_on_the_current_device(site)]
         work = {
             id(site.node)
-            for site in facts.calls
-            if id(site.node) in current and _names_no_device(site.node) and not facts.ranks.call_runs_on_one_rank_only(site)
+            for site in [*self.current_device_work, *written]
+            if not facts.ranks.call_runs_on_one_rank_only(site)
         }
         if not work:
             return {}
@@ -255,6 +256,25 @@ class DeviceModel:
             if found is not None:
                 out[name] = found
         return out
+
+    def _written_on_the_current_device(self, site: "CallSite") -> bool:
+        """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
+        current device as written (not the `torch.device("cuda")` value)."""
+        call = site.node
+        if TORCH_DEVICE in self.facts.qualified_names(call.func):
+            return False
+        name = last_name(call.func)
+        if name in PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
+            target = argument(call, "device", 0)
+            if target is None:
+                return name == "cuda"
+        else:
+            keyword = keyword_arg(call, "device")
+            if keyword is None:
+                return False
+            target = keyword.value
+        text = string_value(target)
+        return text is not None and _is_cuda(text)
 
     def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:
         """The first call of `work` that running `functions` reaches, through the module's own
@@ -598,17 +618,6 @@ def _set_before(work: "CallSite", sets: list["CallSite"]) -> bool:
         if order(site.context.path, work.context.path) in ("before", "around", "apart", "same"):
             return True
     return False
-
-
-def _names_no_device(call: cst.Call) -> bool:
-    """The call's device is not a value a caller hands in: no device argument, or a string
-    literal (`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`, `torch.cuda.synchronize()`)."""
-    if last_name(call.func) in PLACEMENT_METHODS:
-        target = argument(call, "device", 0)
-    else:
-        keyword = keyword_arg(call, "device")
-        target = keyword.value if keyword is not None else None
-    return target is None or string_value(target) is not None
 
 
 def _pins_memory(call: cst.Call) -> bool:

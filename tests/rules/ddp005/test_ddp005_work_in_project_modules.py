@@ -151,3 +151,20 @@ def test_trainer_built_on_rank_zero_only_is_left_alone(tmp_path: Path):
         "if int(os.environ['RANK']) == 0:\n            Trainer(build_model(), build_dataset()).fit(10)",
     ).replace("from trainer import Trainer", "import os\n    from trainer import Trainer")
     assert _findings(tmp_path, {"trainer.py": TRAINER, "main.py": main}) == []
+
+
+def test_trainer_class_moving_the_model_with_a_bare_cuda_call_counts(tmp_path: Path):
+    trainer = TRAINER.replace("pin_memory=True, ", "").replace(
+        "DDP(model.to(self.local_rank), device_ids=[self.local_rank])", "DDP(model.cuda())"
+    )
+    found = _findings(tmp_path, {"trainer.py": trainer, "main.py": MAIN})
+    assert [(name, row) for name, row, _ in found] == [("main.py", line_of(MAIN, "init_process_group(backend"))]
+
+
+def test_trainer_class_moving_the_model_to_a_device_its_caller_hands_in_is_left_alone(tmp_path: Path):
+    trainer = (
+        TRAINER.replace("pin_memory=True, ", "")
+        .replace("def __init__(self, model, dataset):", 'def __init__(self, model, dataset, device="cuda"):')
+        .replace("DDP(model.to(self.local_rank), device_ids=[self.local_rank])", "DDP(model.to(device))")
+    )
+    assert _findings(tmp_path, {"trainer.py": trainer, "main.py": MAIN}) == []
