@@ -338,6 +338,8 @@ class DeviceModel:
         names = facts.qualified_names(call.func)
         if not names.isdisjoint(SET_DEVICE) or not names.isdisjoint(DEVICE_SETTING_CALLS):
             return True
+        if self._set_device_unimported(site):
+            return True
         if "torch.distributed.init_process_group" in names and keyword_arg(call, "device_id") is not None:
             return True
         owner = receiver(call.func)
@@ -345,6 +347,19 @@ class DeviceModel:
             if ACCELERATOR_GETTER in facts.qualified_names(owner.func):
                 return True
         return facts.project is not None and facts.project.sets_device(facts, site)
+
+    def _set_device_unimported(self, site: "CallSite") -> bool:
+        """`torch.cuda.set_device(i)` in a file that never binds `torch` (an `import torch` the
+        author forgot: the line fails with a NameError until it is added). The intent is plain,
+        and reading the device as never set would report the line that sets it."""
+        imports = self.facts.imports
+        text = dotted_name(site.node.func)
+        return (
+            text in SET_DEVICE
+            and "torch" not in imports.bindings
+            and "torch" not in imports.local_names
+            and not imports.star_modules
+        )
 
     def _uses_current_device(self, site: "CallSite") -> bool:
         """Work on the current device (current_device_work), a placement on it that moves
@@ -546,7 +561,7 @@ class DeviceModel:
         `with torch.cuda.device(...)`, `init_process_group(device_id=...)`, `CUDA_VISIBLE_DEVICES`
         set per process, or a framework that does it when it starts."""
         facts = self.facts
-        if any(True for _ in facts.calls_named(*SET_DEVICE)):
+        if any(True for _ in facts.calls_named(*SET_DEVICE)) or any(map(self._set_device_unimported, facts.calls)):
             return True
         if facts.project is not None and any(facts.project.sets_device(facts, s) for s in facts.calls):
             return True

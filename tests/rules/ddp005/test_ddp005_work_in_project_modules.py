@@ -168,3 +168,32 @@ def test_trainer_class_moving_the_model_to_a_device_its_caller_hands_in_is_left_
         .replace("DDP(model.to(self.local_rank), device_ids=[self.local_rank])", "DDP(model.to(device))")
     )
     assert _findings(tmp_path, {"trainer.py": trainer, "main.py": MAIN}) == []
+
+
+
+def test_set_device_written_without_importing_torch_still_counts_as_setting_it(tmp_path: Path):
+    # The author's intent is plain: `torch` can stand for nothing else (the line raises a
+    # NameError until `import torch` is added), so the device is taken as set, not as never set.
+    main = """
+        import os
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        model = Net().cuda()
+        """
+    assert _findings(tmp_path, {"main.py": main}) == []
+
+
+def test_torch_bound_to_something_else_is_not_taken_for_torch(tmp_path: Path):
+    main = """
+        import os
+        import numpy as torch
+        from torch.distributed import init_process_group
+
+        init_process_group(backend="nccl")
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        model = Net().cuda()
+        """
+    found = _findings(tmp_path, {"main.py": main})
+    assert [(name, row) for name, row, _ in found] == [("main.py", line_of(main, "Net().cuda()"))]
