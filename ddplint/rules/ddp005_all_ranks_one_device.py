@@ -256,7 +256,8 @@ RULE = Rule(
     silent="""
         - Devices that come from a rank: `f"cuda:{local_rank}"`, `.to(rank)`, `.cuda(args.gpu)`,
           `torch.device("cuda", local_rank)`.
-        - Bare `"cuda"` / `.cuda()` when the file calls `torch.cuda.set_device(...)` (or
+        - Bare `"cuda"` / `.cuda()` when the file calls `torch.cuda.set_device(...)` (also one
+          written without `import torch`, a forgotten import whose intent is plain) (or
           `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
           Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
           and in helper modules that do not start the process group (the entry point sets it).
