@@ -211,7 +211,85 @@ class DeviceModel:
                 out.append(site)
             elif not names.isdisjoint(DATALOADER) and _pins_memory(site.node):
                 out.append(site)
+            elif self.work_in_project(site) is not None:
+                out.append(site)
         return out
+
+    def work_in_project(self, site: "CallSite") -> Optional[str]:
+        """Where ("trainer.py:12") the project function or class this call runs works on the
+        current device (`offered_current_device_work` of its module's summary), if it does."""
+        project = self.facts.project
+        return project.current_device_work(self.facts, site) if project is not None else None
+
+    @cached_property
+    def offered_current_device_work(self) -> dict[str, "CallSite"]:
+        """For the module's summary: its top-level functions and classes whose code works on the
+        current CUDA device when a caller runs it (a class: its `__init__`), itself or through
+        the module's own functions and methods: current_device_work, or a placement written on
+        the current device (`.cuda()`, `.to("cuda")`; a device handed in as a parameter is the
+        caller's, and no value is followed, which keeps a summary cheap). Name -> the first such
+        call. Nothing in a module that makes a device current anywhere (or declares one GPU per
+        process): the order to its work is the caller's business there, and the rule prefers
+        silence."""
+        facts = self.facts
+        if self.sets_device_per_rank or self.one_gpu_per_process:
+            return {}
+        written = [site for site in facts.calls if self._written_on_the_current_device(site)]
+        work = {
+            id(site.node)
+            for site in [*self.current_device_work, *written]
+            if not facts.ranks.call_runs_on_one_rank_only(site)
+        }
+        if not work:
+            return {}
+        out: dict[str, "CallSite"] = {}
+        for function in facts.functions:
+            if function.scope.parent is not facts.module_scope or function.class_name is not None:
+                continue
+            found = self._first_work_reached([function], work)
+            if found is not None:
+                out[function.name] = found
+        for name, owner in facts.classes.items():
+            if owner.scope is None or owner.scope.parent is not facts.module_scope:
+                continue
+            found = self._first_work_reached(facts.methods_of(name, "__init__"), work)
+            if found is not None:
+                out[name] = found
+        return out
+
+    def _written_on_the_current_device(self, site: "CallSite") -> bool:
+        """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
+        current device as written (not the `torch.device("cuda")` value)."""
+        call = site.node
+        if TORCH_DEVICE in self.facts.qualified_names(call.func):
+            return False
+        name = last_name(call.func)
+        if name in PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
+            target = argument(call, "device", 0)
+            if target is None:
+                return name == "cuda"
+        else:
+            keyword = keyword_arg(call, "device")
+            if keyword is None:
+                return False
+            target = keyword.value
+        text = string_value(target)
+        return text is not None and _is_cuda(text)
+
+    def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:
+        """The first call of `work` that running `functions` reaches, through the module's own
+        functions and methods (breadth first, in source order within each function)."""
+        facts, seen, queue = self.facts, set(), list(functions)
+        while queue:
+            function = queue.pop(0)
+            if id(function) in seen:
+                continue
+            seen.add(id(function))
+            for site in facts.calls_by_function.get(id(function), []):
+                if id(site.node) in work:
+                    return site
+                queue.extend(callee for callee, _ in facts.functions_called_by(site))
+        return None
 
     # -- the rank's device made current too late ---------------------------------------------------
     @cached_property
@@ -260,6 +338,8 @@ class DeviceModel:
         names = facts.qualified_names(call.func)
         if not names.isdisjoint(SET_DEVICE) or not names.isdisjoint(DEVICE_SETTING_CALLS):
             return True
+        if self._set_device_unimported(site):
+            return True
         if "torch.distributed.init_process_group" in names and keyword_arg(call, "device_id") is not None:
             return True
         owner = receiver(call.func)
@@ -267,6 +347,19 @@ class DeviceModel:
             if ACCELERATOR_GETTER in facts.qualified_names(owner.func):
                 return True
         return facts.project is not None and facts.project.sets_device(facts, site)
+
+    def _set_device_unimported(self, site: "CallSite") -> bool:
+        """`torch.cuda.set_device(i)` in a file that never binds `torch` (an `import torch` the
+        author forgot: the line fails with a NameError until it is added). The intent is plain,
+        and reading the device as never set would report the line that sets it."""
+        imports = self.facts.imports
+        text = dotted_name(site.node.func)
+        return (
+            text in SET_DEVICE
+            and "torch" not in imports.bindings
+            and "torch" not in imports.local_names
+            and not imports.star_modules
+        )
 
     def _uses_current_device(self, site: "CallSite") -> bool:
         """Work on the current device (current_device_work), a placement on it that moves
@@ -468,7 +561,7 @@ class DeviceModel:
         `with torch.cuda.device(...)`, `init_process_group(device_id=...)`, `CUDA_VISIBLE_DEVICES`
         set per process, or a framework that does it when it starts."""
         facts = self.facts
-        if any(True for _ in facts.calls_named(*SET_DEVICE)):
+        if any(True for _ in facts.calls_named(*SET_DEVICE)) or any(map(self._set_device_unimported, facts.calls)):
             return True
         if facts.project is not None and any(facts.project.sets_device(facts, s) for s in facts.calls):
             return True

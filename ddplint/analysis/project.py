@@ -1099,6 +1099,12 @@ class ProjectView:
         target = self._target(facts, func)
         return target is not None and target[1] in target[0].device_setters
 
+    def current_device_work(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
+        """Where ("trainer.py:12") the project function or class the call runs works on the
+        current CUDA device (`ModuleSummary.current_device_work`), if it does."""
+        target = self._target(facts, site.node.func)
+        return target[0].current_device_work.get(target[1]) if target else None
+
     def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:
         """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""
         for qualified in facts.qualified_names(site.node.func):

@@ -70,14 +70,15 @@ _WHOLE_DATASET_SAMPLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WHO
 
 
 # What a module must call (or subclass) to offer anything in its summary: loaders, samplers and
-# streaming datasets, process-group and device set-up, set_epoch, collectives, generators, and
-# `backward()` (a function or method training on a loader it is given: LoaderTrainer). Modules
+# streaming datasets, process-group and device set-up, set_epoch, collectives, generators,
+# `backward()` (a function or method training on a loader it is given: LoaderTrainer), and the
+# current-device calls `synchronize()` / `current_device()` (work on the current CUDA device). Modules
 # without such a call are never parsed for their summary: in a large library almost every module
 # is imported by some file, and only a few build loaders or start process groups.
 
 _SUMMARY_CALLS = frozenset(
     {"DataLoader", "init_process_group", "start_processes", "spawn", "init_distributed", "set_device", "device",
-     "set_epoch", "backward"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+     "set_epoch", "backward", "synchronize", "current_device"} | COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
     | _SAMPLER_CLASS_NAMES | _WHOLE_DATASET_SAMPLER_NAMES | WRAPPER_CLASS_NAMES
 )
 _SUMMARY_BASES = frozenset({"IterableDataset", "IterDataPipe", "WebDataset", "IterableWrapper", "DataLoader"})
@@ -211,14 +212,17 @@ class ModuleSummary:
     # class -> the torch class of DISTRIBUTED_ENTRY_POINTS it extends (a project's own
     # DistributedSampler or DistributedDataParallel subclass, `torchft.DistributedSampler`)
     distributed_classes: dict[str, str] = field(default_factory=dict)
-
+    # top-level function or class -> where ("trainer.py:12") the code it runs (a class: its
+    # `__init__`) works on the current CUDA device (a pinning DataLoader, `torch.cuda.synchronize()`,
+    # a bare NCCL barrier, `.cuda()`), in a module that never makes a device current (DDP005)
+    current_device_work: dict[str, str] = field(default_factory=dict)
 
     def _tables(self) -> tuple:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.forwarded_parameters, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
             self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
-            self.stored_loader_trainers,
+            self.stored_loader_trainers, self.current_device_work,
         )
 
     def offered_names(self) -> set[str]:
@@ -274,6 +278,8 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     for function in facts.functions:
         _summarise_loader_trainer(facts, function, display_name, top_level, summary)
     _summarise_stored_loader_trainers(facts, display_name, summary)
+    for name, site in facts.devices.offered_current_device_work.items():
+        summary.current_device_work[name] = f"{display_name}:{_line_of(facts, site.node)}"
     return summary
 
 

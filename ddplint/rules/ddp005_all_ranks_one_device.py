@@ -166,6 +166,9 @@ def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
 
 def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
     callee = one_line(facts.module.code_for_node(work.node.func), 22)
+    elsewhere = facts.devices.work_in_project(work)
+    if elsewhere is not None:  # a project function or class doing it in its own module
+        return f"{callee}() works on the current device ({elsewhere}), GPU 0 in every rank"
     if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
         return f"{callee}(pin_memory=True) pins memory through GPU 0 in every rank"
     return f"{callee}() acts on GPU 0 in every rank"
@@ -215,7 +218,10 @@ RULE = Rule(
         rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
         `"cuda:%d" % rank`, `"cuda:{:d}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
         `init_process_group` call. Current-device work includes a `DataLoader(...,
-        pin_memory=True)`: its pinning thread adopts the current device. A set-up helper module
+        pin_memory=True)`: its pinning thread adopts the current device. It also includes a call
+        of a project function or class that does such work in its own module (a `Trainer` whose
+        constructor builds a pinning DataLoader, a helper that calls `torch.cuda.synchronize()`
+        or `.cuda()`), when that module never makes a device current itself. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
         that call it on every rank never make a device current either. A device made current
         too late is reported at the group start: work on the current device (a bare NCCL
@@ -250,7 +256,8 @@ RULE = Rule(
     silent="""
         - Devices that come from a rank: `f"cuda:{local_rank}"`, `.to(rank)`, `.cuda(args.gpu)`,
           `torch.device("cuda", local_rank)`.
-        - Bare `"cuda"` / `.cuda()` when the file calls `torch.cuda.set_device(...)` (or
+        - Bare `"cuda"` / `.cuda()` when the file calls `torch.cuda.set_device(...)` (also one
+          written without `import torch`, a forgotten import whose intent is plain) (or
           `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
           Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
           and in helper modules that do not start the process group (the entry point sets it).
@@ -307,6 +314,10 @@ RULE = Rule(
           device current outside the work's function and the functions it calls (a
           `setup_distributed()` method the caller may run first); when `import deepspeed` or
           another framework is the only sign of a device being set (no call to compare with).
+        - A call of a project function or class whose module makes a device current somewhere
+          (or declares one GPU per process), whose work names a device handed in (`.to(device)`,
+          `synchronize(device)`), or runs on one rank only: it is not the caller's current-device
+          work.
         - Placements in methods of a class whose every object this file builds on one rank
           (`if rank == 0: agent = Agent()`): the methods run in that process, also when other
           ranks call them through RPC on the object's reference.
@@ -329,9 +340,25 @@ RULE = Rule(
           another module) is not compared. Nor is a set whose order to the work cannot be
           told (another arm of an `if`/`try`, a loop around both): then it counts as before.
         - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
-          `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL and
-          code in other modules (a trainer's loader that pins memory) may still use GPU 0:
-          those modules are not read for it.
+          `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL may
+          still use GPU 0. Work in other modules counts only through a call of a top-level
+          function or a class (its `__init__`) of that module: a method called on an object
+          (`trainer.fit()`) is not followed, and a module is read for it only when it also builds
+          a DataLoader or calls `synchronize()` / `current_device()` or another helper a summary
+          records (a module whose only current-device work is `.cuda()` is not read).
+        - A device list picked by rank (`devices[rank]`, handed in by the caller) that is never
+          made current, with no current-device work in sight, is not reported: the index is not
+          known to be a GPU index.
+        - A class method that starts the NCCL group and then uses `torch.cuda.current_device()`
+          (an engine's `init_distributed()`) is not reported: whether its callers make the device
+          current first is read only for top-level functions.
+        - A device index read from a configuration object's field whose default is 0
+          (`set_device(cfg.hardware.gpu_id)`, the local rank written to another field) is not
+          followed into the class that declares it, and `set_device(0)` would be read as one GPU
+          per process anyway.
+        - A device made current after `init_process_group` and `new_group` with nothing touching
+          the current device between them is not reported: torch creates NCCL communicators
+          lazily, on the device of the first collective's tensors.
         - `torch.cuda.device(i)` called as a plain statement (not in a `with`) builds a context
           manager and changes nothing, yet counts as choosing the device.
         - Whether the device is set is read from the file and the project helpers it calls; the
