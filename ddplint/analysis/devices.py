@@ -306,8 +306,12 @@ class DeviceModel:
         makes_current = facts.reaching_test(self._makes_device_current)
         uses_current = facts.reaching_test(self._uses_current_device)
 
+        # Each call asked once (a file's calls are asked in turn below; the language server
+        # runs this on every edit).
+        direct_ids = {id(site) for site in facts.calls if self._makes_device_current(site)}
+
         def sets_at(site: "CallSite") -> bool:
-            return self._makes_device_current(site) or any(f in makes_current for f in self._local_callees(site))
+            return id(site) in direct_ids or any(f in makes_current for f in self._local_callees(site))
 
         def works_at(site: "CallSite") -> bool:
             if self._uses_current_device(site):
@@ -318,10 +322,11 @@ class DeviceModel:
         sets = [site for site in facts.calls if sets_at(site)]
         if not sets:
             return []
-        direct = [site for site in sets if self._makes_device_current(site)]
+        set_ids = {id(site) for site in sets}
+        direct = [site for site in sets if id(site) in direct_ids]
         out = []
         for work in facts.calls:
-            if sets_at(work) or not works_at(work):
+            if id(work) in set_ids or not works_at(work):
                 continue
             if not self._all_sets_on_the_path_of(work, direct):
                 continue  # a set elsewhere (another method, a set-up function) may run first
