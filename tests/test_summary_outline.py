@@ -85,3 +85,21 @@ def test_a_function_returning_what_its_callers_hand_it_counts_where_one_hands_a_
         "def same(value):\n    return value\n"
     )
     assert _offerable(source) == {"settle", "relay"}
+
+
+def test_current_device_work_is_offerable_wherever_the_summary_records_it():
+    # The summary records functions and classes (through __init__) working on the current CUDA
+    # device (DDP005): the outline must name them, or a file importing them never asks.
+    source = (
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "def make_loader(ds):\n    return DataLoader(ds, batch_size=4)\n"
+        "class Trainer:\n    def __init__(self, model):\n        self.model = model.cuda()\n"
+        "def to_gpu(x):\n    return x.to('cuda')\n"
+        "def wait():\n    torch.cuda.synchronize()\n"
+        "def warm_up(model):\n    to_gpu(model)\n"
+        "def plain(x):\n    return x + 1\n"
+    )
+    summary = summaries.summary_of(source.encode(), "helpers.py")
+    assert summary is not None and set(summary.current_device_work) == {"Trainer", "to_gpu", "wait", "warm_up"}
+    assert _offerable(source) - {"__init__"} == {"make_loader", "Trainer", "to_gpu", "wait", "warm_up"}

@@ -39,6 +39,7 @@ from ddplint.analysis.torch_api import (
     BROADCAST_COLLECTIVES,
     CHECKPOINT_COLLECTIVES,
     COLLECTIVES,
+    CURRENT_DEVICE_CALLS,
     DATALOADER,
     DISTRIBUTED_ENTRY_POINTS,
     DISTRIBUTED_SAMPLER,
@@ -607,8 +608,8 @@ def screened_source(path: str) -> Optional[bytes]:
 
 
 # The kind outlines are kept under across runs: renamed whenever what an outline holds changes
-# (here: narrowed by `offerable_names`), so that no run reads one another computation wrote.
-OUTLINE_KIND = "outline 2"
+# (narrowed by `offerable_names`; then keeping current-device work), so that no run reads one another computation wrote.
+OUTLINE_KIND = "outline 3"
 
 
 def outline_from(
@@ -661,6 +662,10 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _RECORDED_BASES = frozenset(
     name.rsplit(".", 1)[-1] for name in DATALOADER | ITERABLE_DATASETS | DISTRIBUTED_ENTRY_POINTS | _SUMMARY_BASES
 )
+# Calls that work on the current CUDA device (the summary's `current_device_work`, read by
+# devices.offered_current_device_work): the current-device queries, a bare barrier, `.cuda()`;
+# a string constant naming "cuda" stands for `.to("cuda")` and `device="cuda"`.
+_CURRENT_DEVICE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in CURRENT_DEVICE_CALLS | BARRIER_COLLECTIVES) | {"cuda"}
 # Calls that step a model (`loss.backward()`, `optimizer.step()`); a call named for training
 # (`train_step`) counts too (training.loop_trains).
 _TRAINING_WORDS = frozenset({"backward", "step"})
@@ -695,14 +700,18 @@ def offerable_names(data: bytes) -> Optional[frozenset[str]]:
     forwarding = _closed(statements, [s.calls_a_parameter for s in statements], [s.hands_on_a_parameter for s in statements])
     dicts = _dicts_returned(statements)
     training = _closed(statements, [s.trains for s in statements], every)
+    on_the_current_device = _closed(statements, [s.works_on_the_current_device for s in statements], every)
     derived = _derived_classes(statements)
     names: set[str] = set()
     for position, statement in enumerate(statements):
         trains = statement.loops and training[position]
         if statement.is_class:
-            offers = not statement.defines.isdisjoint(derived) or trains
+            offers = not statement.defines.isdisjoint(derived) or trains or on_the_current_device[position]
         else:
-            offers = naming[position] or forwarding[position] or dicts[position] or trains or statement.own_entry
+            offers = (
+                naming[position] or forwarding[position] or dicts[position] or trains or statement.own_entry
+                or on_the_current_device[position]
+            )
         if offers:
             names |= statement.defines
     return frozenset(names)
@@ -856,6 +865,9 @@ class _Statement:
         self.calls_a_parameter = not called.isdisjoint(parameters)
         self.builds_a_dict = builds_a_dict or "dict" in called
         self.trains = not called.isdisjoint(_TRAINING_WORDS) or any("train" in name.lower() for name in called)
+        self.works_on_the_current_device = not called.isdisjoint(_CURRENT_DEVICE_WORDS) or any(
+            word.startswith("cuda") for word in words
+        )
         # What a caller needs to take the last three from a helper: arguments that are its own
         # parameters, a return of a value.
         self.hands_on_a_parameter = hands_on_a_parameter
