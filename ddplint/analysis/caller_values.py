@@ -260,17 +260,19 @@ def modules_naming(facts: "ModuleFacts", name: str, index: Optional["ProjectInde
     if index is None:
         return None
     word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-    modules = [facts]
+    naming = []
     for path in sorted(index.files - {here}):
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError:
             return None
-        if not word.search(data):
-            continue
-        if len(modules) > _MAX_CALLER_MODULES:
-            return None
+        if word.search(data):
+            naming.append(path)
+            if len(naming) > _MAX_CALLER_MODULES:
+                return None  # before any of them is parsed: most names this common end here
+    modules = [facts]
+    for path in naming:
         other = index.module_facts(path)
         if other is None:
             return None
