@@ -279,8 +279,13 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     for function in facts.functions:
         _summarise_loader_trainer(facts, function, display_name, top_level, summary)
     _summarise_stored_loader_trainers(facts, display_name, summary)
-    for name, site in facts.devices.offered_current_device_work.items():
-        summary.current_device_work[name] = f"{display_name}:{_line_of(facts, site.node)}"
+    offered = facts.devices.offered_current_device_work
+    if offered:  # one pass over the module for every position (each is a pass of its own)
+        from ddplint.positions import positions_of
+
+        positions = positions_of(facts.module, [site.node for site in offered.values()])
+        for name, site in offered.items():
+            summary.current_device_work[name] = f"{display_name}:{positions[site.node].start.line}"
     return summary
 
 
