@@ -380,11 +380,6 @@ def _return_freed_memory() -> None:
     global _resident_after_trim
     if _resident_bytes() - _resident_after_trim < TRIM_AFTER_GROWTH:
         return
-    # The trees kept for a second parse of the same content (analysis/syntax.py) go first: a
-    # collection walks every live object, and memory handed back is the point here.
-    syntax = sys.modules.get("ddplint.analysis.syntax")  # never imported here: it brings libcst
-    if syntax is not None:
-        syntax.forget_parsed()
     gc.collect()
     import ctypes
 
