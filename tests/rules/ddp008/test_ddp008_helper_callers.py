@@ -4,11 +4,11 @@ when a distributed module of the project calls it there; and a load on the GPU a
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from ddplint.api import lint_paths
 from ddplint.rules import select_rules
+from project_support import project_findings
 
 HELPER = """\
 import torch
@@ -39,14 +39,7 @@ if __name__ == "__main__":
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
-    """(file, row) of each DDP008 finding when the whole project is checked."""
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for name, text in files.items():
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    found = lint_paths([str(tmp_path)], select_rules(["DDP008"]), jobs=1)
-    return sorted((Path(d.filename).resolve().relative_to(tmp_path.resolve()).as_posix(), d.location.row) for d in found)
+    return project_findings(tmp_path, files, ["DDP008"])
 
 
 def test_helper_called_on_every_rank_is_flagged(tmp_path):

@@ -5,11 +5,9 @@ alone; a file also written from a model's state, or from an object of unknown ki
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from ddplint.api import lint_paths
-from ddplint.rules import select_rules
+from project_support import project_findings
 
 STATES = """\
 import torch
@@ -57,13 +55,7 @@ if __name__ == "__main__":
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for name, text in files.items():
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    found = lint_paths([str(tmp_path)], select_rules(["DDP008"]), jobs=1)
-    return sorted((Path(d.filename).resolve().relative_to(tmp_path.resolve()).as_posix(), d.location.row) for d in found)
+    return project_findings(tmp_path, files, ["DDP008"])
 
 
 def test_file_written_only_from_a_scheduler_built_by_the_caller_is_left_alone(tmp_path):
