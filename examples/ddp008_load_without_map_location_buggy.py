@@ -84,3 +84,8 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # torch 2.13 + gloo: free DDP's reference cycles while the interpreter is whole. Left to
+    # interpreter shutdown, a gloo thread can drop the last reference without the GIL and
+    # abort the rank ("terminate called without an active exception") after its work is done.
+    import gc
+    gc.collect()
