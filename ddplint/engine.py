@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ddplint.analysis import build_facts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.options import NO_OPTIONS, AnalysisOptions
 from ddplint.analysis.project import ProjectIndex
 from ddplint.analysis.syntax import parse_module
@@ -204,11 +205,11 @@ def _analysed(
     if FILE_NOQA.search(text):
         return [], failures
     view = project.view_for(filename) if project is not None else None
-    facts = build_facts(module, text, view, parser.statement_facts if parser is not None else None, options)
+    model = ModuleModel(build_facts(module, text, view, parser.statement_facts if parser is not None else None, options))
     findings: list[Finding] = []
     for rule in active:
         try:
-            findings.extend(rule.check(facts))
+            findings.extend(rule.check(model))
         except RecursionError:
             raise
         except Exception as exc:  # a bug in one rule must not hide the others' findings

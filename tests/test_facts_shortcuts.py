@@ -9,6 +9,7 @@ import libcst as cst
 
 from case_files import CASE_FILES
 from ddplint.analysis.facts import build_facts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.training import steps_the_model
 
 ROOT = Path(__file__).parent.parent
@@ -23,12 +24,13 @@ def test_a_lazy_reaching_test_answers_as_the_set_of_functions_reaching_a_call():
         except Exception:
             continue
         facts = build_facts(module)
+        model = ModuleModel(facts)
         if len(facts.functions) < 2:
             continue
         predicates = (
             steps_the_model,
-            lambda site, facts=facts: facts.ranks.collective_name(site) is not None,
-            lambda site, facts=facts: facts.data.work.work_of(site) is not None,
+            lambda site, model=model: model.ranks.collective_name(site) is not None,
+            lambda site, model=model: model.data.work.work_of(site) is not None,
             lambda site: site.name in ("print", "load"),
         )
         for predicate in predicates:

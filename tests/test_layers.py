@@ -20,7 +20,12 @@ PACKAGE = Path(ddplint.__file__).resolve().parent
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("ddplint", "ddplint.source", "ddplint.diagnostics", "ddplint.positions", "ddplint.isolation"),  # facts every layer shares
-    ("ddplint.analysis",),  # what the code does: facts, flow, the data/rank/device models
+    # The records of one pass over a module and what they are built on: never a derived model.
+    (
+        "ddplint.analysis.facts", "ddplint.analysis.records", "ddplint.analysis.syntax", "ddplint.analysis.imports",
+        "ddplint.analysis.options", "ddplint.analysis.reaching", "ddplint.analysis.torch_api",
+    ),
+    ("ddplint.analysis",),  # what the code means: flow, the data/rank/device models, their builder (model.py)
     ("ddplint.edits",),  # fixes as rules write them
     ("ddplint.rules",),  # the checks
     ("ddplint.screen", "ddplint.recovery", "ddplint.cache", "ddplint.engine"),  # one file's source -> located findings
@@ -158,6 +163,20 @@ def cycles(edges: dict[str, set[str]]) -> set[frozenset[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def test_facts_import_no_derived_model(monkeypatch, tmp_path):
+    """facts.py keeps the records and generic queries; the models are built on top of it by
+    analysis/model.py. A facts.py that builds a model again (even in a function) fails."""
+    fake = tmp_path / "facts.py"
+    fake.write_text("def data(self):\n    from ddplint.analysis.data import DataModel\n    return DataModel(self)\n")
+    monkeypatch.setitem(MODULES, "ddplint.analysis.facts", fake)
+    _imports_in.cache_clear()
+    try:
+        with pytest.raises(AssertionError, match="ddplint.analysis.facts:2 imports ddplint.analysis.data"):
+            test_no_module_imports_a_higher_layer()
+    finally:
+        _imports_in.cache_clear()
 
 
 def test_cycle_finder_finds_a_cycle_and_only_cycles():

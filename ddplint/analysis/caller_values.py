@@ -30,16 +30,18 @@ from ddplint.analysis.torch_api import TYPING_CAST
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts
+    from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.project import ProjectIndex
 
 _MAX_CALLER_MODULES = 24  # beyond this many modules naming the function, nothing is concluded
 _MAX_DEPTH = 4  # callers followed back at most this many times
 
 
-def arm_untaken_in_ranks(facts: "ModuleFacts", site: "CallSite") -> bool:
+def arm_untaken_in_ranks(model: "ModuleModel", site: "CallSite") -> bool:
     """The call sits in an arm of `if p is not None:` / `if p:` / `else:` of `if p is None:`,
     `p` a parameter of the enclosing function that it never rebinds, and no caller in the
     project passes `p` a value that is not None in a rank."""
+    facts = model.facts
     function = facts.function_of(site.context.scope)
     if function is None:
         return False
@@ -50,19 +52,20 @@ def arm_untaken_in_ranks(facts: "ModuleFacts", site: "CallSite") -> bool:
         if tested is None or tested[1] != in_body:
             continue  # this arm may run with the parameter None
         name = tested[0]
-        if name in function.params and not _rebinds(function, name) and _never_given_in_a_rank(facts, function, name):
+        if name in function.params and not _rebinds(function, name) and _never_given_in_a_rank(model, function, name):
             return True
     return False
 
 
-def parameter_none_in_ranks(facts: "ModuleFacts", site: "CallSite", value: cst.BaseExpression) -> bool:
+def parameter_none_in_ranks(model: "ModuleModel", site: "CallSite", value: cst.BaseExpression) -> bool:
     """The value is a parameter of the function around the call (`map_location` handed on by
     `def load(path, map_location=None)`), never rebound there, and every call of that function in
     the project leaves it at its None default or passes None wherever the call runs in a rank."""
+    facts = model.facts
     function = facts.function_of(site.context.scope)
     if function is None or not isinstance(value, cst.Name) or value.value not in function.params:
         return False
-    return not _rebinds(function, value.value) and _never_given_in_a_rank(facts, function, value.value)
+    return not _rebinds(function, value.value) and _never_given_in_a_rank(model, function, value.value)
 
 
 def _parameter_tested(test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
@@ -108,17 +111,17 @@ def _default_is_none(function: "FunctionInfo", name: str) -> bool:
 
 
 def passed_values(
-    facts: "ModuleFacts", function: "FunctionInfo", name: str, index: Optional["ProjectIndex"] = None
-) -> Optional[list[tuple["ModuleFacts", "CallSite", Optional[cst.BaseExpression]]]]:
+    model: "ModuleModel", function: "FunctionInfo", name: str, index: Optional["ProjectIndex"] = None
+) -> Optional[list[tuple["ModuleModel", "CallSite", Optional[cst.BaseExpression]]]]:
     """(caller's module, call, value passed for the parameter `name`, None when left to its
     default) for every call of the function in the project, found by its name; None when
     nothing can be concluded (see the module's docstring), or when the project calls it nowhere."""
-    modules = modules_naming(facts, function.name, index)
+    modules = modules_naming(model, function.name, index)
     if modules is None:
         return None
     found = []
     for module in modules:
-        for site in _calls_by_name(module, function.name):
+        for site in _calls_by_name(module.facts, function.name):
             if has_star_args(site.node) or double_star_args(site.node):
                 return None
             found.append((module, site, function.param_for(site.node, _binds_self(function, site.node)).get(name)))
@@ -139,7 +142,7 @@ def _binds_self(function: "FunctionInfo", call: cst.Call) -> bool:
 
 
 def only_instances_of(
-    facts: "ModuleFacts",
+    model: "ModuleModel",
     value: cst.BaseExpression,
     site: "CallSite",
     is_class: Callable[[set[str]], bool],
@@ -150,6 +153,7 @@ def only_instances_of(
     qualified names of which `is_class` accepts: made by calling the class, declared by
     `typing.cast(T, ...)` or by the annotation of the parameter it comes from, or passed for that
     parameter by every caller in the project as such an instance."""
+    facts = model.facts
     if depth > _MAX_DEPTH:
         return False
     if isinstance(value, cst.Call):
@@ -159,22 +163,22 @@ def only_instances_of(
         return is_class(names)
     if not isinstance(value, cst.Name):
         return False
-    sources = facts.flow.sources(value, site.context.scope, site.context.branches)
+    sources = model.flow.sources(value, site.context.scope, site.context.branches)
     if not sources:
         return False
     for source in sources:
         if source.parameter_of is not None:
-            if not _parameter_instances_of(facts, source.parameter_of, value.value, is_class, index, depth):
+            if not _parameter_instances_of(model, source.parameter_of, value.value, is_class, index, depth):
                 return False
         elif not isinstance(source.node, cst.BaseExpression) or source.node is value:
             return False
-        elif not only_instances_of(facts, source.node, site, is_class, index, depth + 1):
+        elif not only_instances_of(model, source.node, site, is_class, index, depth + 1):
             return False
     return True
 
 
 def _parameter_instances_of(
-    facts: "ModuleFacts",
+    model: "ModuleModel",
     function: "FunctionInfo",
     name: str,
     is_class: Callable[[set[str]], bool],
@@ -182,21 +186,22 @@ def _parameter_instances_of(
     depth: int,
 ) -> bool:
     """The parameter is annotated with such a class, or every caller passes such an instance."""
+    facts = model.facts
     p = function.node.params
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         if param.name.value == name and param.annotation is not None:
             if is_class(facts.qualified_names(param.annotation.annotation)):
                 return True
     index = facts.project.index if facts.project is not None else index
-    values = passed_values(facts, function, name, index)
+    values = passed_values(model, function, name, index)
     return values is not None and all(
         value is not None and only_instances_of(module, value, call, is_class, index, depth + 1)
         for module, call, value in values
     )
 
 
-def _never_given_in_a_rank(facts: "ModuleFacts", function: "FunctionInfo", name: str) -> bool:
-    values = passed_values(facts, function, name)
+def _never_given_in_a_rank(model: "ModuleModel", function: "FunctionInfo", name: str) -> bool:
+    values = passed_values(model, function, name)
     if values is None:
         return False
     for module, site, value in values:
@@ -210,25 +215,26 @@ def _never_given_in_a_rank(facts: "ModuleFacts", function: "FunctionInfo", name:
     return True
 
 
-def _none_in_a_rank(facts: "ModuleFacts", site: "CallSite", value: cst.BaseExpression) -> bool:
+def _none_in_a_rank(model: "ModuleModel", site: "CallSite", value: cst.BaseExpression) -> bool:
     """The value a caller passes is None wherever the call runs in a rank: None itself, the
     single-process arm of a conditional, or a name whose every other value is made where no
     rank runs."""
-    if is_none(value) or facts.where.value_on_single_process_path(value):
+    facts = model.facts
+    if is_none(value) or model.where.value_on_single_process_path(value):
         return True
     if not isinstance(value, cst.Name):
         return False
-    sources = facts.flow.sources(value, site.context.scope, site.context.branches)
+    sources = model.flow.sources(value, site.context.scope, site.context.branches)
     if not sources:
         return False
     for source in sources:
         node = source.node
         if node is None or source.parameter_of is not None:
             return False  # the trail went cold, or a caller outside this module gives it
-        if is_none(node) or facts.where.value_on_single_process_path(node):
+        if is_none(node) or model.where.value_on_single_process_path(node):
             continue
         context = _context_of_value(facts, node)
-        if context is None or facts.where.in_a_rank(context):
+        if context is None or model.where.in_a_rank(context):
             return False
     return True
 
@@ -247,16 +253,17 @@ def _context_of_value(facts: "ModuleFacts", node: cst.CSTNode) -> Optional["Cont
     return None
 
 
-def modules_naming(facts: "ModuleFacts", name: str, index: Optional["ProjectIndex"] = None) -> Optional[list["ModuleFacts"]]:
-    """The facts of this module and of every other project module whose text names `name` (a
+def modules_naming(model: "ModuleModel", name: str, index: Optional["ProjectIndex"] = None) -> Optional[list["ModuleModel"]]:
+    """The model of this module and of every other project module whose text names `name` (a
     call, or any other use); None when one of them uses it other than in a call or in its `def`,
     cannot be read, or there are too many. `index`: the project, for a module read through it
     (which has no view of the project of its own)."""
+    facts = model.facts
     if facts.project is not None:
         index, here = facts.project.index, facts.project.path
         index.reads_the_project(here)  # the answer changes when another module does
     elif index is not None:
-        here = index.path_of(facts)
+        here = index.path_of(model)
     if index is None:
         return None
     word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
@@ -271,13 +278,13 @@ def modules_naming(facts: "ModuleFacts", name: str, index: Optional["ProjectInde
             naming.append(path)
             if len(naming) > _MAX_CALLER_MODULES:
                 return None  # before any of them is parsed: most names this common end here
-    modules = [facts]
+    modules = [model]
     for path in naming:
-        other = index.module_facts(path)
+        other = index.module_model(path)
         if other is None:
             return None
         modules.append(other)
-    if any(_named_outside_calls(module, name) for module in modules):
+    if any(_named_outside_calls(module.facts, name) for module in modules):
         return None
     return modules
 

@@ -43,6 +43,7 @@ from ddplint.analysis.torch_api import (
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.model import ModuleModel
 
 _MAX_DEPTH = 6
 
@@ -67,60 +68,62 @@ def file_names(path: Optional[cst.BaseExpression]) -> set[str]:
     return names
 
 
-def path_names(facts: "ModuleFacts", site: "CallSite", path: Optional[cst.BaseExpression]) -> set[str]:
+def path_names(model: "ModuleModel", site: "CallSite", path: Optional[cst.BaseExpression]) -> set[str]:
     """The literal file names a call's path argument is built from: written in it, or in the
     values its names get (`save_pth = osp.join(respth, "model_final.pth")` ... `torch.load(save_pth)`)."""
     names = file_names(path)
     if names or not isinstance(path, (cst.Name, cst.Attribute)):
         return names
-    for source in facts.flow.sources(path, site.context.scope, site.context.branches):
+    for source in model.flow.sources(path, site.context.scope, site.context.branches):
         if isinstance(source.node, cst.BaseExpression) and source.node is not path:
             names |= file_names(source.node)
     return names
 
 
-def loaded_names(facts: "ModuleFacts", load: "CallSite") -> set[str]:
-    return path_names(facts, load, argument(load.node, "f", 0))
+def loaded_names(model: "ModuleModel", load: "CallSite") -> set[str]:
+    return path_names(model, load, argument(load.node, "f", 0))
 
 
-def saves_of(facts: "ModuleFacts", names: set[str]) -> list["CallSite"]:
+def saves_of(model: "ModuleModel", names: set[str]) -> list["CallSite"]:
     """The `torch.save` calls of a file that write under one of these file names."""
+    facts = model.facts
     return [
         save for save in facts.calls_named(TORCH_SAVE)
-        if not names.isdisjoint(path_names(facts, save, argument(save.node, "f", 1)))
+        if not names.isdisjoint(path_names(model, save, argument(save.node, "f", 1)))
     ]
 
 
-def saves_cpu_tensors(facts: "ModuleFacts", save: "CallSite", reading: Optional[cst.Call] = None) -> bool:
+def saves_cpu_tensors(model: "ModuleModel", save: "CallSite", reading: Optional[cst.Call] = None) -> bool:
     """Every value the `torch.save` call may write lives on the CPU (and at least one is
     known). `reading`: a load of the same file, whose result counts as neither."""
     saved = argument(save.node, "obj", 0)
     if saved is None:
         return False
-    verdict = _on_cpu(facts, saved, save, reading, 0)
+    verdict = _on_cpu(model, saved, save, reading, 0)
     return verdict is True
 
 
 def _on_cpu(
-    facts: "ModuleFacts", node: cst.BaseExpression, save: "CallSite", reading: Optional[cst.Call], depth: int
+    model: "ModuleModel", node: cst.BaseExpression, save: "CallSite", reading: Optional[cst.Call], depth: int
 ) -> Optional[bool]:
     """True: on the CPU; False: maybe not; None: says nothing (None, the file's own load)."""
+    facts = model.facts
     if depth > _MAX_DEPTH:
         return False
     if is_none(node) or node is reading:
         return None
     if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
-        return _all_on_cpu(facts, _elements(node), save, reading, depth)
+        return _all_on_cpu(model, _elements(node), save, reading, depth)
     if isinstance(node, cst.Subscript):  # an element of a CPU tensor or of a dict of them
-        return _on_cpu(facts, node.value, save, reading, depth + 1)
+        return _on_cpu(model, node.value, save, reading, depth + 1)
     if isinstance(node, (cst.Name, cst.Attribute)):
-        sources = facts.flow.sources(node, save.context.scope, save.context.branches)
+        sources = model.flow.sources(node, save.context.scope, save.context.branches)
         if not sources or any(s.node is None for s in sources):
             return False
         values = [s.node for s in sources if s.node is not node and isinstance(s.node, cst.BaseExpression)]
         if len(values) != len(sources):
             return False
-        return _all_on_cpu(facts, values, save, reading, depth)
+        return _all_on_cpu(model, values, save, reading, depth)
     if isinstance(node, cst.Call) and _factory_on_cpu(facts, node):
         return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -128,16 +131,17 @@ def _on_cpu(
         if method in CPU_COPY_METHODS or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
             return True
         if method in SAME_DEVICE_METHODS:
-            return _on_cpu(facts, owner, save, reading, depth + 1)
+            return _on_cpu(model, owner, save, reading, depth + 1)
         if method == "state_dict" and _moved_to_cpu_before(facts, owner, save):
             return True
     return False
 
 
-def maps_to_cpu(facts: "ModuleFacts", location: Optional[cst.BaseExpression], site: "CallSite") -> bool:
+def maps_to_cpu(model: "ModuleModel", location: Optional[cst.BaseExpression], site: "CallSite") -> bool:
     """A `map_location` that puts every tensor on the CPU: `"cpu"`, `torch.device("cpu")`,
     `lambda storage, loc: storage` (the storage as deserialised, on the CPU), or a name all of
     whose values are such."""
+    facts = model.facts
     if location is None:
         return False
     if string_value(location) == "cpu":
@@ -149,18 +153,19 @@ def maps_to_cpu(facts: "ModuleFacts", location: Optional[cst.BaseExpression], si
         params = location.params.params
         return bool(params) and isinstance(location.body, cst.Name) and location.body.value == params[0].name.value
     if isinstance(location, cst.Name):
-        sources = facts.flow.sources(location, site.context.scope, site.context.branches)
+        sources = model.flow.sources(location, site.context.scope, site.context.branches)
         values = [s.node for s in sources if isinstance(s.node, cst.BaseExpression) and s.node is not location]
         return bool(values) and len(values) == len(sources) and all(
-            not isinstance(v, cst.Name) and maps_to_cpu(facts, v, site) for v in values
+            not isinstance(v, cst.Name) and maps_to_cpu(model, v, site) for v in values
         )
     return False
 
 
-def loads_numpy_arrays(facts: "ModuleFacts", load: "CallSite") -> bool:
+def loads_numpy_arrays(model: "ModuleModel", load: "CallSite") -> bool:
     """The loaded value, or an element of it, is handed to `torch.from_numpy` in the same
     function (`bounds = torch.load(p)` ... `torch.from_numpy(bounds[k])`): the file holds NumPy
     arrays, which load on no device."""
+    facts = model.facts
     for call in facts.calls_named(TORCH_FROM_NUMPY):
         if call.context.scope is not load.context.scope:
             continue
@@ -170,7 +175,7 @@ def loads_numpy_arrays(facts: "ModuleFacts", load: "CallSite") -> bool:
         if value is load.node:
             return True
         if isinstance(value, cst.Name) and any(
-            source.node is load.node for source in facts.flow.sources(value, call.context.scope, call.context.branches)
+            source.node is load.node for source in model.flow.sources(value, call.context.scope, call.context.branches)
         ):
             return True
     return False
@@ -185,9 +190,9 @@ def _factory_on_cpu(facts: "ModuleFacts", call: cst.Call) -> bool:
 
 
 def _all_on_cpu(
-    facts: "ModuleFacts", values: list, save: "CallSite", reading: Optional[cst.Call], depth: int
+    model: "ModuleModel", values: list, save: "CallSite", reading: Optional[cst.Call], depth: int
 ) -> Optional[bool]:
-    verdicts = [_on_cpu(facts, value, save, reading, depth + 1) for value in values]
+    verdicts = [_on_cpu(model, value, save, reading, depth + 1) for value in values]
     if any(v is False for v in verdicts):
         return False
     return True if any(v is True for v in verdicts) else None
@@ -241,20 +246,21 @@ def _is_statement(call: "CallSite") -> bool:
     )
 
 
-def saved_without_tensors(facts: "ModuleFacts", load: "CallSite") -> bool:
+def saved_without_tensors(model: "ModuleModel", load: "CallSite") -> bool:
     """The load's file name is made by a top-level function of this module, and every
     `torch.save` of the project that writes under a name that function makes saves a
     learning-rate scheduler's state: no tensor in the file."""
+    facts = model.facts
     makers = _name_makers(facts, argument(load.node, "f", 0))
     if not makers:
         return False
     saves = []
     for maker in makers:
-        modules = modules_naming(facts, maker)
+        modules = modules_naming(model, maker)
         if modules is None:
             return False
         saves += [
-            (module, save) for module in modules for save in module.calls_named(TORCH_SAVE)
+            (module, save) for module in modules for save in module.facts.calls_named(TORCH_SAVE)
             if maker in _called_names(argument(save.node, "f", 1))
         ]
     return bool(saves) and all(_saves_scheduler_state(module, save, facts) for module, save in saves)
@@ -272,7 +278,7 @@ def _called_names(path: Optional[cst.BaseExpression]) -> set[str]:
     return {node.func.value for node in walk(path) if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)}
 
 
-def _saves_scheduler_state(module: "ModuleFacts", save: "CallSite", origin: "ModuleFacts") -> bool:
+def _saves_scheduler_state(module: "ModuleModel", save: "CallSite", origin: "ModuleFacts") -> bool:
     """`torch.save(sched.state_dict(), ...)` with `sched` only ever a torch LR scheduler."""
     saved = argument(save.node, "obj", 0)
     if not (isinstance(saved, cst.Call) and isinstance(saved.func, cst.Attribute) and saved.func.attr.value == "state_dict"):

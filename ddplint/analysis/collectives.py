@@ -119,7 +119,7 @@ class Collectives(RankGuards):
         owner = receiver(site.node.func)
         return owner is not None and any(
             isinstance(source.node, cst.Call) and not self.facts.qualified_names(source.node.func).isdisjoint(builders)
-            for source in self.facts.flow.sources(owner, site.context.scope, site.context.branches)
+            for source in self.flow.sources(owner, site.context.scope, site.context.branches)
         )
 
     def _lightning_module_collective(self, site: "CallSite") -> bool:
@@ -298,7 +298,7 @@ class Collectives(RankGuards):
         """`expr`, at the call `site`, holds a DDP / FSDP module whose forward talks to the others."""
         if not isinstance(expr, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
             return False
-        for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
+        for source in self.flow.sources(expr, site.context.scope, site.context.branches):
             if isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers:
                 return True
         return False
@@ -374,7 +374,7 @@ class Collectives(RankGuards):
             return [value]
         if isinstance(value, (cst.Name, cst.Attribute)):
             out: list[cst.Call] = []
-            for source in self.facts.flow.sources(value, wrapper.context.scope, wrapper.context.branches):
+            for source in self.flow.sources(value, wrapper.context.scope, wrapper.context.branches):
                 if isinstance(source.node, cst.BaseExpression) and source.node is not value:
                     out.extend(self._constructions(source.node, wrapper, depth + 1))
             return out

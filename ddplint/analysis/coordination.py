@@ -31,6 +31,7 @@ from ddplint.analysis.torch_api import (
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.records import CallSite, Context, Scope
 
 
@@ -75,31 +76,33 @@ def in_rank_zero_hook(facts: "ModuleFacts", context: "Context") -> bool:
     return function is not None and function.class_name is not None and function.name in RANK_ZERO_HOOKS
 
 
-def rank_zero_goes_first(facts: "ModuleFacts", site: "CallSite") -> bool:
+def rank_zero_goes_first(model: "ModuleModel", site: "CallSite") -> bool:
     """Rank 0 runs this call while the others wait, or it runs on one rank only: a single-rank
     guard, a rank-0-first context manager (a framework's, or a function of this file that makes a
     barrier), an inter-process file lock, a framework hook run on rank 0, or a barrier under a rank condition in the same
     function (`if rank != 0: barrier()` ... `if rank == 0: barrier()`)."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     context = site.context
     if ranks.runs_on_one_rank_only(context) or in_rank_zero_hook(facts, context):
         return True
     for call in enclosing_with_calls(context):
         if last_name(call.func) in RANK_ZERO_FIRST_CONTEXTS or facts.qualified_names(call.func) & INTERPROCESS_LOCKS:
             return True  # a framework's rank-0-first block, or a lock that lets one process in at a time
-        manager = facts.flow.call_site(call)
+        manager = model.flow.call_site(call)
         # `with torch_distributed_zero_first(rank):` written in the file
         if manager is not None and any(
-            _barrier_under_rank_condition(facts, function.scope) for function, _ in facts.functions_called_by(manager)
+            _barrier_under_rank_condition(model, function.scope) for function, _ in facts.functions_called_by(manager)
         ):
             return True
-    return _barrier_under_rank_condition(facts, context.scope)
+    return _barrier_under_rank_condition(model, context.scope)
 
 
-def _barrier_under_rank_condition(facts: "ModuleFacts", scope: "Scope") -> bool:
+def _barrier_under_rank_condition(model: "ModuleModel", scope: "Scope") -> bool:
     """The scope makes a barrier that only some ranks reach at that point (`if rank != 0:
     barrier()`): the ranks are ordered around the work between the barriers."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     return any(
         other.context.scope is scope
         and other.context.branches
@@ -109,9 +112,10 @@ def _barrier_under_rank_condition(facts: "ModuleFacts", scope: "Scope") -> bool:
     )
 
 
-def holds_ddp_model(facts: "ModuleFacts", expr: cst.BaseExpression, context: "Context") -> bool:
+def holds_ddp_model(model: "ModuleModel", expr: cst.BaseExpression, context: "Context") -> bool:
     """The expression's value comes from a `DistributedDataParallel(...)` built in this file."""
-    for source in facts.flow.sources(expr, context.scope, context.branches):
+    facts = model.facts
+    for source in model.flow.sources(expr, context.scope, context.branches):
         if isinstance(source.node, cst.Call) and facts.qualified_names(source.node.func) & DISTRIBUTED_DATA_PARALLEL:
             return True
     return False

@@ -25,20 +25,23 @@ from ddplint.analysis.streams import Streams
 from ddplint.analysis.training import Training
 
 if TYPE_CHECKING:
+    from ddplint.analysis.distributed import RankModel
     from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
+    from ddplint.analysis.flow import Flow
 
 __all__ = ["DataModel", "Iteration", "LoaderInfo", "SamplerInfo", "SamplerKind"]
 
 
 class DataModel:
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: "ModuleFacts", flow: "Flow", ranks: "RankModel") -> None:
         self.facts = facts
-        self.flow = facts.flow  # one flow per file, shared with the other models
+        self.flow = flow  # one flow per file, shared with the other models
+        self.ranks = ranks
 
     # -- the narrower models ---------------------------------------------------------------------
     @cached_property
     def loader_model(self) -> Loaders:
-        return Loaders(self.facts, self.flow)
+        return Loaders(self.facts, self.flow, self.ranks)
 
     @cached_property
     def sampler_model(self) -> Samplers:
@@ -50,11 +53,11 @@ class DataModel:
 
     @cached_property
     def training(self) -> Training:
-        return Training(self.facts, self.epochs, self.work)
+        return Training(self.facts, self.flow, self.ranks, self.epochs, self.work)
 
     @cached_property
     def streams(self) -> Streams:
-        return Streams(self.facts, self.flow)
+        return Streams(self.facts, self.flow, self.ranks)
 
     @cached_property
     def work(self) -> DataWork:

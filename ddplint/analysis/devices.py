@@ -36,8 +36,11 @@ from ddplint.analysis.torch_api import (
 )
 
 if TYPE_CHECKING:
+    from ddplint.analysis.distributed import RankModel
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.flow import Flow
     from ddplint.analysis.records import Context
+    from ddplint.analysis.where import WhereModel
 
 # DeepSpeed's device-generic accelerator: `get_accelerator().set_device(i)` makes device i current.
 ACCELERATOR_GETTER = "deepspeed.accelerator.get_accelerator"
@@ -61,8 +64,11 @@ class Placement:
 
 
 class DeviceModel:
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: "ModuleFacts", flow: "Flow", ranks: "RankModel", where: "WhereModel") -> None:
         self.facts = facts
+        self.flow = flow
+        self.ranks = ranks
+        self.where = where
 
     @cached_property
     def placements(self) -> list[Placement]:
@@ -124,9 +130,9 @@ class DeviceModel:
         """A device given as a literal, or through a variable holding one (`device = "cuda"`).
         A `torch.device(...)` call reached through a variable is judged at that call instead."""
         single_process = self._single_process_values(expr)
-        for source in self.facts.flow.sources(expr, site.context.scope, site.context.branches):
+        for source in self.flow.sources(expr, site.context.scope, site.context.branches):
             node = source.node
-            if node is None or id(node) in single_process or self.facts.where.value_on_single_process_path(node):
+            if node is None or id(node) in single_process or self.where.value_on_single_process_path(node):
                 continue
             if source.selected_by is not None:
                 # `{0: "cuda:0", 1: "cuda:1"}[rank]`: each rank picks its own device. Any computed
@@ -153,7 +159,7 @@ class DeviceModel:
         out: set[int] = set()
         for binding in self.facts.reaching(use.scope.lookup(key), expr):
             for branch, in_body in self.facts.hidden_in_arms(binding, expr):
-                if self.facts.ranks.distributed_polarity(branch.test, use.scope) == in_body:
+                if self.ranks.distributed_polarity(branch.test, use.scope) == in_body:
                     out.add(id(binding.value))
         return out
 
@@ -161,7 +167,7 @@ class DeviceModel:
         """A 0 that stands for rank 0 of a one-process run rather than a hard-coded GPU:
         assigned to a rank variable (`rank = 0` on the non-distributed path) or passed in by a
         call on the single-process path (`main_worker(0, args)` when not distributed)."""
-        ranks, where = self.facts.ranks, self.facts.where
+        ranks, where = self.ranks, self.where
         if any(_RANK_NAME.search(name.lower()) for name in self.facts.assigned_to.get(id(node), ())):
             return True
         return any(not where.call_in_a_rank(call) or ranks.call_runs_on_one_rank_only(call) for call in via)
@@ -238,7 +244,7 @@ class DeviceModel:
         work = {
             id(site.node)
             for site in [*self.current_device_work, *written]
-            if not facts.ranks.call_runs_on_one_rank_only(site)
+            if not self.ranks.call_runs_on_one_rank_only(site)
         }
         if not work:
             return {}
@@ -508,13 +514,13 @@ class DeviceModel:
 
     def _comes_from_flag(self, value: cst.BaseExpression, use: "CallSite", dest: str) -> bool:
         """`value` is (or holds, through assignments) `args.<dest>` of a `parse_args()` result."""
-        for source in self.facts.flow.sources(value, use.context.scope, use.context.branches):
+        for source in self.flow.sources(value, use.context.scope, use.context.branches):
             node = source.node
             if isinstance(node, cst.Attribute) and node.attr.value == dest and isinstance(node.value, cst.Name):
                 context = self.facts.context_of(node)
                 if context is not None and any(
                     _parsed_arguments(holder.node)
-                    for holder in self.facts.flow.sources(node.value, context.scope, context.branches)
+                    for holder in self.flow.sources(node.value, context.scope, context.branches)
                 ):
                     return True
         return False
@@ -589,7 +595,7 @@ class DeviceModel:
         if self.sets_visible_devices:
             return True
         return any(
-            site.node.args and int_value(site.node.args[0].value) == 0 and not self.facts.where.in_spawned_worker(site)
+            site.node.args and int_value(site.node.args[0].value) == 0 and not self.where.in_spawned_worker(site)
             for site in self.facts.calls_named("torch.cuda.set_device")
         )
 

@@ -28,6 +28,7 @@ from ddplint.analysis.torch_api import LIGHTNING_PACKAGES, LIGHTNING_STOP_FLAG, 
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.records import BranchSite, CallSite, Context, FunctionInfo, LoopSite
 
 # Reads of the wall clock: two processes started together never see the same times, so a
@@ -46,9 +47,10 @@ class RankExit:
     reach: Optional[CollectiveReach]  # None for "stop": Lightning's loop synchronises every step
 
 
-def exits_in_arm(facts: "ModuleFacts", branch: "BranchSite", arm: bool) -> Iterator[RankExit]:
+def exits_in_arm(model: "ModuleModel", branch: "BranchSite", arm: bool) -> Iterator[RankExit]:
     """The exits in one arm of a rank guard that leave a loop every rank runs while that loop
     (or, for `return`, the rest of the function) makes a collective on every rank."""
+    facts = model.facts
     node = branch.node
     if not isinstance(node, cst.If):
         return
@@ -59,12 +61,12 @@ def exits_in_arm(facts: "ModuleFacts", branch: "BranchSite", arm: bool) -> Itera
     lightning = facts.imports.imports_any(LIGHTNING_PACKAGES)
     for statement, kind in _exit_statements(body):
         if kind == "stop":
-            if lightning and not _shared_afterwards(facts, branch, statement):
+            if lightning and not _shared_afterwards(model, branch, statement):
                 yield RankExit(statement, kind, None)
             continue
         if _other_arm_exits(node, arm, kind):
             continue  # every rank leaves, each through its own arm
-        reach = _collective_the_others_reach(facts, branch, loop, kind)
+        reach = _collective_the_others_reach(model, branch, loop, kind)
         if reach is not None:
             yield RankExit(statement, kind, reach)
 
@@ -108,15 +110,16 @@ def _sets_stop_flag(assign: cst.Assign) -> bool:
     return False
 
 
-def _shared_afterwards(facts: "ModuleFacts", branch: "BranchSite", assign: cst.CSTNode) -> bool:
+def _shared_afterwards(model: "ModuleModel", branch: "BranchSite", assign: cst.CSTNode) -> bool:
     """After the guard, the flag goes through a collective (`trainer.should_stop =
     trainer.strategy.reduce_boolean_decision(trainer.should_stop, all=False)`): every rank ends up
     with the same decision."""
+    facts = model.facts
     assert isinstance(assign, cst.Assign)
     flags = {dotted_name(target.target) for target in assign.targets}
     for site in facts.calls_in_statements(list(branch.context.statements_after())):
         mentioned = {dotted_name(node) for node in walk(site.node) if isinstance(node, (cst.Name, cst.Attribute))}
-        if flags & mentioned and facts.ranks.collective_reached(site) is not None:
+        if flags & mentioned and model.ranks.collective_reached(site) is not None:
             return True
     return False
 
@@ -127,11 +130,12 @@ def _other_arm_exits(node: cst.If, arm: bool, kind: str) -> bool:
 
 
 def _collective_the_others_reach(
-    facts: "ModuleFacts", branch: "BranchSite", loop: Optional["LoopSite"], kind: str
+    model: "ModuleModel", branch: "BranchSite", loop: Optional["LoopSite"], kind: str
 ) -> Optional[CollectiveReach]:
     """The collective every rank makes after the exit point, in the loop's body: its next
     iteration (for `continue`, the rest of this one)."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     if loop is None:
         # A `return` outside any loop is most often an error exit of the entry function: the
         # process ends, and the launcher stops the others.
@@ -173,17 +177,18 @@ def leaving_ifs(facts: "ModuleFacts") -> dict[int, list[tuple[int, cst.If]]]:
 
 
 def other_ranks_leave_at(
-    facts: "ModuleFacts", context: "Context", candidates: dict[int, list[tuple[int, cst.If]]]
+    model: "ModuleModel", context: "Context", candidates: dict[int, list[tuple[int, cst.If]]]
 ) -> Optional[cst.CSTNode]:
     """The exit by which the other ranks leave before this place, maybe under a setting:
     `if rank != 0: continue` in a loop, `if rank != 0 and not cfg.sharded: return`, where the
     place does not itself require the opposite setting (every rank but rank 0 leaves whenever
     the setting holds); None if there is none. `candidates`: `leaving_ifs(facts)`."""
+    facts = model.facts
     for body, index in context.path:
         for position, statement in candidates.get(id(body), ()):
             if position >= index:
                 continue
-            settings = _settings_of_other_ranks_exit(facts, statement.test, context)
+            settings = _settings_of_other_ranks_exit(model, statement.test, context)
             if settings is not None and not any(_required_false(facts, part, context) for part in settings):
                 return _last_statement(statement.body)
     return None
@@ -195,12 +200,12 @@ def _last_statement(block: cst.BaseSuite) -> cst.CSTNode:
 
 
 def _settings_of_other_ranks_exit(
-    facts: "ModuleFacts", test: cst.BaseExpression, context: "Context"
+    model: "ModuleModel", test: cst.BaseExpression, context: "Context"
 ) -> Optional[list[cst.BaseExpression]]:
     """For `other_ranks_guard and S1 and S2 ...` whose other parts do not read the rank: those
     parts that can be false in a distributed run (the settings under which the others leave);
     None when the test is no such exit of the other ranks."""
-    ranks = facts.ranks
+    ranks = model.ranks
     scope = context.scope
     parts = and_parts(test)
     guards = [part for part in parts if ranks.is_other_ranks_guard(part, scope)]
@@ -244,11 +249,12 @@ def _text(code: str) -> str:
     return "".join(code.split())
 
 
-def keys_assigned_on_one_rank(facts: "ModuleFacts") -> frozenset[str]:
+def keys_assigned_on_one_rank(model: "ModuleModel") -> frozenset[str]:
     """The names and attribute chains some single-rank arm of the file assigns: the only ones
     whose value can be set on one rank (found once per file, so that most conditions need no
     reaching-definitions question)."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     out: set[str] = set()
     for branch in facts.branches:
         node = branch.node
@@ -300,12 +306,13 @@ def may_diverge(facts: "ModuleFacts", test: cst.BaseExpression, watched: frozens
     return False
 
 
-def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[str]:
+def divergent_condition(model: "ModuleModel", branch: "BranchSite") -> Optional[str]:
     """Why the test of an `if` may hold on some ranks and not on others, or None: it reads the
     wall clock, or a variable only one rank assigns. A value handed to a collective in the same
     function (`dist.broadcast(flag, 0)`) is taken as agreed on."""
+    facts = model.facts
     scope = branch.context.scope
-    ranks = facts.ranks
+    ranks = model.ranks
     if ranks.runs_on_one_rank_only(branch.context):
         return None  # only one rank gets here anyway
     compared = _ordered_operands(branch.test)
@@ -333,7 +340,7 @@ def divergent_condition(facts: "ModuleFacts", branch: "BranchSite") -> Optional[
         if reason is None and one_rank and len(one_rank) < len(reached):
             reason = f"reads `{key}`, set on one rank"
         # asked last: it looks at every call of the function
-        if reason is not None and not _handed_to_collectives(facts, branch, {key}):
+        if reason is not None and not _handed_to_collectives(model, branch, {key}):
             return reason
     return None
 
@@ -368,9 +375,10 @@ def _clock_value(facts: "ModuleFacts", value: Optional[cst.BaseExpression]) -> b
     )
 
 
-def _handed_to_collectives(facts: "ModuleFacts", branch: "BranchSite", keys: set[str]) -> set[str]:
+def _handed_to_collectives(model: "ModuleModel", branch: "BranchSite", keys: set[str]) -> set[str]:
     """Those of `keys` passed to (or assigned from) a collective in the function of the branch."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     out: set[str] = set()
     for site in facts.calls:
         if site.context.scope is not branch.context.scope:
@@ -390,32 +398,34 @@ def _keys_in(node: cst.CSTNode) -> set[str]:
     return {key for sub in walk(node) if isinstance(sub, (cst.Name, cst.Attribute)) and (key := dotted_name(sub))}
 
 
-def calls_into_shared_helpers(facts: "ModuleFacts", site: "CallSite") -> Iterator["CallSite"]:
+def calls_into_shared_helpers(model: "ModuleModel", site: "CallSite") -> Iterator["CallSite"]:
     """Inside the file's functions that only one rank ever calls and that `site` (a call under a
     rank guard) reaches: the calls that enter a function other callers share (`get_repo_root()`
     that every rank also calls, with its barrier), where the fix goes when the helper stays
     shared. A call into another one-rank function is followed instead; a collective made directly
     in one-rank code is named by the finding at the guarded call already."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     seen: set[int] = set()
     pending: list[tuple["CallSite", int]] = [(site, 0)]
     while pending:
         call, depth = pending.pop()
         for function, _ in facts.functions_called_by(call):
-            if id(function) in seen or depth >= _MAX_CALL_DEPTH or not _only_one_rank_calls(facts, function):
+            if id(function) in seen or depth >= _MAX_CALL_DEPTH or not _only_one_rank_calls(model, function):
                 continue
             seen.add(id(function))
             for inner in facts.calls_by_function.get(id(function), []):
                 reach = ranks.collective_reached(inner, on_one_rank=True)
                 if reach is None or reach.subgroup:
                     continue
-                deeper = [f for f, _ in facts.functions_called_by(inner) if _only_one_rank_calls(facts, f)]
+                deeper = [f for f, _ in facts.functions_called_by(inner) if _only_one_rank_calls(model, f)]
                 if deeper:
                     pending.append((inner, depth + 1))
                 elif ranks.collective_name(inner) is None:
                     yield inner  # the call into the shared helper (the guarded call names a direct one)
 
 
-def _only_one_rank_calls(facts: "ModuleFacts", function: "FunctionInfo") -> bool:
+def _only_one_rank_calls(model: "ModuleModel", function: "FunctionInfo") -> bool:
+    facts = model.facts
     callers = facts.call_sites_of(function)
-    return bool(callers) and all(facts.ranks.call_runs_on_one_rank_only(c) for c, _ in callers)
+    return bool(callers) and all(model.ranks.call_runs_on_one_rank_only(c) for c, _ in callers)

@@ -4,8 +4,8 @@ The pass is deliberately cheaper than libcst's generic metadata providers (scope
 names, parents): it keeps an import table, the bindings of each scope, every call / loop / branch
 with the context it sits in (scope, enclosing loops and branches, statement path), and the
 functions and classes of the file. Questions about meaning (is this a rank-0 guard, which loader
-does this sampler reach) are answered from these records by `distributed.py` and `data.py`, each
-at most once per file (cached properties below).
+does this sampler reach) are answered from these records by the derived models, which
+`model.ModuleModel` builds, each at most once per file: this module imports none of them.
 """
 
 from __future__ import annotations
@@ -373,7 +373,8 @@ class _Collector(cst.CSTVisitor):
 
 
 class ModuleFacts:
-    """Everything the rules know about one file. Derived questions are cached properties."""
+    """What the one pass recorded about a file, and the generic queries over it (the derived
+    models are built from it by `model.ModuleModel`)."""
 
     def __init__(self, module: cst.Module, source: str = "") -> None:
         self.module = module
@@ -676,47 +677,6 @@ class ModuleFacts:
     @cached_property
     def _functions_by_scope(self) -> dict[int, FunctionInfo]:
         return {id(info.scope): info for info in self.functions}
-
-    # -- derived facts (computed on first use, shared by every rule) ---------------------------
-    # Imported here, not at the top: those modules import this one.
-    @cached_property
-    def distributed(self):
-        from ddplint.analysis.distributed import detect_distributed
-
-        return detect_distributed(self)
-
-    @cached_property
-    def flow(self):
-        """Where values come from (analysis/flow.py), shared by every model and rule."""
-        from ddplint.analysis.flow import Flow
-
-        return Flow(self)
-
-    @cached_property
-    def data(self):
-        from ddplint.analysis.data import DataModel
-
-        return DataModel(self)
-
-    @cached_property
-    def devices(self):
-        from ddplint.analysis.devices import DeviceModel
-
-        return DeviceModel(self)
-
-    @cached_property
-    def ranks(self):
-        from ddplint.analysis.distributed import RankModel
-
-        return RankModel(self)
-
-    @cached_property
-    def where(self):
-        """Where each place runs: a rank, the launching process, the single-process path, never
-        (analysis/where.py)."""
-        from ddplint.analysis.where import WhereModel
-
-        return WhereModel(self)
 
 
 class _Reaching:

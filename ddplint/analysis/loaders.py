@@ -75,9 +75,10 @@ def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -
 
 
 class Loaders:
-    def __init__(self, facts, flow) -> None:
+    def __init__(self, facts, flow, ranks) -> None:
         self.facts = facts
         self.flow = flow
+        self.ranks = ranks
 
     @cached_property
     def loader_classes(self) -> set[str]:
@@ -244,7 +245,7 @@ class Loaders:
         if constructs(self.facts, source.node, WHOLE_DATASET_SAMPLERS, set()):
             return True
         if constructs(self.facts, source.node, SUBSET_SAMPLERS, set()):
-            return not self.facts.ranks.depends_on_rank(source.node, source.scope)
+            return not self.ranks.depends_on_rank(source.node, source.scope)
         return False
 
     def dict_keys(self, expr: cst.BaseExpression, scope, depth: int = 0) -> Optional[set[str]]:
@@ -467,7 +468,7 @@ class Loaders:
             return True
         if loader.dataset is None:
             return False
-        ranks = self.facts.ranks
+        ranks = self.ranks
         scope = loader.site.context.scope
         for source in self.flow.sources(loader.dataset, scope):
             if source.node is None:

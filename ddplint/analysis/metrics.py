@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from ddplint.analysis.records import LoopSite
 from ddplint.analysis.syntax import walk
 from ddplint.analysis.torch_api import (
     METRIC_REDUCERS,
@@ -19,7 +20,8 @@ from ddplint.analysis.torch_api import (
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
     from ddplint.analysis.loaders import LoaderInfo
-    from ddplint.analysis.records import CallSite, LoopSite
+    from ddplint.analysis.model import ModuleModel
+    from ddplint.analysis.records import CallSite
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,9 @@ class ShardReport:
     counts: tuple[str, ...]
 
 
-def sharded_evaluation_loaders(facts: "ModuleFacts") -> Iterator["LoaderInfo"]:
+def sharded_evaluation_loaders(model: "ModuleModel") -> Iterator["LoaderInfo"]:
     """Evaluation loaders given a DistributedSampler: each rank sees its own shard."""
-    data = facts.data
+    data = model.data
     seen: set[int] = set()
     for sampler in data.samplers:
         for loader in sampler.loaders:
@@ -42,22 +44,23 @@ def sharded_evaluation_loaders(facts: "ModuleFacts") -> Iterator["LoaderInfo"]:
                 yield loader
 
 
-def unreduced_reports(facts: "ModuleFacts", loader: "LoaderInfo") -> Iterator[ShardReport]:
+def unreduced_reports(model: "ModuleModel", loader: "LoaderInfo") -> Iterator[ShardReport]:
     """Counts summed in a loop over the loader (`correct += ...`) and reported after it in the
     same function (printed, logged), when that function reduces nothing across ranks."""
+    facts = model.facts
     if facts.imports.imports_any(SYNCING_METRIC_PACKAGES):
         return
-    for iteration in facts.data.iterations(loader):
+    for iteration in model.data.iterations(loader):
         loop = iteration.where
-        if not isinstance(getattr(loop, "node", None), cst.For):
+        if not isinstance(loop, LoopSite) or not isinstance(loop.node, cst.For):
             continue  # iterated by a call or a comprehension, not a loop statement of this file
-        counts = _summed_in(loop.node.body)  # type: ignore[union-attr]
-        if not counts or _reduces_across_ranks(facts, loop) or _handed_on(facts, loop, counts):
+        counts = _summed_in(loop.node.body)
+        if not counts or _reduces_across_ranks(model, loop) or _handed_on(facts, loop, counts):
             continue
         derived = counts | _derived_from(facts, loop, counts)
         for site in _reports_after(facts, loop):
             used = _names_in(site.node.args) & derived
-            if used and _labelled_with_rank(facts, site):
+            if used and _labelled_with_rank(model, site):
                 break  # `print(f"rank {rank}: {correct / total}")`: this rank's number, said so
             if used:
                 yield ShardReport(loop, site, tuple(sorted(used & counts) or sorted(used)))
@@ -94,27 +97,28 @@ def _reports_after(facts: "ModuleFacts", loop: "LoopSite") -> list["CallSite"]:
     return [site for site in facts.calls_in_statements(after) if site.name in REPORTING_CALLS]
 
 
-def _labelled_with_rank(facts: "ModuleFacts", site: "CallSite") -> bool:
+def _labelled_with_rank(model: "ModuleModel", site: "CallSite") -> bool:
     """The report carries the rank beside the number: it says whose shard it is."""
     scope = site.context.scope
-    return any(facts.ranks.depends_on_rank(arg.value, scope) for arg in site.node.args)
+    return any(model.ranks.depends_on_rank(arg.value, scope) for arg in site.node.args)
 
 
-def _reduces_across_ranks(facts: "ModuleFacts", loop: "LoopSite") -> bool:
+def _reduces_across_ranks(model: "ModuleModel", loop: "LoopSite") -> bool:
     """The function holding the loop makes a collective or calls a known reducing helper,
     anywhere in it, itself or through the file's functions."""
+    facts = model.facts
     scope = loop.context.scope
-    reducing = facts.functions_reaching(lambda site: _reduces(facts, site))
+    reducing = facts.functions_reaching(lambda site: _reduces(model, site))
     for site in facts.calls:
         if site.context.scope is not scope:
             continue
-        if _reduces(facts, site) or any(function in reducing for function, _ in facts.functions_called_by(site)):
+        if _reduces(model, site) or any(function in reducing for function, _ in facts.functions_called_by(site)):
             return True
     return False
 
 
-def _reduces(facts: "ModuleFacts", site: "CallSite") -> bool:
-    return site.name in METRIC_REDUCERS or facts.ranks.collective_name(site) is not None
+def _reduces(model: "ModuleModel", site: "CallSite") -> bool:
+    return site.name in METRIC_REDUCERS or model.ranks.collective_name(site) is not None
 
 
 def _handed_on(facts: "ModuleFacts", loop: "LoopSite", counts: set[str]) -> bool:

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.records import CollectiveReach
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
@@ -196,7 +197,7 @@ class ProjectIndex:
         self._read_the_project: set[str] = set()
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
-        self._module_facts: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleFacts"]]] = {}
+        self._module_models: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleModel"]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -672,9 +673,9 @@ class ProjectIndex:
         known = self._sets_device.get(caller)
         if known is None:
             data = _caller_source(caller)
-            facts = self._caller_facts(caller, data) if data is not None else None
+            model = self._caller_model(caller, data) if data is not None else None
             try:
-                known = facts is None or facts.devices.chooses_device_or_is_reported
+                known = model is None or model.devices.chooses_device_or_is_reported
             except Exception:  # RecursionError, or a bug: taken as setting it, so nothing is reported
                 known = True
             self._sets_device[caller] = known
@@ -724,9 +725,9 @@ class ProjectIndex:
         module calls from code every rank runs; worked out once per module."""
         known = self._rank_calls.get(caller)
         if known is None:
-            facts = self._caller_facts(caller, data)
+            model = self._caller_model(caller, data)
             try:
-                known = _rank_calls_of(self, caller, facts) if facts is not None and facts.distributed else {}
+                known = _rank_calls_of(self, caller, model) if model is not None and model.distributed else {}
             except Exception:  # RecursionError, or a bug: that caller says nothing, the run goes on
                 known = {}
             self._rank_calls[caller] = known
@@ -748,48 +749,57 @@ class ProjectIndex:
             folder = os.path.dirname(folder)
         return found
 
-    def _caller_facts(self, caller: str, data: bytes) -> Optional["ModuleFacts"]:
-        """The caller's facts, with its own view of the project (its process group may be
+    def _caller_model(self, caller: str, data: bytes) -> Optional["ModuleModel"]:
+        """The caller's model, with its own view of the project (its process group may be
         started by a helper of a third module)."""
         import libcst as cst
 
         from ddplint.analysis.facts import build_facts
+        from ddplint.analysis.model import ModuleModel
         from ddplint.analysis.syntax import parse_module
 
         if not self._parses_safely(data, caller):
             return None
         try:
             module = parse_module(data)
-            return build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller))
+            return ModuleModel(build_facts(module, data.decode(module.encoding, errors="replace"), self.view_for(caller)))
         except (RecursionError, MemoryError, cst.ParserSyntaxError, ValueError):
             return None
 
-    def module_facts(self, path: str) -> Optional["ModuleFacts"]:
-        """The facts of one project module (without a project view of its own), parsed once while
+    def module_model(self, path: str) -> Optional["ModuleModel"]:
+        """The model of one project module (without a project view of its own), parsed once while
         the file is unchanged; None when it cannot be read, is too large, or does not parse
         safely. For questions a summary does not record (which buffers a model module declares)."""
+        from ddplint.analysis.model import ModuleModel
+
         stamp = _stamp(path)
-        known = self._module_facts.get(path)
+        known = self._module_models.get(path)
         if known is not None and known[0] == stamp:
             return known[1]
         try:
             data: Optional[bytes] = read_file(path)
         except OSError:
             data = None
-        facts = None
+        model = None
         if data is not None and len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, path):
             facts = summaries.facts_of(data)
-        self._module_facts[path] = (stamp, facts)
-        return facts
+            model = ModuleModel(facts) if facts is not None else None
+        self._module_models[path] = (stamp, model)
+        return model
+
+    def module_facts(self, path: str) -> Optional["ModuleFacts"]:
+        """The records of `module_model(path)`."""
+        model = self.module_model(path)
+        return model.facts if model is not None else None
 
     def reads_the_project(self, path: str) -> None:
         """The answer for the module at `path` depends on what other modules of the project
         call or save (`caller_words` then names them all)."""
         self._read_the_project.add(self._real_path(path))
 
-    def path_of(self, facts: "ModuleFacts") -> Optional[str]:
-        """The path of a module whose facts `module_facts` made (None for any other facts)."""
-        return next((path for path, (_, known) in self._module_facts.items() if known is facts), None)
+    def path_of(self, model: "ModuleModel") -> Optional[str]:
+        """The path of a module whose model `module_model` made (None for any other model)."""
+        return next((path for path, (_, known) in self._module_models.items() if known is model), None)
 
     def saved_only_from_cpu(self, path: str, names: AbstractSet[str]) -> bool:
         """Whether the modules that import this one (the training script that calls the
@@ -803,6 +813,7 @@ class ProjectIndex:
 
     def _only_cpu_saves(self, path: str, names: AbstractSet[str]) -> bool:
         from ddplint.analysis.checkpoints import saves_cpu_tensors, saves_of
+        from ddplint.analysis.model import ModuleModel
 
         literals = [name.encode() for name in names]
         found = False
@@ -815,8 +826,9 @@ class ProjectIndex:
             if not any(target == path for target, _ in self.imported_targets(other, data)):
                 continue
             facts = summaries.facts_of(data) if self._parses_safely(data, other) else None
+            model = ModuleModel(facts) if facts is not None else None
             try:
-                saves = [saves_cpu_tensors(facts, save) for save in saves_of(facts, set(names))] if facts else None
+                saves = [saves_cpu_tensors(model, save) for save in saves_of(model, set(names))] if model else None
             except Exception:  # RecursionError, or a bug: that module's saves are unknown
                 saves = None
             if saves is None or not all(saves):
@@ -825,14 +837,15 @@ class ProjectIndex:
         return found
 
 
-def _rank_calls_of(index: ProjectIndex, caller: str, facts: "ModuleFacts") -> dict[tuple[str, str], str]:
-    """ProjectIndex._called_in_ranks for a distributed module's facts."""
+def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> dict[tuple[str, str], str]:
+    """ProjectIndex._called_in_ranks for a distributed module's model."""
+    facts = model.facts
     first: dict[tuple[str, str], "cst.CSTNode"] = {}
     for site in facts.calls:
         targets = {t for t in (index.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
         if not targets or set(first).issuperset(targets):
             continue
-        if facts.where.call_in_a_rank(site) and not facts.ranks.call_runs_on_one_rank_only(site):
+        if model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
             for target in targets:
                 first.setdefault(target, site.node)
     if not first:

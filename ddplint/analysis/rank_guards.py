@@ -43,6 +43,7 @@ from ddplint.analysis.torch_api import (
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
+    from ddplint.analysis.flow import Flow
     from ddplint.analysis.records import BranchSite, CallSite, Context, Scope
 
 
@@ -201,8 +202,9 @@ class RankGuards:
     """Answers "is this expression a rank?" and "is this condition true only on rank 0?", and
     which places of the file one rank alone reaches (collectives.py builds on it)."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: "ModuleFacts", flow: "Flow") -> None:
         self.facts = facts
+        self.flow = flow
         # (id(block), id(scope)) -> [block, statements looked at, first early exit of the others]
         self._exits_of_others: dict[tuple[int, int], list] = {}
 
@@ -260,10 +262,10 @@ class RankGuards:
         """The condition compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank()
         == 0`, `dist.get_rank(group=tp_group) == 0`), itself or through the values its names hold:
         one rank of every model-parallel group passes, not one rank of the whole job."""
-        candidates = [test]
+        candidates: list[cst.CSTNode] = [test]
         for node in walk(test):
             if isinstance(node, cst.Name):
-                candidates += [s.node for s in self.facts.flow.sources(node, scope) if s.node is not None]
+                candidates += [s.node for s in self.flow.sources(node, scope) if s.node is not None]
         for candidate in candidates:
             for node in walk(candidate):
                 if not isinstance(node, cst.Call):

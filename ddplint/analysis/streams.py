@@ -17,9 +17,10 @@ _SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
 
 
 class Streams:
-    def __init__(self, facts, flow) -> None:
+    def __init__(self, facts, flow, ranks) -> None:
         self.facts = facts
         self.flow = flow
+        self.ranks = ranks
 
     @cached_property
     def iterable_dataset_classes(self) -> set[str]:
@@ -78,7 +79,7 @@ class Streams:
         return self.facts.project.iterable_class(self.facts, node.func)
 
     def class_splits_stream(self, class_name: str) -> bool:
-        ranks = self.facts.ranks
+        ranks = self.ranks
         for info in self.facts.class_lineage(class_name):
             for function in self.facts.functions:
                 if function.class_name != info.name:

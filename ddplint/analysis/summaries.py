@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.loaders import SamplerKind
+    from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.records import CollectiveReach
 
 _SAMPLER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DISTRIBUTED_SAMPLER)
@@ -233,7 +234,8 @@ class ModuleSummary:
         return any(self._tables())
 
 
-def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
+def summarise(model: "ModuleModel", display_name: str) -> ModuleSummary:
+    facts = model.facts
     import libcst as cst
 
     summary = ModuleSummary()
@@ -244,13 +246,13 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     summary.device_setters = {f.name for f in top_level if f in setters}
     launchers = _launchers(facts)
     summary.process_launchers = {f.name for f in top_level if f in launchers}
-    data = facts.data
+    data = model.data
     for function in top_level:
-        factory = _factory_loader(facts, function, display_name)
+        factory = _factory_loader(model, function, display_name)
         if factory is not None:
             summary.loader_factories[function.name] = factory
     for function in top_level:
-        inner = facts.ranks.collective_inside(function)
+        inner = model.ranks.collective_inside(function)
         if inner is not None:
             summary.collectives[function.name] = inner
     forwarding = _forwarded_parameters(facts)
@@ -272,14 +274,14 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
         if name in facts.classes:
             summary.loader_classes[name] = data.loader_model.class_picks_its_samples(name)
     for function in top_level:
-        _summarise_data_helper(facts, function, display_name, summary)
+        _summarise_data_helper(model, function, display_name, summary)
         places = data.loader_model.unsharded_sampler_places(function)
         if places[0]:
             summary.unsharded_samplers[function.name] = places
     for function in facts.functions:
-        _summarise_loader_trainer(facts, function, display_name, top_level, summary)
-    _summarise_stored_loader_trainers(facts, display_name, summary)
-    offered = facts.devices.offered_current_device_work
+        _summarise_loader_trainer(model, function, display_name, top_level, summary)
+    _summarise_stored_loader_trainers(model, display_name, summary)
+    offered = model.devices.offered_current_device_work
     if offered:  # one pass over the module for every position (each is a pass of its own)
         from ddplint.positions import positions_of
 
@@ -289,10 +291,11 @@ def summarise(facts: "ModuleFacts", display_name: str) -> ModuleSummary:
     return summary
 
 
-def _summarise_stored_loader_trainers(facts: "ModuleFacts", display_name: str, summary: ModuleSummary) -> None:
+def _summarise_stored_loader_trainers(model: "ModuleModel", display_name: str, summary: ModuleSummary) -> None:
     """Record the methods of top-level classes that train on a loader their constructor stored
     on the instance (`Epochs.stored_loader_trainers`)."""
-    data = facts.data
+    facts = model.facts
+    data = model.data
     for name, owner in facts.classes.items():
         if owner.scope is None or owner.scope.parent is not facts.module_scope:
             continue
@@ -347,9 +350,10 @@ def _forwarded_parameters(facts: "ModuleFacts") -> dict[int, set[str]]:
     return forwarded
 
 
-def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:
+def _summarise_loader_trainer(model: "ModuleModel", function, display_name: str, top_level: list, summary: ModuleSummary) -> None:
     """Record a top-level function, or a plain method of a top-level class, that trains on a
     parameter (`Epochs.loader_trainer`)."""
+    facts = model.facts
     owner = facts.classes.get(function.class_name) if function.class_name is not None else None
     method = owner is not None and owner.scope is not None and owner.scope is function.scope.parent
     if method:
@@ -358,7 +362,7 @@ def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str,
             return  # static / class methods and properties bind no instance the way a call reads
     elif function not in top_level:
         return
-    data = facts.data
+    data = model.data
     found = data.epochs.loader_trainer(function, data.loop_trains)
     if found is None:
         return
@@ -375,10 +379,11 @@ def _summarise_loader_trainer(facts: "ModuleFacts", function, display_name: str,
     summary.loader_trainers[key] = LoaderTrainer(parameter, position, epochs_at, sets_epoch)
 
 
-def _summarise_data_helper(facts: "ModuleFacts", function, display_name: str, summary: ModuleSummary) -> None:
+def _summarise_data_helper(model: "ModuleModel", function, display_name: str, summary: ModuleSummary) -> None:
     """What a top-level function does for a caller's loader: re-iterates a parameter pass after
     pass, returns DataLoader keyword arguments, or returns a shuffling DistributedSampler."""
-    data = facts.data
+    facts = model.facts
+    data = model.data
     repeater = data.epochs.pass_repeater(function)
     if repeater is not None:
         parameter, loop = repeater
@@ -430,9 +435,10 @@ def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
     return found
 
 
-def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Optional[FactoryLoader]:
+def _factory_loader(model: "ModuleModel", function, display_name: str) -> Optional[FactoryLoader]:
     """The DataLoader this function returns (alone or in a tuple), described for callers."""
-    data = facts.data
+    facts = model.facts
+    data = model.data
     for value, _ in function.returns:
         for loader in data.loaders:
             if loader.site.context.scope is not function.scope:
@@ -441,21 +447,21 @@ def _factory_loader(facts: "ModuleFacts", function, display_name: str) -> Option
                 continue
             return FactoryLoader(
                 where=f"{display_name}:{_line_of(facts, loader.site.node)}",
-                sampler=_sampler_verdict(facts, loader),
+                sampler=_sampler_verdict(model, loader),
                 shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
                 shuffle=loader.shuffle,
-                judged_there=bool(facts.distributed) and data.is_training_loader(loader),
+                judged_there=bool(model.distributed) and data.is_training_loader(loader),
                 **_dataset_parameter(facts, function, loader),
             )
     return None
 
 
-def _sampler_verdict(facts: "ModuleFacts", loader) -> "SamplerKind":
+def _sampler_verdict(model: "ModuleModel", loader) -> "SamplerKind":
     """The module's own exemptions, applied where the loader is built: a framework, an iterable
     or hand-sharded dataset, all count as a sampler for the caller."""
     from ddplint.analysis.loaders import SamplerKind
 
-    data = facts.data
+    data = model.data
     if loader.sampler is SamplerKind.PRESENT:
         return SamplerKind.PRESENT
     if data.handed_to_framework(loader) or data.is_iterable_dataset(loader) or data.is_sharded_by_hand(loader):
@@ -491,8 +497,10 @@ def summary_of(data: bytes, path: str) -> Optional[ModuleSummary]:
     facts = facts_of(data)
     if facts is None:
         return None
+    from ddplint.analysis.model import ModuleModel
+
     try:
-        return summarise(facts, os.path.basename(path))
+        return summarise(ModuleModel(facts), os.path.basename(path))
     except Exception:  # RecursionError, or a bug in a summary: that module offers nothing, the
         return None  # run goes on (one module must not cost every file its findings)
 

@@ -35,8 +35,10 @@ _OPTIMIZER_LIKE = re.compile(r"optim|^opt$|scaler|engine")
 
 
 class Training:
-    def __init__(self, facts, epochs: Epochs, work: DataWork) -> None:
+    def __init__(self, facts, flow, ranks, epochs: Epochs, work: DataWork) -> None:
         self.facts = facts
+        self.flow = flow
+        self.ranks = ranks
         self.epochs = epochs
         self.work = work
 
@@ -142,7 +144,7 @@ class Training:
         without stepping it, a call of a function of the file that does, or a call named for
         evaluation (`evaluate(model, val_loader)`, `engine.validate(...)`). Returns what to name
         in a message, or None."""
-        ranks = self.facts.ranks
+        ranks = self.ranks
         # `if args.local_rank == -1: evaluate(...)` inside the guard: the single-GPU run only.
         calls = [site for site in calls if not ranks.runs_single_process(site.context)]
         loops = [loop for loop in loops if not ranks.runs_single_process(loop.context)]
@@ -251,7 +253,7 @@ class Training:
             return False
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
             return self._fixed_size(expr.func.value, scope, arms, depth + 1)
-        sources = self.facts.flow.sources(expr, scope, arms)
+        sources = self.flow.sources(expr, scope, arms)
         if not sources:
             return False
         for source in sources:
@@ -303,7 +305,7 @@ class Training:
             return False
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
             return True
-        sources = self.facts.flow.sources(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else []
+        sources = self.flow.sources(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else []
         return bool(sources) and all(
             source.node is not None
             and (
@@ -333,7 +335,7 @@ class Training:
             )
         if depth > 3 or not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
-        sources = self.facts.flow.sources(expr, scope, arms)
+        sources = self.flow.sources(expr, scope, arms)
         return bool(sources) and all(
             source.node is not None
             and (
@@ -351,7 +353,7 @@ class Training:
             base = base.value
         if base is node or not isinstance(base, cst.Name):
             return False
-        sources = self.facts.flow.sources(base, scope)
+        sources = self.flow.sources(base, scope)
         return bool(sources) and all(
             source.node is not None and self._parses_arguments(source.node, source.scope) for source in sources
         )
@@ -363,7 +365,7 @@ class Training:
             return False
         if node.func.attr.value not in ("parse_args", "parse_known_args"):
             return False
-        parsers = self.facts.flow.sources(node.func.value, scope)
+        parsers = self.flow.sources(node.func.value, scope)
         return bool(parsers) and all(
             isinstance(p.node, cst.Call) and "argparse.ArgumentParser" in self.facts.qualified_names(p.node.func)
             for p in parsers

@@ -32,7 +32,9 @@ from ddplint.analysis.syntax import is_none, walk
 from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, SPAWNERS, TEST_CLASS_SUFFIXES
 
 if TYPE_CHECKING:
+    from ddplint.analysis.distributed import RankModel
     from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts
+    from ddplint.analysis.flow import Flow
 
 _MAX_CALLER_DEPTH = 4  # functions placed through at most this many levels of callers
 
@@ -49,8 +51,10 @@ _IN_A_RANK = (Where.EVERY_RANK, Where.SOME_RANKS)
 
 
 class WhereModel:
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: "ModuleFacts", flow: "Flow", ranks: "RankModel") -> None:
         self.facts = facts
+        self.flow = flow
+        self.ranks = ranks
         self._functions: dict[int, Where] = {}
         # (id(block), id(scope)) -> (block, index of its first single-process assert); the block
         # is kept so that its id stays its own
@@ -70,13 +74,13 @@ class WhereModel:
             return here
         function = self.facts.function_of(context.scope)
         placed = self._of_function(function, depth) if function is not None else Where.EVERY_RANK
-        if placed is Where.EVERY_RANK and self.facts.ranks.runs_on_one_rank_only(context):
+        if placed is Where.EVERY_RANK and self.ranks.runs_on_one_rank_only(context):
             return Where.SOME_RANKS
         return placed
 
     # -- a place in its own function -----------------------------------------------------------
     def _of_place(self, context: "Context") -> Where:
-        if self.facts.ranks.runs_single_process(context):
+        if self.ranks.runs_single_process(context):
             return Where.SINGLE_PROCESS
         if any((id(branch), in_body) in self._single_process_arms for branch, in_body in context.branches):
             return Where.SINGLE_PROCESS
@@ -99,7 +103,7 @@ class WhereModel:
         known = self._asserts.get(key)
         if known is None:
             known = self._asserts[key] = (body, math.inf)
-            ranks = self.facts.ranks
+            ranks = self.ranks
             for index, statement in enumerate(body):
                 small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
                 if any(isinstance(s, cst.Assert) and ranks.distributed_polarity(s.test, context.scope) is False for s in small):
@@ -116,7 +120,7 @@ class WhereModel:
         tested = _none_test(branch.test)
         if tested is None or tested[1] != in_body:
             return False
-        nones = [s for s in self.facts.flow.sources(tested[0], context.scope) if is_none(s.node)]
+        nones = [s for s in self.flow.sources(tested[0], context.scope) if is_none(s.node)]
         return bool(nones) and all(self.value_on_single_process_path(s.node) for s in nones)
 
     @cached_property
@@ -265,7 +269,7 @@ class WhereModel:
         == -1 else f"cuda:{local_rank}"` (a launcher always sets the rank, so -1 is the run
         without one)."""
         inside: set[int] = set()
-        ranks = self.facts.ranks
+        ranks = self.ranks
         for branch in self.facts.branches:
             if isinstance(branch.node, cst.IfExp):
                 polarity = ranks.distributed_polarity(branch.node.test, branch.context.scope)

@@ -9,6 +9,7 @@ from typing import Callable, Iterable, Literal, Optional, Union
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.diagnostics import Severity
 from ddplint.edits import FindingFix, NodeEdit
 from ddplint.rules import ENTRIES_BY_CODE
@@ -47,7 +48,8 @@ class Rule:
     triggers: tuple[bytes, ...]
     # Rules that only speak in distributed scripts also need one of DISTRIBUTED_TOKENS.
     distributed_only: bool
-    check: Callable[[ModuleFacts], Iterable[Finding]]
+    # Reads the module through its one model: the records (`model.facts`) and the derived models.
+    check: Callable[[ModuleModel], Iterable[Finding]]
     # Executable examples (Fixit style): the tests run every one. In `invalid` examples each
     # expected finding is marked by `# <- CODE` at the end of the reported line.
     invalid: tuple[str, ...]

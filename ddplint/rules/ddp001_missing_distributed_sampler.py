@@ -8,16 +8,18 @@ import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.loaders import SamplerKind
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_MODULES
 from ddplint.edits import ensure_import
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule, held_as
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
-    data = facts.data
+    data = model.data
     if data.loader_model.model_parallel:
         return  # tensor / pipeline parallel ranks must share batches; the data-parallel split is the mesh's
     for loader in data.loaders:
@@ -25,9 +27,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if not data.is_training_loader(loader):
             continue  # evaluation-only: redundant work at worst, never wrong results
-        if facts.ranks.runs_on_one_rank_only(loader.site.context):
+        if model.ranks.runs_on_one_rank_only(loader.site.context):
             continue  # only one rank iterates it; the others get their data some other way
-        if not facts.where.in_a_rank(loader.site.context):
+        if not model.where.in_a_rank(loader.site.context):
             continue  # the `else` of `if args.distributed:`, the launcher: one process, the whole dataset is right
         if data.is_test_on_made_up_data(loader):
             continue  # a test: every rank gets the same made-up batches on purpose

@@ -8,14 +8,16 @@ import libcst as cst
 
 from ddplint.analysis.epochs import YieldSite
 from ddplint.analysis.facts import LoopSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import argument, int_value, keyword_arg, walk
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule, flat_code, held_as
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
-    data = facts.data
+    data = model.data
     reported: set[int] = set()
     for sampler in data.samplers:
         if not sampler.shuffles:
@@ -34,7 +36,8 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                         reported.add(id(iteration.where.node))
                         named = held_as(facts, loader.site.node, "this loader")
                         if iteration.epochs_in_callee:
-                            short = f"`{iteration.where.name}(...)` runs its epochs over {named} and never sets the sampler's epoch: same order each epoch"
+                            callee = iteration.where.name  # type: ignore[union-attr]  # the call that runs the epochs
+                            short = f"`{callee}(...)` runs its epochs over {named} and never sets the sampler's epoch: same order each epoch"
                             why = _callee_epochs_message(facts, iteration, sampler)
                         else:
                             short = f"each new pass over {named} replays the same order: no set_epoch()"

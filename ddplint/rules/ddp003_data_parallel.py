@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.distributed import is_test_code
 from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import and_parts, argument
 from ddplint.analysis.torch_api import (
     DATA_PARALLEL,
@@ -18,7 +19,8 @@ from ddplint.analysis.torch_api import (
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
     if is_test_code(facts):
         return  # a test wraps models in DataParallel to test code that handles them
     local_subclasses = facts.subclasses_of(DATA_PARALLEL)
@@ -26,12 +28,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     for site in facts.calls:
         if not facts.is_instance_of(site.node, DATA_PARALLEL | FUNCTIONAL_DATA_PARALLEL, local_subclasses):
             continue
-        if _one_device(facts, site):
+        if _one_device(model, site):
             continue
         functional = facts.is_instance_of(site.node, FUNCTIONAL_DATA_PARALLEL, set())
-        if not functional and _never_runs_a_forward(facts, site):
+        if not functional and _never_runs_a_forward(model, site):
             continue  # (the functional form runs the forward in the call itself)
-        ddp_path = _ddp_path_beside(facts, site, ddp_sites)
+        ddp_path = _ddp_path_beside(model, site, ddp_sites)
         if ddp_path is not None:
             yield RULE.finding(
                 site.node,
@@ -49,11 +51,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
-def _ddp_path_beside(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSite]) -> Optional[str]:
+def _ddp_path_beside(model: ModuleModel, site: CallSite, ddp_sites: list[CallSite]) -> Optional[str]:
     """How the script's DDP path is taken when this DataParallel is its single-process fallback
     (`if args.distributed: DDP(...) elif n_gpu > 1: DataParallel(...)`), said for the message;
     None when the script has no DDP path to fall back from. Reported all the same (issue 20's
     decision): it is what `python main.py` on an 8-GPU node runs."""
+    facts = model.facts
     for branch, arm in site.context.branches:
         if any((branch, not arm) in ddp.context.branches for ddp in ddp_sites):
             return _condition(facts, branch.test, holds=not arm)
@@ -62,7 +65,7 @@ def _ddp_path_beside(facts: ModuleFacts, site: CallSite, ddp_sites: list[CallSit
         # that picks the single-process run
         parts = and_parts(branch.test) if arm else [branch.test]
         for part in parts:
-            polarity = facts.ranks.distributed_polarity(part, site.context.scope)
+            polarity = model.ranks.distributed_polarity(part, site.context.scope)
             if polarity is not None and polarity != arm:
                 return _condition(facts, part, holds=polarity)
     return None
@@ -75,13 +78,13 @@ def _condition(facts: ModuleFacts, test: cst.BaseExpression, holds: bool) -> str
     return f"`{text}` to be {'true' if holds else 'false'} (torchrun, or the script's distributed option)"
 
 
-def _one_device(facts: ModuleFacts, site: CallSite) -> bool:
+def _one_device(model: ModuleModel, site: CallSite) -> bool:
     """`DataParallel(net, device_ids=[0])` (or a parameter that defaults to a one-GPU list that
     no caller changes): one GPU, nothing scattered."""
     ids = argument(site.node, "device_ids", 1)
     if ids is None:
         return False
-    sources = facts.flow.sources(ids, site.context.scope, site.context.branches)
+    sources = model.flow.sources(ids, site.context.scope, site.context.branches)
     return bool(sources) and all(_one_element(source.node or _default_of(source, ids)) for source in sources)
 
 
@@ -102,7 +105,7 @@ def _default_of(source, ids: cst.BaseExpression):
     return None
 
 
-def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
+def _never_runs_a_forward(model: ModuleModel, site: CallSite) -> bool:
     """No forward runs through the wrapper: it is never called (`model(x)`, `model.forward(x)`),
     handed to another call (printing or an `isinstance` check aside), stored on an object, nor
     returned to a caller this file does not show. Wrapped only so that `module.`-prefixed
@@ -111,11 +114,12 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
     function of the file that returns the wrapper hands it to its call sites: they are followed
     in turn. A module-level name may be imported by another module that runs it: unless the
     wrapper only loads weights, it counts as used."""
-    found = _wrapper_and_its_returns(facts, site)
+    facts = model.facts
+    found = _wrapper_and_its_returns(model, site)
     if found is None:
         return False
     targets, followed, in_functions = found
-    flow = facts.flow
+    flow = model.flow
     seen: set[int] = set()
     loads = False
 
@@ -182,12 +186,13 @@ def _never_runs_a_forward(facts: ModuleFacts, site: CallSite) -> bool:
     return loads or in_functions
 
 
-def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tuple[dict[int, cst.Call], set[int], bool]]:
+def _wrapper_and_its_returns(model: ModuleModel, site: CallSite) -> Optional[tuple[dict[int, cst.Call], set[int], bool]]:
     """The wrapper's call and, for each function of the file returning it (`return model` after
     `model = DataParallel(model)`), that function's call sites, transitively: every value that is
     the wrapper when first bound. None when one of them is used in place (`DataParallel(net)(x)`,
     `train(make_model())`) or returned by a function no call of this file reaches (another module
     may run it). Also whether every one of them is made inside a function (bound to a local)."""
+    facts = model.facts
     targets: dict[int, cst.Call] = {id(site.node): site.node}
     in_functions = facts.function_of(site.context.scope) is not None
     followed: set[int] = set()  # ids of the functions that return one of them
@@ -196,7 +201,7 @@ def _wrapper_and_its_returns(facts: ModuleFacts, site: CallSite) -> Optional[tup
         target = pending.pop()
         returned_by = [
             function for function in facts.functions
-            if any(_returns_value(facts, function, value, target) for value, _ in function.returns)
+            if any(_returns_value(model, function, value, target) for value, _ in function.returns)
         ]
         if not any(facts.assigned_to.get(id(form)) for form in _same_module_forms(facts, target)) and not returned_by:
             return None
@@ -228,7 +233,7 @@ def _same_module_forms(facts: ModuleFacts, target: cst.Call) -> list[cst.BaseExp
     return forms
 
 
-def _returns_value(facts: ModuleFacts, function, value: cst.BaseExpression, target: cst.Call) -> bool:
+def _returns_value(model: ModuleModel, function, value: cst.BaseExpression, target: cst.Call) -> bool:
     """`return target`, or `return model` (`.cuda()` ...) where a binding of `model` that reaches
     the return is the target."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_METHODS_RETURNING_SELF:
@@ -237,7 +242,7 @@ def _returns_value(facts: ModuleFacts, function, value: cst.BaseExpression, targ
         return True
     if not isinstance(value, cst.Name):
         return False
-    return any(source.node is target for source in facts.flow.sources(value, function.scope))
+    return any(source.node is target for source in model.flow.sources(value, function.scope))
 
 
 # Builtins that only look at what they are given.

@@ -8,27 +8,29 @@ import libcst as cst
 
 from ddplint.analysis.data_work import Work
 from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import walk
 from ddplint.analysis.torch_api import BARRIER_COLLECTIVES, BROADCAST_COLLECTIVES
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
     for branch in facts.branches:
-        arm = facts.ranks.single_rank_arm(branch)
-        if arm is None or facts.ranks.one_rank_per_group(branch.test, branch.context.scope):
+        arm = model.ranks.single_rank_arm(branch)
+        if arm is None or model.ranks.one_rank_per_group(branch.test, branch.context.scope):
             continue
-        works = _data_work_in(facts, branch, arm)
+        works = _data_work_in(model, branch, arm)
         if not works:
             continue
-        if _data_work_in(facts, branch, not arm):
+        if _data_work_in(model, branch, not arm):
             continue  # the other ranks do the same work in the other arm
-        wait = _what_the_others_wait_in(facts, branch, arm)
+        wait = _what_the_others_wait_in(model, branch, arm)
         if wait is None:
             continue
-        work = _work_they_wait_for(facts, branch, arm, works, wait)
+        work = _work_they_wait_for(model, branch, arm, works, wait)
         if work is None:
             continue
         yield RULE.finding(
@@ -45,34 +47,36 @@ def _arm_node(branch: BranchSite, arm: bool) -> Optional[cst.CSTNode]:
     return branch.node.body if arm else branch.node.orelse
 
 
-def _data_work_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> list[Work]:
+def _data_work_in(model: ModuleModel, branch: BranchSite, arm: bool) -> list[Work]:
     """The data work in one arm, in source order: calls, then loops over a loader or dataset
     (an evaluation loop is DDP010's, not data work)."""
-    work_model = facts.data.work
+    facts = model.facts
+    work_model = model.data.work
     calls = facts.calls_in_arm(branch, arm)
     found = [work for work in map(work_model.work_of, calls) if work is not None]
     if isinstance(branch.node, cst.If):
         for loop in facts.loops:
             if (branch.node, arm) not in loop.context.branches:
                 continue
-            if facts.data.loop_trains(loop) or facts.data.evaluation_pass(calls, [loop]) is not None:
+            if model.data.loop_trains(loop) or model.data.evaluation_pass(calls, [loop]) is not None:
                 continue
-            work = work_model.loop_work(loop, facts.data.loaders)
+            work = work_model.loop_work(loop, model.data.loaders)
             if work is not None:
                 found.append(work)
     return found
 
 
 def _work_they_wait_for(
-    facts: ModuleFacts, branch: BranchSite, arm: bool, works: list[Work], wait: CallSite
+    model: ModuleModel, branch: BranchSite, arm: bool, works: list[Work], wait: CallSite
 ) -> Optional[Work]:
     """Work that scales with the dataset, or a read (`torch.load(path)`, `load_data(...)`)
     whose result is what the other ranks receive in the broadcast: a checkpoint or a config
     read by rank 0 for itself is not what they wait for."""
+    facts = model.facts
     for work in works:
         if work.scales:
             return work
-    if facts.ranks.collective_kind(wait) != "broadcast":
+    if model.ranks.collective_kind(wait) != "broadcast":
         return None
     received = {n.value for arg in wait.node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     for work in works:
@@ -126,12 +130,13 @@ def _names_written_by(nodes: list[cst.CSTNode]) -> set[str]:
     return names
 
 
-def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) -> Optional[CallSite]:
+def _what_the_others_wait_in(model: ModuleModel, branch: BranchSite, arm: bool) -> Optional[CallSite]:
     """The collective in which the other ranks wait for rank 0's result, if any: a broadcast /
     scatter in the other arm or after the branch, or a barrier after which they do not load data
     themselves (that would be the download-then-everyone-loads pattern, which is fine)."""
+    facts = model.facts
     node = branch.node
-    ranks = facts.ranks
+    ranks = model.ranks
     for site in facts.calls_in_arm(branch, not arm):
         if ranks.collective_kind(site) == "broadcast":
             return site
@@ -148,15 +153,15 @@ def _what_the_others_wait_in(facts: ModuleFacts, branch: BranchSite, arm: bool) 
         if kind == "barrier":
             produced = _names_written_in(facts, branch, arm)
             later = following[index + 1 :]
-            if any(_redoes_the_work(facts, s, produced) for s in later):
+            if any(_redoes_the_work(model, s, produced) for s in later):
                 return None
             return site
     return None
 
 
-def _redoes_the_work(facts: ModuleFacts, site: CallSite, produced: set[str]) -> bool:
+def _redoes_the_work(model: ModuleModel, site: CallSite, produced: set[str]) -> bool:
     """After the barrier, does this rank load data itself (rather than wrap what rank 0 made)?"""
-    if not facts.data.is_data_work(site) or facts.ranks.runs_on_one_rank_only(site.context):
+    if not model.data.is_data_work(site) or model.ranks.runs_on_one_rank_only(site.context):
         return False
     used = {n.value for arg in site.node.args for n in walk(arg.value) if isinstance(n, cst.Name)}
     return used.isdisjoint(produced)

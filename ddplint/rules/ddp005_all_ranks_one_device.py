@@ -6,7 +6,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.facts import CallSite
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import int_value, keyword_arg
 from ddplint.analysis.torch_api import DISTRIBUTED_DATA_PARALLEL as DDP
 from ddplint.analysis.torch_api import PROCESS_GROUP_STARTERS, SPAWNERS
@@ -14,15 +15,16 @@ from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
-    devices = facts.devices
+    devices = model.devices
     if devices.one_gpu_per_process:
         return  # CUDA_VISIBLE_DEVICES=<local rank> or set_device(0): each process's GPU is cuda:0
     current, gpu0_reported = [], False
     for placement in devices.placements:
-        if _on_one_path_only(facts, placement.site):
+        if _on_one_path_only(model, placement.site):
             continue
         if placement.kind == "gpu0":
             gpu0_reported = True
@@ -40,10 +42,10 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
     if not devices.starts_process_group:
         pass
     elif devices.sets_device_per_rank:
-        yield from _device_set_too_late(facts)
+        yield from _device_set_too_late(model)
     elif not current:
         if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
-            yield from _device_never_current(facts)
+            yield from _device_never_current(model)
     else:
         first, more = current[0], len(current) - 1
         others = f" (and {more} more placement{'s' if more > 1 else ''} like it)" if more else ""
@@ -68,7 +70,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             "default=int(os.environ.get('LOCAL_RANK', 0))",
         )
     for site in facts.calls_named(*DDP):
-        if _on_one_path_only(facts, site):
+        if _on_one_path_only(model, site):
             continue
         detail = _gpu0_device_ids(site)
         if detail is not None:
@@ -81,7 +83,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
 
 
-def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
+def _device_never_current(model: ModuleModel) -> Iterator[Finding]:
     """The script starts the process group and places nothing on the current device, but nothing
     makes the rank's GPU current either: what runs on the current device without naming one
     (NCCL's barrier, `torch.cuda.synchronize()`, memory queries, CUDA events and streams,
@@ -92,16 +94,17 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     it is reported only when some of it uses the current device. A helper module hands its
     device to code it does not see, so a rank device there is reported by itself; a helper that
     only starts the group is not (its importer may choose the device after calling it)."""
-    devices = facts.devices
+    facts = model.facts
+    devices = model.devices
     if not devices.group_may_run_on_gpus:
         return
-    work = next((site for site in devices.current_device_work if not _on_one_path_only(facts, site)), None)
-    program = facts.where.is_program
+    work = next((site for site in devices.current_device_work if not _on_one_path_only(model, site)), None)
+    program = model.where.is_program
     if program and work is None:
         return  # every CUDA call of the program names its device: nothing is left to the current one
-    uses = _acts_on_gpu0(facts, work) if work else "every rank's implicit CUDA work runs on GPU 0"
+    uses = _acts_on_gpu0(model, work) if work else "every rank's implicit CUDA work runs on GPU 0"
     for device in devices.rank_devices:
-        if _context_on_one_path_only(facts, device.node, device.context):
+        if _context_on_one_path_only(model, device.node, device.context):
             continue
         text = one_line(facts.module.code_for_node(device.node), 32)
         yield RULE.finding(
@@ -118,7 +121,7 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
     if not program and not devices.callers_leave_device_unset:
         return  # a set-up helper: the program that imports it may choose the device after it returns
     for site in devices.gpu_group_starts:
-        if _on_one_path_only(facts, site):
+        if _on_one_path_only(model, site):
             continue
         yield RULE.finding(
             site.node,
@@ -133,14 +136,15 @@ def _device_never_current(facts: ModuleFacts) -> Iterator[Finding]:
         return
 
 
-def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
+def _device_set_too_late(model: ModuleModel) -> Iterator[Finding]:
     """Work on the current device that every rank runs before the statement that makes its own
     device current (analysis/devices.py, device_made_current_late). Reported where the group
     starts (the place for the set_device), else at the work."""
-    devices = facts.devices
+    facts = model.facts
+    devices = model.devices
     if not devices.group_may_run_on_gpus:
         return
-    late = next((pair for pair in devices.device_made_current_late if not _on_one_path_only(facts, pair[0])), None)
+    late = next((pair for pair in devices.device_made_current_late if not _on_one_path_only(model, pair[0])), None)
     if late is None:
         return
     work, setter = late
@@ -148,7 +152,7 @@ def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
         site
         for site in facts.calls_named(*PROCESS_GROUP_STARTERS)
         if site.node is not None and SPAWNERS.isdisjoint(facts.qualified_names(site.node.func))
-        and not _on_one_path_only(facts, site)
+        and not _on_one_path_only(model, site)
     ]
     at = starts[0] if starts else work
     done = one_line(facts.module.code_for_node(setter.node.func), 32)
@@ -164,9 +168,10 @@ def _device_set_too_late(facts: ModuleFacts) -> Iterator[Finding]:
     )
 
 
-def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
+def _acts_on_gpu0(model: ModuleModel, work: CallSite) -> str:
+    facts = model.facts
     callee = one_line(facts.module.code_for_node(work.node.func), 22)
-    elsewhere = facts.devices.work_in_project(work)
+    elsewhere = model.devices.work_in_project(work)
     if elsewhere is not None:  # a project function or class doing it in its own module
         return f"{callee}() works on the current device ({elsewhere}), GPU 0 in every rank"
     if keyword_arg(work.node, "pin_memory") is not None:  # a pinning DataLoader
@@ -174,21 +179,21 @@ def _acts_on_gpu0(facts: ModuleFacts, work: CallSite) -> str:
     return f"{callee}() acts on GPU 0 in every rank"
 
 
-def _context_on_one_path_only(facts: ModuleFacts, node, context) -> bool:
+def _context_on_one_path_only(model: ModuleModel, node, context) -> bool:
     """`_on_one_path_only` for a value rather than a call."""
-    ranks = facts.ranks
+    ranks = model.ranks
     return (
         ranks.runs_on_one_rank_only(context)
         or ranks.after_other_ranks_left(context)
-        or not facts.where.in_a_rank(context)
-        or facts.where.value_on_single_process_path(node)
+        or not model.where.in_a_rank(context)
+        or model.where.value_on_single_process_path(node)
     )
 
 
-def _on_one_path_only(facts: ModuleFacts, site: CallSite) -> bool:
+def _on_one_path_only(model: ModuleModel, site: CallSite) -> bool:
     """On rank 0 alone, on the single-process path or in the launching process (before or after
     `mp.spawn`), GPU 0 is the right GPU: one process uses it."""
-    return facts.ranks.call_runs_on_one_rank_only(site) or not facts.where.call_in_a_rank(site)
+    return model.ranks.call_runs_on_one_rank_only(site) or not model.where.call_in_a_rank(site)
 
 
 def _gpu0_device_ids(site: CallSite) -> str | None:

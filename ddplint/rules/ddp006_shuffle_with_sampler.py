@@ -6,7 +6,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.facts import CallSite
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import alternatives, argument, double_star_args, int_value, is_none, is_true
 from ddplint.analysis.torch_api import DATALOADER, DATALOADER_POSITIONS
 from ddplint.edits import remove_argument
@@ -16,10 +17,11 @@ from ddplint.rules.base import Finding, FindingFix, Rule, held_as
 POSITIONS = {name: DATALOADER_POSITIONS[name] for name in ("batch_size", "shuffle", "sampler", "batch_sampler", "drop_last")}
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
+def check(model: ModuleModel) -> Iterator[Finding]:
     # Only torch's own DataLoader raises; a subclass may take these arguments differently.
+    facts = model.facts
     for site in facts.calls_constructing(DATALOADER, set()):
-        message = _conflict(facts, site)
+        message = _conflict(model, site)
         if message is not None:
             named = held_as(facts, site.node, "DataLoader")
             if message is SHUFFLE_CLASH:
@@ -30,13 +32,13 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                 yield RULE.finding(site.node, short, why=message)
 
 
-def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
-    passed = {name: _passed(facts, site, name, position) for name, position in POSITIONS.items()}
-    if _may_be_given(facts, site, passed["batch_sampler"]):
+def _conflict(model: ModuleModel, site: CallSite) -> Optional[str]:
+    passed = {name: _passed(model, site, name, position) for name, position in POSITIONS.items()}
+    if _may_be_given(model, site, passed["batch_sampler"]):
         clashing = [name for name in ("shuffle", "drop_last") if _surely_true(passed[name])]
         if passed["batch_size"] and not any(_may_be_one(value) for value in passed["batch_size"]):
             clashing.append("batch_size")
-        if _may_be_given(facts, site, passed["sampler"]):
+        if _may_be_given(model, site, passed["sampler"]):
             clashing.append("sampler")
         if clashing:
             listed = ", ".join(f"`{name}`" for name in clashing)
@@ -47,12 +49,12 @@ def _conflict(facts: ModuleFacts, site: CallSite) -> Optional[str]:
                 f"order and the last batch, so pass only batch_sampler"
             )
         return None
-    if _surely_true(passed["shuffle"]) and _may_be_given(facts, site, passed["sampler"]):
+    if _surely_true(passed["shuffle"]) and _may_be_given(model, site, passed["sampler"]):
         return SHUFFLE_CLASH
     return None
 
 
-def _passed(facts: ModuleFacts, site: CallSite, name: str, position: int) -> list[cst.BaseExpression]:
+def _passed(model: ModuleModel, site: CallSite, name: str, position: int) -> list[cst.BaseExpression]:
     """What the call gives for argument `name`: the argument as written, else the entries under
     `name` of the dicts it unpacks (`DataLoader(ds, sampler=s, **train_kwargs)` where
     `train_kwargs.update({"shuffle": True})`). Empty when not given, or when an unpacked dict
@@ -62,7 +64,7 @@ def _passed(facts: ModuleFacts, site: CallSite, name: str, position: int) -> lis
         return [written]
     values: list[cst.BaseExpression] = []
     for kwargs in double_star_args(site.node):
-        entries = facts.data.unpacked_entries(kwargs, site.context.scope, name)
+        entries = model.data.unpacked_entries(kwargs, site.context.scope, name)
         if entries is None or any(entry is None for entry in entries):
             return []  # unreadable, or an item whose value is not written out (`d[k] += v`)
         values += entries
@@ -97,10 +99,10 @@ def _may_be_one(expr: cst.BaseExpression) -> bool:
     return any(int_value(option) == 1 for option in alternatives(expr))
 
 
-def _may_be_given(facts: ModuleFacts, site: CallSite, values: list[cst.BaseExpression]) -> bool:
+def _may_be_given(model: ModuleModel, site: CallSite, values: list[cst.BaseExpression]) -> bool:
     """The argument is, on some path, a real object: one of its sources is known and not None.
     An untraceable value (a parameter nobody in the file passes) is not assumed to be one."""
-    flow = facts.data.flow
+    flow = model.data.flow
     return any(
         not source.unknown and not is_none(source.node)
         for value in values

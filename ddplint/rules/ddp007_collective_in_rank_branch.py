@@ -16,7 +16,8 @@ from ddplint.analysis.divergence import (
     may_diverge,
     other_ranks_leave_at,
 )
-from ddplint.analysis.facts import BranchSite, CallSite, ModuleFacts
+from ddplint.analysis.facts import BranchSite, CallSite
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
 from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
@@ -27,18 +28,19 @@ from ddplint.analysis.torch_api import (
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
+def check(model: ModuleModel) -> Iterator[Finding]:
     # Accelerate scripts are multi-process whenever `accelerate launch` starts them, without a
     # line of torch.distributed in the file.
-    if not facts.distributed and not facts.imports.imports_any(("accelerate", *LIGHTNING_PACKAGES)):
+    facts = model.facts
+    if not model.distributed and not facts.imports.imports_any(("accelerate", *LIGHTNING_PACKAGES)):
         return
-    ranks = facts.ranks
+    ranks = model.ranks
     reported: set[int] = set()
     unguarded: list[BranchSite] = []
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
         if arm is not None:
-            yield from _exits(facts, branch, arm, reported)
+            yield from _exits(model, branch, arm, reported)
         else:
             unguarded.append(branch)
         # `if is_rank0 and step % k == 0 or last_step:` holds on rank 0 alone on most steps
@@ -50,12 +52,12 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         for site in facts.calls_in_arm(branch, arm):
             if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch, site.context):
                 continue
-            finding = _unmatched(facts, branch, arm, site)
+            finding = _unmatched(model, branch, arm, site)
             if finding is not None:
                 reported.add(id(site.node))
                 yield finding
-                yield from _inside_one_rank_functions(facts, site, reported)
-    yield from _divergent_branches(facts, unguarded, reported)
+                yield from _inside_one_rank_functions(model, site, reported)
+    yield from _divergent_branches(model, unguarded, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
     leaving = leaving_ifs(facts)
     for site in facts.calls:
@@ -74,22 +76,22 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
                     f"return, or on every rank",
                 )
             continue
-        finding = _left_under_a_setting(facts, site, reported, leaving)
+        finding = _left_under_a_setting(model, site, reported, leaving)
         if finding is not None:
             yield finding
 
 
 def _left_under_a_setting(
-    facts: ModuleFacts, site: CallSite, reported: set[int], candidates: dict[int, list[tuple[int, cst.If]]]
+    model: ModuleModel, site: CallSite, reported: set[int], candidates: dict[int, list[tuple[int, cst.If]]]
 ) -> Optional[Finding]:
     """`if rank != 0 and not cfg.sharded: return` (or `if rank != 0: continue` in a loop) before
     a collective: reported at that exit, which decides who goes on."""
     if not any(id(body) in candidates for body, _ in site.context.path):
         return None  # no early exit in any block around the call
-    leaving = other_ranks_leave_at(facts, site.context, candidates)
+    leaving = other_ranks_leave_at(model, site.context, candidates)
     if leaving is None or id(leaving) in reported:
         return None
-    reach = facts.ranks.collective_reached(site, on_one_rank=True)
+    reach = model.ranks.collective_reached(site, on_one_rank=True)
     if reach is None or reach.subgroup:
         return None
     reported.add(id(leaving))
@@ -103,10 +105,10 @@ def _left_under_a_setting(
     )
 
 
-def _exits(facts: ModuleFacts, branch: BranchSite, arm: bool, reported: set[int]) -> Iterator[Finding]:
+def _exits(model: ModuleModel, branch: BranchSite, arm: bool, reported: set[int]) -> Iterator[Finding]:
     """`if rank == 0: ... break`: the rank leaves a loop whose collectives the others go on
     making; `trainer.should_stop = True` on one rank of a Lightning run."""
-    for leaving in exits_in_arm(facts, branch, arm):
+    for leaving in exits_in_arm(model, branch, arm):
         if id(leaving.node) in reported:
             continue
         reported.add(id(leaving.node))
@@ -130,14 +132,14 @@ def _exits(facts: ModuleFacts, branch: BranchSite, arm: bool, reported: set[int]
         )
 
 
-def _inside_one_rank_functions(facts: ModuleFacts, site: CallSite, reported: set[int]) -> Iterator[Finding]:
+def _inside_one_rank_functions(model: ModuleModel, site: CallSite, reported: set[int]) -> Iterator[Finding]:
     """The call under the guard reaches a collective through the file's functions: name it also
     where it leaves the functions only that rank calls (the barrier in a helper it alone calls, or
     the call into a helper every rank shares)."""
-    for inner in calls_into_shared_helpers(facts, site):
+    for inner in calls_into_shared_helpers(model, site):
         if id(inner.node) in reported:
             continue
-        reach = facts.ranks.collective_reached(inner, on_one_rank=True)
+        reach = model.ranks.collective_reached(inner, on_one_rank=True)
         if reach is None:
             continue
         reported.add(id(inner.node))
@@ -151,12 +153,13 @@ def _inside_one_rank_functions(facts: ModuleFacts, site: CallSite, reported: set
         )
 
 
-def _divergent_branches(facts: ModuleFacts, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
+def _divergent_branches(model: ModuleModel, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
     """A collective under a condition whose value differs between the ranks (the clock, a value
     only one rank assigns): the ranks for which it holds wait for the others. `unguarded`: the
     branches with no single-rank arm."""
-    ranks = facts.ranks
-    watched = keys_assigned_on_one_rank(facts) | keys_holding_clock_times(facts)
+    facts = model.facts
+    ranks = model.ranks
+    watched = keys_assigned_on_one_rank(model) | keys_holding_clock_times(facts)
     for branch in unguarded:
         if not isinstance(branch.node, cst.If) or not may_diverge(facts, branch.test, watched):
             continue
@@ -171,11 +174,11 @@ def _divergent_branches(facts: ModuleFacts, unguarded: list[BranchSite], reporte
                     candidates.append((site, arm, reach))
         if not candidates:
             continue
-        reason = divergent_condition(facts, branch)
+        reason = divergent_condition(model, branch)
         if reason is None:
             continue
         for site, arm, reach in candidates:
-            if _matched(facts, branch, arm, site, reach.name):
+            if _matched(model, branch, arm, site, reach.name):
                 continue
             reported.add(id(site.node))
             yield RULE.finding(
@@ -188,13 +191,13 @@ def _divergent_branches(facts: ModuleFacts, unguarded: list[BranchSite], reporte
             )
 
 
-def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite) -> Optional[Finding]:
-    ranks = facts.ranks
+def _unmatched(model: ModuleModel, branch: BranchSite, arm: bool, site: CallSite) -> Optional[Finding]:
+    ranks = model.ranks
     collective = ranks.collective_reached(site, on_one_rank=True)
     if collective is not None:
         if collective.subgroup and not (collective.function is None and ranks.group_every_rank_joins(site)):
             return None  # a subgroup: it may hold exactly the ranks that get here
-        if _matched(facts, branch, arm, site, collective.name):
+        if _matched(model, branch, arm, site, collective.name):
             return None
         return RULE.finding(
             site.node,
@@ -206,7 +209,7 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
             f"`else:` branch",
         )
     if ranks.wrapped_forward_reached(site):
-        if _other_arm_runs_forward(facts, branch, arm):
+        if _other_arm_runs_forward(model, branch, arm):
             return None
         return RULE.finding(
             site.node,
@@ -219,17 +222,18 @@ def _unmatched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite
     return None
 
 
-def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, name: str) -> bool:
+def _matched(model: ModuleModel, branch: BranchSite, arm: bool, site: CallSite, name: str) -> bool:
     """The other ranks make the same collective: in the other arm of this `if`, or under a
     complementary rank condition elsewhere in the same function (the `torch_distributed_zero_first`
     shape: `if rank != 0: barrier()` ... work ... `if rank == 0: barrier()`)."""
-    ranks = facts.ranks
+    facts = model.facts
+    ranks = model.ranks
     for other in facts.calls_in_arm(branch, not arm):
         reached = ranks.collective_reached(other)
         if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
-    rank_zero_here = _rank_zero_only(facts, site.context)
+    rank_zero_here = _rank_zero_only(model, site.context)
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
@@ -238,25 +242,26 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
-        if rank_zero_here and _rank_zero_only(facts, other.context):
+        if rank_zero_here and _rank_zero_only(model, other.context):
             continue  # another rank-0 block of the function: rank 0 again, not the others
         if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
             return True
     return False
 
 
-def _rank_zero_only(facts: ModuleFacts, context) -> bool:
+def _rank_zero_only(model: ModuleModel, context) -> bool:
     """The place is reached by rank 0 alone: in the body of a rank-0 guard, in the `else:` of
     a guard of the other ranks, or past their early `return`."""
-    ranks, scope = facts.ranks, context.scope
+    ranks, scope = model.ranks, context.scope
     return ranks.after_other_ranks_left(context) or any(
         ranks.is_rank_zero_guard(b.test, scope) if in_body else ranks.is_other_ranks_guard(b.test, scope)
         for b, in_body in context.branches
     )
 
 
-def _other_arm_runs_forward(facts: ModuleFacts, branch: BranchSite, arm: bool) -> bool:
-    return any(facts.ranks.wrapped_forward_reached(s) for s in facts.calls_in_arm(branch, not arm))
+def _other_arm_runs_forward(model: ModuleModel, branch: BranchSite, arm: bool) -> bool:
+    facts = model.facts
+    return any(model.ranks.wrapped_forward_reached(s) for s in facts.calls_in_arm(branch, not arm))
 
 
 RULE = Rule(

@@ -17,6 +17,7 @@ from ddplint.analysis.checkpoints import (
 )
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import (
     argument,
     double_star_args,
@@ -30,29 +31,30 @@ from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
     for site in facts.calls_named(TORCH_LOAD):
-        if _places_its_tensors(facts, site):
+        if _places_its_tensors(model, site):
             continue
-        if not facts.distributed and not _rank_callers(facts, site):
+        if not model.distributed and not _rank_callers(facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
-        if facts.ranks.call_runs_on_one_rank_only(site):
+        if model.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
-        if not facts.where.call_in_a_rank(site):
+        if not model.where.call_in_a_rank(site):
             continue  # the launching process (e.g. after mp.spawn returned), the single-process path
-        if facts.data.reads_a_data_file(site):
+        if model.data.reads_a_data_file(site):
             continue  # a preprocessing cache (`train_features.pt`): saved from CPU tensors
-        if loads_numpy_arrays(facts, site):
+        if loads_numpy_arrays(model, site):
             continue  # `torch.from_numpy(loaded[k])`: NumPy arrays load on no device
-        if _other_arm_maps(facts, site):
+        if _other_arm_maps(model, site):
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
-        if _own_rank_file(facts, site) or _saved_from_cpu(facts, site) or _never_called(facts, site):
+        if _own_rank_file(model, site) or _saved_from_cpu(model, site) or _never_called(facts, site):
             continue
-        if saved_without_tensors(facts, site):
+        if saved_without_tensors(model, site):
             continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
             continue  # the caller names the file, one per rank or not: this file cannot tell
-        if arm_untaken_in_ranks(facts, site):
+        if arm_untaken_in_ranks(model, site):
             continue  # `if trt_file is not None:` that no caller enters in a rank
         yield RULE.finding(
             site.node,
@@ -79,19 +81,20 @@ def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
     return FindingFix('Pass `map_location="cpu"` to torch.load', (edit,), "unsafe")
 
 
-def _other_arm_maps(facts: ModuleFacts, site: CallSite) -> bool:
+def _other_arm_maps(model: ModuleModel, site: CallSite) -> bool:
     """The other arm of an `if` around the call loads with a map_location of a device: the
     author chose the device per case, and this arm is the one-process-for-all-GPUs case. An
     other arm mapping to the CPU is the fallback of a run without GPUs (`if args.cpu:`,
     `if "cuda" not in device:`), which makes this arm the GPU run every rank takes."""
+    facts = model.facts
     for branch_node, in_body in site.context.branches:
         branch = next((b for b in facts.branches if b.node is branch_node), None)
         if branch is None or _gpu_arm(facts, branch_node, in_body):
             continue
         for other in facts.calls_in_arm(branch, not in_body):
-            if TORCH_LOAD not in facts.qualified_names(other.node.func) or not _places_its_tensors(facts, other):
+            if TORCH_LOAD not in facts.qualified_names(other.node.func) or not _places_its_tensors(model, other):
                 continue
-            if not maps_to_cpu(facts, argument(other.node, "map_location", 1), other):
+            if not maps_to_cpu(model, argument(other.node, "map_location", 1), other):
                 return True  # a device of its own: a per-case choice
     return False
 
@@ -128,11 +131,11 @@ def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
     return in_body and isinstance(test, cst.Call) and CUDA_AVAILABLE in facts.qualified_names(test.func)
 
 
-def _own_rank_file(facts: ModuleFacts, site: CallSite) -> bool:
+def _own_rank_file(model: ModuleModel, site: CallSite) -> bool:
     """`torch.load(f"queue{rank}.pth")`: each rank reads back the file it saved itself, from its
     own GPU, onto its own GPU."""
     path = argument(site.node, "f", 0)
-    return path is not None and facts.ranks.depends_on_rank(path, site.context.scope)
+    return path is not None and model.ranks.depends_on_rank(path, site.context.scope)
 
 
 def _reloads_its_own_state(facts: ModuleFacts, site: CallSite) -> bool:
@@ -168,17 +171,18 @@ def _own_state(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super"
 
 
-def _saved_from_cpu(facts: ModuleFacts, site: CallSite) -> bool:
+def _saved_from_cpu(model: ModuleModel, site: CallSite) -> bool:
     """The file is written in this file from CPU tensors under the same file name
     (`torch.save(x.cpu(), ".../trainfeat.pth")`), or written only from CPU tensors by the
     project's other modules (`net.cpu()` before `torch.save(net.state_dict(), ".../model_final.pth")`
     in train.py): it loads onto the CPU."""
-    names = loaded_names(facts, site)
+    facts = model.facts
+    names = loaded_names(model, site)
     if not names:
         return False
-    own = saves_of(facts, names)
+    own = saves_of(model, names)
     if own:
-        return any(saves_cpu_tensors(facts, save, site.node) for save in own)
+        return any(saves_cpu_tensors(model, save, site.node) for save in own)
     return facts.project is not None and facts.project.saved_only_from_cpu(names)
 
 
@@ -189,7 +193,7 @@ def _never_called(facts: ModuleFacts, site: CallSite) -> bool:
     return function is not None and is_script(facts) and facts.never_called(function)
 
 
-def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
+def _places_its_tensors(model: ModuleModel, site: CallSite) -> bool:
     """map_location is passed (keyword or second positional), or may be, through `*args` /
     `**kwargs` the tool does not resolve; one that is None on the GPU run does not count, nor
     does a parameter handed on that every caller in the project leaves at None."""
@@ -199,24 +203,24 @@ def _places_its_tensors(facts: ModuleFacts, site: CallSite) -> bool:
     location = argument(call, "map_location", 1)
     if location is None or is_none(location):
         return False
-    if parameter_none_in_ranks(facts, site, location):
+    if parameter_none_in_ranks(model, site, location):
         return False  # `map_location=map_location` that every caller leaves at None
-    return not _none_on_the_gpu_run(facts, site, location)
+    return not _none_on_the_gpu_run(model, site, location)
 
 
-def _none_on_the_gpu_run(facts: ModuleFacts, site: CallSite, location: cst.BaseExpression) -> bool:
+def _none_on_the_gpu_run(model: ModuleModel, site: CallSite, location: cst.BaseExpression) -> bool:
     """`map_location=torch.device("cpu") if args.cpu else None`: the CPU is only the fallback of a
     run without GPUs, and the GPU run passes None, as if nothing were passed. Unless the None
     arm is the single-process one (`"cpu" if args.distributed else None`)."""
     if not isinstance(location, cst.IfExp):
         return False
-    if is_none(location.body) and maps_to_cpu(facts, location.orelse, site):
+    if is_none(location.body) and maps_to_cpu(model, location.orelse, site):
         none_when_true = True
-    elif is_none(location.orelse) and maps_to_cpu(facts, location.body, site):
+    elif is_none(location.orelse) and maps_to_cpu(model, location.body, site):
         none_when_true = False
     else:
         return False
-    polarity = facts.ranks.distributed_polarity(location.test, site.context.scope)
+    polarity = model.ranks.distributed_polarity(location.test, site.context.scope)
     return polarity is None or polarity == none_when_true
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ddplint.analysis.facts import ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.rules.base import Finding, Rule, held_as
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
-    data, ranks = facts.data, facts.ranks
+    data, ranks = model.data, model.ranks
     for loader in data.loaders:
         stream = data.unsplit_stream(loader)
         if stream is None:

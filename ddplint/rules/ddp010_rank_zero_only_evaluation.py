@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ddplint.analysis.facts import BranchSite, LoopSite, ModuleFacts
+from ddplint.analysis.facts import BranchSite, LoopSite
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
+def check(model: ModuleModel) -> Iterator[Finding]:
     # Lightning runs the step on every rank; the decorator is the multi-process evidence itself.
-    for function, decorator in facts.data.rank_zero_only_evaluation_steps():
+    facts = model.facts
+    for function, decorator in model.data.rank_zero_only_evaluation_steps():
         yield RULE.finding(
             decorator,
             f"`@rank_zero_only` on `{function.name}`: only rank 0 evaluates, and only its own shard",
@@ -22,9 +24,9 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             f"gather the outputs) so that every rank evaluates its shard and the metric covers all",
         )
     # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
-    if not facts.distributed and not facts.imports.imports_any(("accelerate",)):
+    if not model.distributed and not facts.imports.imports_any(("accelerate",)):
         return
-    data, ranks = facts.data, facts.ranks
+    data, ranks = model.data, model.ranks
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
         if arm is None or branch.context.branches and ranks.runs_on_one_rank_only(branch.context):
@@ -33,7 +35,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         work = data.evaluation_pass(facts.calls_in_arm(branch, arm), loops)
         if work is None:
             continue
-        wait = _where_the_others_wait(facts, branch)
+        wait = _where_the_others_wait(model, branch)
         if wait is None:
             continue
         shown = f"`{work}`" if len(work) <= 32 and work.endswith(")") else "this evaluation pass"
@@ -48,36 +50,38 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
-def _where_the_others_wait(facts: ModuleFacts, branch: BranchSite) -> Optional[str]:
+def _where_the_others_wait(model: ModuleModel, branch: BranchSite) -> Optional[str]:
     """The next place the other ranks need rank 0: a collective after the branch, or the next
     training step of the loop around it (DDP's gradient all-reduce)."""
-    ranks = facts.ranks
-    loop = branch.context.loops[-1] if branch.context.loops else _loop_of_the_ranks_around_callers(facts, branch)
+    facts = model.facts
+    ranks = model.ranks
+    loop = branch.context.loops[-1] if branch.context.loops else _loop_of_the_ranks_around_callers(model, branch)
     statements = list(branch.context.statements_after())
     after = facts.calls_in_statements(statements)
     for site in after:
         collective = ranks.collective_reached(site)
         if collective is not None:
-            if loop is None and not _training_follows(facts, statements):
+            if loop is None and not _training_follows(model, statements):
                 return None  # a final evaluation: the others wait once, at the closing collective
             return f"`{collective}`"
-    if loop is not None and facts.data.loop_trains(loop):
+    if loop is not None and model.data.loop_trains(loop):
         return "the next training step's gradient all-reduce"
     return None
 
 
-def _loop_of_the_ranks_around_callers(facts: ModuleFacts, branch: BranchSite) -> Optional[LoopSite]:
+def _loop_of_the_ranks_around_callers(model: ModuleModel, branch: BranchSite) -> Optional[LoopSite]:
     """The loop that calls the function holding the branch again, if the ranks run that loop
     (hyper-parameter search rounds asserted single-process do not repeat the distributed run)."""
-    loop = facts.data.repeating_loop(branch.context)
-    return loop if loop is not None and facts.where.in_a_rank(loop.context) else None
+    loop = model.data.repeating_loop(branch.context)
+    return loop if loop is not None and model.where.in_a_rank(loop.context) else None
 
 
-def _training_follows(facts: ModuleFacts, statements: list) -> bool:
+def _training_follows(model: ModuleModel, statements: list) -> bool:
     """A training loop runs after the evaluation (in the same function): the run goes on."""
+    facts = model.facts
     wanted = {id(statement) for statement in statements}
     return any(
-        facts.data.loop_trains(loop)
+        model.data.loop_trains(loop)
         for loop in facts.loops
         if any(id(body[index]) in wanted for body, index in loop.context.path) or id(loop.node) in wanted
     )

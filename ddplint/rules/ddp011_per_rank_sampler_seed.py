@@ -6,21 +6,23 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.facts import CallSite, Scope
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import argument
 from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_POSITIONS
 from ddplint.rules.base import Finding, Rule, held_as
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    data = facts.data
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    data = model.data
     for sampler in data.samplers:
         if not sampler.shuffles or sampler.built_in is not None:
             continue  # without shuffling the seed is never used; another module's is judged there
         seed = argument(sampler.site.node, "seed", DISTRIBUTED_SAMPLER_POSITIONS["seed"])
         if seed is None:
             continue
-        reason = _why_it_differs(facts, sampler.site, seed)
+        reason = _why_it_differs(model, sampler.site, seed)
         if reason is None:
             continue
         yield RULE.finding(
@@ -33,18 +35,18 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         )
 
 
-def _why_it_differs(facts: ModuleFacts, site: CallSite, seed: cst.BaseExpression) -> Optional[str]:
+def _why_it_differs(model: ModuleModel, site: CallSite, seed: cst.BaseExpression) -> Optional[str]:
     # The seed as written, and what it is computed from through parameters and helper returns
     # (`seed = seed_everything(base)` whose body adds the rank).
-    candidates = [(seed, site.context.scope)]
-    for source in facts.data.flow.sources(seed, site.context.scope, site.context.branches):
+    candidates: list[tuple[cst.CSTNode, Scope]] = [(seed, site.context.scope)]
+    for source in model.data.flow.sources(seed, site.context.scope, site.context.branches):
         if source.node is not None:
             candidates.append((source.node, source.scope))
     for node, scope in candidates:
-        if facts.ranks.depends_on_rank(node, scope):
+        if model.ranks.depends_on_rank(node, scope):
             return "depends on the rank"
     for node, scope in candidates:
-        if facts.ranks.depends_on_clock(node, scope):
+        if model.ranks.depends_on_clock(node, scope):
             return "comes from the clock, the process id or fresh randomness, which differ between processes"
     return None
 

@@ -7,24 +7,26 @@ from typing import Iterator
 import libcst as cst
 
 from ddplint.analysis.distributed import is_test_code
-from ddplint.analysis.facts import LoopSite, ModuleFacts
+from ddplint.analysis.facts import LoopSite
 from ddplint.analysis.loaders import LoaderInfo
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import argument, double_star_args, has_star_args, int_value, is_false, is_true, keyword_arg
 from ddplint.analysis.torch_api import DATALOADER_POSITIONS, PLACEMENT_METHODS
 from ddplint.rules.base import Finding, Rule, held_as
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.devices.uses_gpu or is_test_code(facts):
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.devices.uses_gpu or is_test_code(facts):
         return  # a test's loaders feed a few batches to check behaviour, not a GPU for hours
-    data = facts.data
+    data = model.data
     for loader in data.loaders:
         call = loader.site.node
         if loader.built_in is not None or has_star_args(call) or double_star_args(call):
             continue  # built in another module (judged there), or the settings may be in **kwargs
         if not data.is_training_loader(loader):
             continue
-        if _in_memory_tensors(facts, loader):
+        if _in_memory_tensors(model, loader):
             continue  # indexing tensors already in memory: worker processes would only add IPC
         problems, short = [], []
         workers = argument(call, "num_workers", DATALOADER_POSITIONS["num_workers"])
@@ -37,7 +39,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
             short.append(f"num_workers is {'not set' if workers is None else '0'}")
         pin = argument(call, "pin_memory", DATALOADER_POSITIONS["pin_memory"])
-        if (pin is None or is_false(pin)) and _copied_non_blocking(facts, loader):
+        if (pin is None or is_false(pin)) and _copied_non_blocking(model, loader):
             problems.append(
                 "copies its batches with non_blocking=True but does not pin them: a copy from "
                 "pageable memory is synchronous anyway, so the transfer still stalls the GPU; "
@@ -50,10 +52,11 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             yield RULE.finding(call, f"{named} starves the GPU: " + " and ".join(short), why=why)
 
 
-def _in_memory_tensors(facts: ModuleFacts, loader: LoaderInfo) -> bool:
+def _in_memory_tensors(model: ModuleModel, loader: LoaderInfo) -> bool:
+    facts = model.facts
     if loader.dataset is None:
         return False
-    sources = facts.data.flow.sources(loader.dataset, loader.site.context.scope)
+    sources = model.data.flow.sources(loader.dataset, loader.site.context.scope)
     return bool(sources) and all(
         isinstance(source.node, cst.Call)
         and "torch.utils.data.TensorDataset" in facts.qualified_names(source.node.func)
@@ -61,9 +64,10 @@ def _in_memory_tensors(facts: ModuleFacts, loader: LoaderInfo) -> bool:
     )
 
 
-def _copied_non_blocking(facts: ModuleFacts, loader: LoaderInfo) -> bool:
+def _copied_non_blocking(model: ModuleModel, loader: LoaderInfo) -> bool:
     """Some `.to(..., non_blocking=True)` / `.cuda(non_blocking=True)` in a loop over the loader."""
-    for iteration in facts.data.iterations(loader):
+    facts = model.facts
+    for iteration in model.data.iterations(loader):
         where = iteration.where
         if not isinstance(where, LoopSite):
             continue

@@ -6,19 +6,21 @@ from typing import Iterator
 
 from ddplint.analysis.coordination import rank_zero_goes_first
 from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import is_true, keyword_arg
 from ddplint.analysis.torch_api import DATASET_PACKAGES, DISTRIBUTED_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed:
         return
-    ranks = facts.ranks
+    ranks = model.ranks
     for site in facts.calls:
         if not _downloads(facts, site):
             continue
-        if ranks.runs_single_process(site.context) or rank_zero_goes_first(facts, site):
+        if ranks.runs_single_process(site.context) or rank_zero_goes_first(model, site):
             continue
         if _in_a_command_of_its_own(facts, site):
             continue

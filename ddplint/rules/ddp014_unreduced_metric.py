@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ddplint.analysis.facts import ModuleFacts
 from ddplint.analysis.metrics import sharded_evaluation_loaders, unreduced_reports
+from ddplint.analysis.model import ModuleModel
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed:
+def check(model: ModuleModel) -> Iterator[Finding]:
+    if not model.distributed:
         return
     reported: set[int] = set()
-    for loader in sharded_evaluation_loaders(facts):
-        for found in unreduced_reports(facts, loader):
+    for loader in sharded_evaluation_loaders(model):
+        for found in unreduced_reports(model, loader):
             if id(found.report.node) in reported:
                 continue
             reported.add(id(found.report.node))

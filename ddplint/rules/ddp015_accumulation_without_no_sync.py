@@ -7,21 +7,23 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.coordination import builds_ddp_model, skips_gradient_sync
-from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
+from ddplint.analysis.facts import CallSite, LoopSite
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.records import Scope, excludes
 from ddplint.analysis.syntax import walk
 from ddplint.analysis.training import steps_the_model
 from ddplint.rules.base import Finding, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed or not builds_ddp_model(facts) or skips_gradient_sync(facts):
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed or not builds_ddp_model(facts) or skips_gradient_sync(facts):
         return
     steps = [site for site in facts.calls if site.name == "step" and steps_the_model(site)]
     for backward in facts.calls:
         if backward.name != "backward" or not backward.context.loops:
             continue
-        if _steps_every_k(facts, backward, steps) is not None:
+        if _steps_every_k(model, backward, steps) is not None:
             yield RULE.finding(
                 backward.node,
                 "this backward all-reduces on every micro-batch of the accumulation: use `no_sync()`",
@@ -32,7 +34,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             )
 
 
-def _steps_every_k(facts: ModuleFacts, backward: CallSite, steps: list[CallSite]) -> Optional[CallSite]:
+def _steps_every_k(model: ModuleModel, backward: CallSite, steps: list[CallSite]) -> Optional[CallSite]:
     """An optimizer step in the same loop as the backward, under an `if` inside that loop which
     the backward is not under and whose test counts micro-batches (`(i + 1) % k == 0`)."""
     loop = backward.context.loops[-1]
@@ -45,7 +47,7 @@ def _steps_every_k(facts: ModuleFacts, backward: CallSite, steps: list[CallSite]
             if (branch, arm) in backward.context.branches or not _inside(branch, loop):
                 continue
             scope = step.context.scope
-            if _counts_micro_batches(branch.test, scope) and not facts.ranks.depends_on_rank(branch.test, scope):
+            if _counts_micro_batches(branch.test, scope) and not model.ranks.depends_on_rank(branch.test, scope):
                 return step
     return None
 

@@ -8,14 +8,16 @@ import libcst as cst
 
 from ddplint.analysis.coordination import builds_ddp_model, holds_ddp_model, runs_without_gradients
 from ddplint.analysis.facts import CallSite, ModuleFacts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.torch_api import MODULE_METHODS_WITHOUT_FORWARD
 from ddplint.analysis.training import steps_the_model
 from ddplint.diagnostics import one_line
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
 
-def check(facts: ModuleFacts) -> Iterator[Finding]:
-    if not facts.distributed or not builds_ddp_model(facts):
+def check(model: ModuleModel) -> Iterator[Finding]:
+    facts = model.facts
+    if not model.distributed or not builds_ddp_model(facts):
         return
     backward_scopes = {id(site.context.scope) for site in facts.calls if site.name == "backward"}
     for site in facts.calls:
@@ -24,7 +26,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
             continue
         if runs_without_gradients(facts, site.context) or _freezes_model(facts, site):
             continue
-        if not holds_ddp_model(facts, wrapped, site.context):
+        if not holds_ddp_model(model, wrapped, site.context):
             continue
         if not _backward_after(facts, site):
             continue

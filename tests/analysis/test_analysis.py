@@ -10,6 +10,7 @@ import pytest
 
 from ddplint.analysis import build_facts
 from ddplint.analysis.loaders import SamplerKind
+from ddplint.analysis.model import ModuleModel
 from rule_snippets import PLAIN_DATA_MODULE, write_files
 
 
@@ -85,7 +86,7 @@ def test_try_except_import_binds_both_names():
     ],
 )
 def test_distributed_scripts_are_recognised(source):
-    assert facts_of(source).distributed
+    assert ModuleModel(facts_of(source)).distributed
 
 
 @pytest.mark.parametrize(
@@ -98,13 +99,14 @@ def test_distributed_scripts_are_recognised(source):
     ],
 )
 def test_single_process_scripts_are_not_distributed(source):
-    assert not facts_of(source).distributed
+    assert not ModuleModel(facts_of(source)).distributed
 
 
 # -- rank-0 guards ---------------------------------------------------------------------------------
 def guard_verdicts(source: str) -> list[bool]:
     facts = facts_of(source)
-    return [facts.ranks.is_rank_zero_guard(b.test, b.context.scope) for b in facts.branches if isinstance(b.node, cst.If)]
+    model = ModuleModel(facts)
+    return [model.ranks.is_rank_zero_guard(b.test, b.context.scope) for b in facts.branches if isinstance(b.node, cst.If)]
 
 
 @pytest.mark.parametrize(
@@ -189,8 +191,9 @@ def test_sampler_reaches_loader_through_helper_and_conditional():
         loader = tud.DataLoader(train_set, sampler=sampler)
         """
     )
-    (sampler,) = facts.data.samplers
-    assert [loader.site.node for loader in sampler.loaders] == [facts.data.loaders[0].site.node]
+    model = ModuleModel(facts)
+    (sampler,) = model.data.samplers
+    assert [loader.site.node for loader in sampler.loaders] == [model.data.loaders[0].site.node]
 
 
 def test_epoch_loop_found_through_helper_call():
@@ -207,11 +210,12 @@ def test_epoch_loop_found_through_helper_call():
             run_epoch(model, loader)
         """
     )
-    (loader,) = facts.data.loaders
-    iterations = facts.data.iterations(loader)
+    model = ModuleModel(facts)
+    (loader,) = model.data.loaders
+    iterations = model.data.iterations(loader)
     assert iterations and all(i.epoch_loop is not None for i in iterations)
     assert {i.epoch_loop.node.target.value for i in iterations} == {"epoch"}
-    assert facts.data.is_training_loader(loader)
+    assert model.data.is_training_loader(loader)
 
 
 def test_set_epoch_on_loader_sampler_reaches_sampler():
@@ -223,7 +227,8 @@ def test_set_epoch_on_loader_sampler_reaches_sampler():
             loader.sampler.set_epoch(epoch)
         """
     )
-    assert facts.data.set_epoch_reaches(facts.data.samplers[0])
+    model = ModuleModel(facts)
+    assert model.data.set_epoch_reaches(model.data.samplers[0])
 
 
 def test_set_epoch_on_a_different_sampler_does_not_count():
@@ -238,9 +243,10 @@ def test_set_epoch_on_a_different_sampler_does_not_count():
             other_sampler.set_epoch(epoch)
         """
     )
-    by_name = {s.site.node.args[0].value.value: s for s in facts.data.samplers}
-    assert not facts.data.set_epoch_reaches(by_name["train_set"])
-    assert facts.data.set_epoch_reaches(by_name["other_set"])
+    model = ModuleModel(facts)
+    by_name = {s.site.node.args[0].value.value: s for s in model.data.samplers}
+    assert not model.data.set_epoch_reaches(by_name["train_set"])
+    assert model.data.set_epoch_reaches(by_name["other_set"])
 
 
 def test_loop_over_samplers_list_reaches_each():
@@ -254,7 +260,8 @@ def test_loop_over_samplers_list_reaches_each():
                 s.set_epoch(epoch)
         """
     )
-    assert all(facts.data.set_epoch_reaches(s) for s in facts.data.samplers)
+    model = ModuleModel(facts)
+    assert all(model.data.set_epoch_reaches(s) for s in model.data.samplers)
 
 
 @pytest.mark.parametrize(
@@ -271,7 +278,8 @@ def test_loop_over_samplers_list_reaches_each():
 )
 def test_sampler_in_kwargs_dict(kwargs_source, has_sampler):
     facts = facts_of(f"from torch.utils.data import DataLoader\n{kwargs_source}\nloader = DataLoader(ds, **kw)")
-    assert (facts.data.loaders[0].sampler is SamplerKind.PRESENT) is has_sampler
+    model = ModuleModel(facts)
+    assert (model.data.loaders[0].sampler is SamplerKind.PRESENT) is has_sampler
 
 
 @pytest.mark.parametrize(
@@ -288,7 +296,8 @@ def test_sampler_in_kwargs_dict(kwargs_source, has_sampler):
 )
 def test_sampler_argument_forms(call, state):
     facts = facts_of(f"from torch.utils.data import DataLoader, RandomSampler\nloader = {call}")
-    assert facts.data.loaders[0].sampler is SamplerKind(state)
+    model = ModuleModel(facts)
+    assert model.data.loaders[0].sampler is SamplerKind(state)
 
 
 def test_loader_training_evidence():
@@ -303,9 +312,10 @@ def test_loader_training_evidence():
             opt.step()
         """
     )
-    val, trained = facts.data.loaders
-    assert not facts.data.is_training_loader(val)
-    assert facts.data.is_training_loader(trained)
+    model = ModuleModel(facts)
+    val, trained = model.data.loaders
+    assert not model.data.is_training_loader(val)
+    assert model.data.is_training_loader(trained)
 
 
 def test_parameter_default_is_not_trusted_when_nobody_in_the_file_calls():
@@ -317,7 +327,8 @@ def test_parameter_default_is_not_trusted_when_nobody_in_the_file_calls():
             return DataLoader(dataset, batch_size=32, shuffle=True, sampler=sampler)
         """
     )
-    assert facts.data.loaders[0].sampler is SamplerKind.PRESENT  # unknown: a caller elsewhere may pass one
+    model = ModuleModel(facts)
+    assert model.data.loaders[0].sampler is SamplerKind.PRESENT  # unknown: a caller elsewhere may pass one
 
 
 def test_parameter_default_used_by_a_call_that_omits_it():
@@ -331,7 +342,8 @@ def test_parameter_default_used_by_a_call_that_omits_it():
         loader = build_train_loader(train_set)
         """
     )
-    assert facts.data.loaders[0].sampler is SamplerKind.ABSENT
+    model = ModuleModel(facts)
+    assert model.data.loaders[0].sampler is SamplerKind.ABSENT
 
 
 def test_distributed_tokens_cover_every_distributed_signal():
@@ -391,7 +403,8 @@ def test_a_loop_that_only_looks_at_batches_is_not_training():
             print(batch["input_ids"].shape, batch["input_ids"].max().item())
         """
     )
-    assert not facts.data.is_training_loader(facts.data.loaders[0])
+    model = ModuleModel(facts)
+    assert not model.data.is_training_loader(model.data.loaders[0])
 
 
 # -- issue 7: shared facts the new rules read -------------------------------------------------------
@@ -404,9 +417,10 @@ def test_rank_zero_arm_of_a_conditional_expression_runs_on_one_rank():
         other = torch.load("b.pt") if rank != 0 else None
         """
     )
+    model = ModuleModel(facts)
     first, second = [site for site in facts.calls if site.name == "load"]
-    assert facts.ranks.call_runs_on_one_rank_only(first)
-    assert not facts.ranks.call_runs_on_one_rank_only(second)
+    assert model.ranks.call_runs_on_one_rank_only(first)
+    assert not model.ranks.call_runs_on_one_rank_only(second)
 
 
 @pytest.mark.parametrize(
@@ -422,7 +436,8 @@ def test_rank_zero_arm_of_a_conditional_expression_runs_on_one_rank():
 )
 def test_loaded_file_named_as_data(source, is_data):
     facts = facts_of("import torch\n" + source)
-    assert facts.data.reads_a_data_file(first_call(facts, "load")) is is_data
+    model = ModuleModel(facts)
+    assert model.data.reads_a_data_file(first_call(facts, "load")) is is_data
 
 
 def test_torch_load_inside_a_dataset_class_reads_data():
@@ -435,7 +450,8 @@ def test_torch_load_inside_a_dataset_class_reads_data():
                 return torch.load(self.files[i])
         """
     )
-    assert facts.data.reads_a_data_file(first_call(facts, "load"))
+    model = ModuleModel(facts)
+    assert model.data.reads_a_data_file(first_call(facts, "load"))
 
 
 @pytest.mark.parametrize(
@@ -459,7 +475,8 @@ def test_torch_load_inside_a_dataset_class_reads_data():
 )
 def test_device_placements(line, kind):
     facts = facts_of("import torch\n" + line)
-    kinds = [p.kind for p in facts.devices.placements]
+    model = ModuleModel(facts)
+    kinds = [p.kind for p in model.devices.placements]
     assert kinds == ([kind] if kind else [])
 
 
@@ -474,7 +491,7 @@ def test_device_placements(line, kind):
     ],
 )
 def test_device_chosen_per_rank(source, sets):
-    assert facts_of(source).devices.sets_device_per_rank is sets
+    assert ModuleModel(facts_of(source)).devices.sets_device_per_rank is sets
 
 
 @pytest.mark.parametrize(
@@ -483,8 +500,9 @@ def test_device_chosen_per_rank(source, sets):
 )
 def test_values_that_differ_between_processes(expr, differs):
     facts = facts_of(f"import os, time\nt = time.time_ns()\nx = {expr}")
+    model = ModuleModel(facts)
     value = facts.module_scope.bindings["x"][0].value
-    assert facts.ranks.depends_on_clock(value, facts.module_scope) is differs
+    assert model.ranks.depends_on_clock(value, facts.module_scope) is differs
 
 
 def test_collectives_direct_through_helpers_and_accelerator():
@@ -501,7 +519,8 @@ def test_collectives_direct_through_helpers_and_accelerator():
         dist.send(t, dst=1)
         """
     )
-    reached = {site.name: facts.ranks.collective_reached(site) for site in facts.calls}
+    model = ModuleModel(facts)
+    reached = {site.name: model.ranks.collective_reached(site) for site in facts.calls}
     reached = {name: None if reach is None else str(reach) for name, reach in reached.items()}
     assert reached["barrier"] == "barrier"
     assert reached["sync"] == "all_reduce in sync()"
@@ -522,7 +541,8 @@ def test_forward_through_wrapped_model_needs_a_syncing_wrapper():
         """
     text = textwrap.dedent(source).lstrip("\n")
     facts = build_facts(cst.parse_module(text), text)
-    forwards = [site for site in facts.calls if facts.ranks.is_wrapped_model_forward(site)]
+    model = ModuleModel(facts)
+    forwards = [site for site in facts.calls if model.ranks.is_wrapped_model_forward(site)]
     assert [cst.Module([]).code_for_node(site.node) for site in forwards] == ["model(x)"]
 
 
@@ -555,8 +575,9 @@ def test_evaluation_pass(body, expected):
             {body}
         """
     )
+    model = ModuleModel(facts)
     branch = facts.branches[-1]
-    assert facts.data.evaluation_pass(facts.calls_in_arm(branch, True), []) == expected
+    assert model.data.evaluation_pass(facts.calls_in_arm(branch, True), []) == expected
 
 
 @pytest.mark.parametrize(
@@ -576,7 +597,8 @@ def test_iterable_dataset_splits_its_stream(iter_body, unsplit):
         "loader = DataLoader(Stream(), batch_size=4)\n"
     )
     facts = build_facts(cst.parse_module(source))
-    assert (facts.data.unsplit_stream(facts.data.loaders[0]) == "Stream") is unsplit
+    model = ModuleModel(facts)
+    assert (model.data.unsplit_stream(model.data.loaders[0]) == "Stream") is unsplit
 
 
 # -- cross-module flow (analysis/project.py) ---------------------------------------------------------

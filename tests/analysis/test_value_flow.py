@@ -11,6 +11,7 @@ import libcst as cst
 
 from case_files import CASE_FILES
 from ddplint.analysis.facts import build_facts
+from ddplint.analysis.model import ModuleModel
 
 
 def _facts(source: str):
@@ -23,7 +24,7 @@ def values_at_use(source: str) -> list[str]:
     """The source expressions of the argument of the (first) `use(...)` call, as code."""
     module, facts = _facts(source)
     site = next(s for s in facts.calls if s.name == "use")
-    found = facts.flow.sources(site.node.args[0].value, site.context.scope, site.context.branches)
+    found = ModuleModel(facts).flow.sources(site.node.args[0].value, site.context.scope, site.context.branches)
     return sorted(module.code_for_node(s.node) if s.node is not None else "?" for s in found)
 
 
@@ -400,6 +401,7 @@ def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
         except cst.ParserSyntaxError:
             continue
         facts = build_facts(module, source)
+        model = ModuleModel(facts)
         from ddplint.analysis.syntax import dotted_name
 
         for site in facts.calls:
@@ -409,7 +411,7 @@ def test_no_attribute_of_the_corpus_resolves_to_a_bare_name():
                 context = facts.context_of(node)
                 if context is None:
                     continue
-                for binding in facts.flow.bindings_for(node, context.scope, context.branches):
+                for binding in model.flow.bindings_for(node, context.scope, context.branches):
                     assert binding.key == dotted_name(node), (path.name, dotted_name(node), binding.key)
                 checked += 1
     assert checked > 1000
@@ -459,7 +461,7 @@ def test_collective_reached_is_a_record_not_text():
         """
     )
     site = next(s for s in facts.calls if s.name == "evaluate")
-    reach = facts.ranks.collective_reached(site)
+    reach = ModuleModel(facts).ranks.collective_reached(site)
     assert (reach.name, reach.function, reach.subgroup) == ("all_reduce", "evaluate", True)
     assert str(reach) == "all_reduce in evaluate()"
 
@@ -473,4 +475,4 @@ def test_ignite_parallel_makes_a_script_distributed():
             parallel.run(training, config)
         """
     )
-    assert facts.distributed
+    assert ModuleModel(facts).distributed

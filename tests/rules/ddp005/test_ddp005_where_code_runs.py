@@ -11,6 +11,7 @@ import libcst as cst
 import pytest
 
 from ddplint.analysis.facts import build_facts
+from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.where import Where
 from rule_snippets import line_of, marked_findings
 
@@ -258,7 +259,8 @@ def main(n):
     report()
 """
     facts = build_facts(cst.parse_module(source), source)
-    where = facts.where
+    model = ModuleModel(facts)
+    where = model.where
     by_name = {site.name: site for site in facts.calls}
     inside = {f.name: f for f in facts.functions}
     assert where.of(by_name["init_process_group"].context) is Where.EVERY_RANK
