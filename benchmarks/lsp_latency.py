@@ -273,6 +273,7 @@ def engine_breakdown(text: str) -> list[tuple[str, float]]:
     import libcst as cst
 
     from ddplint.analysis import build_facts
+    from ddplint.analysis.model import ModuleModel
     from ddplint.engine import lint_source
     from ddplint.lsp.incremental import StatementParser
     from ddplint.positions import positions_of
@@ -318,7 +319,7 @@ def engine_breakdown(text: str) -> list[tuple[str, float]]:
     # facts each time, or the first rule pays for the others and the rest look free.
     fresh = []
     ms, findings = best(lambda: [f for rule in rules for f in rule.check(fresh[-1])],
-                        lambda: fresh.append(build_facts(module, text)))
+                        lambda: fresh.append(ModuleModel(build_facts(module, text))))
     phases.append((f"the {len(rules)} default rules, fresh facts", ms))
     anchors = [f.node for f in findings]
     ms, _ = best(lambda: positions_of(module, anchors))

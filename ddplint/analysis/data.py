@@ -1,4 +1,4 @@
-"""The data model rules read as `facts.data`: one object per file that puts together the
+"""The data model rules read as `model.data`: one object per file that puts together the
 narrower models, each in its own module, so DDP001 and DDP002 agree on what a "training loader"
 or an "epoch loop" is:
 

@@ -1,4 +1,4 @@
-"""Is this a distributed script, and the rank model the rules ask (`facts.ranks`).
+"""Is this a distributed script, and the rank model the rules ask (`model.ranks`).
 
 Whether a file is distributed is told from what it calls, imports and reads from the environment
 (`detect_distributed`), and before any parse from the names its code uses (`may_be_distributed`,
@@ -290,6 +290,6 @@ def _environ_membership(test: cst.BaseExpression) -> Optional[str]:
 
 
 class RankModel(Collectives):
-    """`facts.ranks`: "is this expression a rank?", "is this condition true only on rank 0?" (the
+    """`model.ranks`: "is this expression a rank?", "is this condition true only on rank 0?" (the
     rank guards, RankGuards) and "does this call reach a collective?" (Collectives), one object
     per file so that what each part caches is shared."""
