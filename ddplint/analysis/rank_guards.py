@@ -527,13 +527,13 @@ class RankGuards:
         """Whether a place sits inside the body of a single-rank guard."""
         return any(in_body and self.is_single_rank_guard(branch.test, context.scope) for branch, in_body in context.branches)
 
-    def rank_zero_on_some_steps(self, branch: "BranchSite", context: "Context") -> bool:
-        """The place (in the branch's body) is reached by rank 0 alone whenever a rank-independent
+    def rank_zero_on_some_steps(self, guard: cst.If, context: "Context") -> bool:
+        """The place (in the guard's body) is reached by rank 0 alone whenever a rank-independent
         condition is false: `if is_rank0 and step % k == 0 or last_step:`, `if rank == 0 or
         args.all_ranks:`; and nothing on the way to it requires that condition. Still some ranks,
         on those steps or settings: what matters for a collective."""
-        escapes = self._rank_zero_unless(branch.test, context.scope)
-        return bool(escapes) and not any(self._required_on_path(escape, context, branch.node) for escape in escapes)
+        escapes = self._rank_zero_unless(guard.test, context.scope)
+        return bool(escapes) and not any(self._required_on_path(escape, context, guard) for escape in escapes)
 
     def _rank_zero_unless(self, test: cst.BaseExpression, scope: "Scope") -> list[cst.BaseExpression]:
         """For `A or C or ...` where some sides are rank-0 guards and the others do not read the

@@ -48,7 +48,7 @@ def check(facts: ModuleFacts) -> Iterator[Finding]:
         if arm is None:
             continue
         for site in facts.calls_in_arm(branch, arm):
-            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch, site.context):
+            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch.node, site.context):
                 continue
             finding = _unmatched(facts, branch, arm, site)
             if finding is not None:
@@ -229,7 +229,7 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
         if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
-    rank_zero_here = _rank_zero_only(facts, site.context)
+    rank_zero_here = _rank_zero_reaches_alone(facts, site.context)
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
@@ -238,7 +238,7 @@ def _matched(facts: ModuleFacts, branch: BranchSite, arm: bool, site: CallSite, 
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
-        if rank_zero_here and _rank_zero_only(facts, other.context):
+        if rank_zero_here and _rank_zero_reaches_alone(facts, other.context):
             continue  # another rank-0 block of the function: rank 0 again, not the others
         if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
             return True
@@ -252,6 +252,15 @@ def _rank_zero_only(facts: ModuleFacts, context) -> bool:
     return ranks.after_other_ranks_left(context) or any(
         ranks.is_rank_zero_guard(b.test, scope) if in_body else ranks.is_other_ranks_guard(b.test, scope)
         for b, in_body in context.branches
+    )
+
+
+def _rank_zero_reaches_alone(facts: ModuleFacts, context) -> bool:
+    """Rank 0 reaches the place, alone always or on some steps (`if is_rank0 and step % k == 0
+    or last_step:`): a collective there is never the other ranks' answer to rank 0's."""
+    return _rank_zero_only(facts, context) or any(
+        in_body and isinstance(guard, cst.If) and facts.ranks.rank_zero_on_some_steps(guard, context)
+        for guard, in_body in context.branches
     )
 
 
