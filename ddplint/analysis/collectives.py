@@ -64,6 +64,19 @@ class Collectives(RankGuards):
     def collective_name(self, site: "CallSite") -> Optional[str]:
         """The name of the collective a call is (`all_reduce`, `barrier`, `wait_for_everyone`,
         `gather` of an Accelerator ...), or None. Every rank of the group must make it."""
+        # Asked of every call by several questions (the functions that reach a collective, with
+        # and without rank conditions, then each branch's calls): answered once per call, the
+        # site kept with its answer so that its id stays its own.
+        known = self._collective_names.get(id(site))
+        if known is None:
+            known = self._collective_names[id(site)] = (site, self._collective_name_of(site))
+        return known[1]
+
+    @cached_property
+    def _collective_names(self) -> dict[int, tuple["CallSite", Optional[str]]]:
+        return {}
+
+    def _collective_name_of(self, site: "CallSite") -> Optional[str]:
         name = site.name
         if name in COLLECTIVES:
             qualified = self.facts.qualified_names(site.node.func)
