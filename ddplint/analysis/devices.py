@@ -358,13 +358,9 @@ class DeviceModel:
         author forgot: the line fails with a NameError until it is added). The intent is plain,
         and reading the device as never set would report the line that sets it."""
         imports = self.facts.imports
-        text = dotted_name(site.node.func)
-        return (
-            text in SET_DEVICE
-            and "torch" not in imports.bindings
-            and "torch" not in imports.local_names
-            and not imports.star_modules
-        )
+        if "torch" in imports.bindings or "torch" in imports.local_names or imports.star_modules:
+            return False  # the file's own answer first: asked of every call
+        return dotted_name(site.node.func) in SET_DEVICE
 
     def _uses_current_device(self, site: "CallSite") -> bool:
         """Work on the current device (current_device_work), a placement on it that moves
@@ -603,7 +599,9 @@ class DeviceModel:
                     return True
         for site in self.facts.calls:  # os.environ.update(CUDA_VISIBLE_DEVICES=...), setdefault(...)
             owner = receiver(site.node.func)
-            if owner is not None and (dotted_name(owner) or "").endswith("environ"):
+            if owner is None or not (last_name(owner) or "").endswith("environ"):
+                continue  # a dotted name ends with its last name: the cheap test first
+            if (dotted_name(owner) or "").endswith("environ"):
                 if any(
                     (arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES")
                     or string_value(arg.value) == "CUDA_VISIBLE_DEVICES"
