@@ -205,6 +205,8 @@ class RankGuards:
         self.facts = facts
         # (id(block), id(scope)) -> [block, statements looked at, first early exit of the others]
         self._exits_of_others: dict[tuple[int, int], list] = {}
+        # (id(test), id(scope)) -> (test, scope, is_single_rank_guard's answer)
+        self._single_rank_guards: dict[tuple[int, int], tuple[cst.BaseExpression, "Scope", bool]] = {}
 
     # -- ranks ------------------------------------------------------------------------------
     def is_rank(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
@@ -365,6 +367,15 @@ class RankGuards:
 
     def is_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """True on one rank only: a rank-0 guard, or `rank == leader` for any leader."""
+        # Every call and place asks this of each `if` around it: answered once per test and
+        # scope (both kept with the answer, so that their ids stay their own).
+        key = (id(test), id(scope))
+        known = self._single_rank_guards.get(key)
+        if known is None:
+            known = self._single_rank_guards[key] = (test, scope, self._judged_single_rank_guard(test, scope))
+        return known[2]
+
+    def _judged_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         if self.is_rank_zero_guard(test, scope):
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
