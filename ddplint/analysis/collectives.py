@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 
 # Methods that return the module they are called on (moved or cast): the module is built before them.
 _MODULE_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "to_empty"})
+# SYNCHRONISING_METHODS turned round: method name -> the builders whose result has it.
+_BUILDERS_BY_METHOD = {
+    method: frozenset(builder for builder, methods in SYNCHRONISING_METHODS.items() if method in methods)
+    for method in frozenset().union(*SYNCHRONISING_METHODS.values())
+}
 
 
 class Collectives(RankGuards):
@@ -64,6 +69,19 @@ class Collectives(RankGuards):
     def collective_name(self, site: "CallSite") -> Optional[str]:
         """The name of the collective a call is (`all_reduce`, `barrier`, `wait_for_everyone`,
         `gather` of an Accelerator ...), or None. Every rank of the group must make it."""
+        # Asked of every call by several questions (the functions that reach a collective, with
+        # and without rank conditions, then each branch's calls): answered once per call, the
+        # site kept with its answer so that its id stays its own.
+        known = self._collective_names.get(id(site))
+        if known is None:
+            known = self._collective_names[id(site)] = (site, self._collective_name_of(site))
+        return known[1]
+
+    @cached_property
+    def _collective_names(self) -> dict[int, tuple["CallSite", Optional[str]]]:
+        return {}
+
+    def _collective_name_of(self, site: "CallSite") -> Optional[str]:
         name = site.name
         if name in COLLECTIVES:
             qualified = self.facts.qualified_names(site.node.func)
@@ -110,8 +128,8 @@ class Collectives(RankGuards):
     def _synchronising_method(self, site: "CallSite") -> bool:
         """`engine.save_checkpoint(dir)` on what `deepspeed.initialize(...)` returned,
         `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
-        builders = frozenset(builder for builder, methods in SYNCHRONISING_METHODS.items() if site.name in methods)
-        return bool(builders) and self._receiver_built_by(site, builders)
+        builders = _BUILDERS_BY_METHOD.get(site.name or "")
+        return builders is not None and self._receiver_built_by(site, builders)
 
     def _receiver_built_by(self, site: "CallSite", builders: frozenset) -> bool:
         """The object a method is called on comes from a call of one of `builders` (qualified
@@ -125,7 +143,7 @@ class Collectives(RankGuards):
     def _lightning_module_collective(self, site: "CallSite") -> bool:
         """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""
         func = site.node.func
-        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != "self":
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) or func.value.value != "self":
             return False
         if site.name not in LIGHTNING_MODULE_COLLECTIVES:
             sync = keyword_arg(site.node, "sync_dist")

@@ -309,18 +309,16 @@ class DeviceModel:
         file's code that calls the function: the work lands on GPU 0 in every rank. Where the
         order cannot be told (the two in different arms, a loop around both), nothing is said."""
         facts = self.facts
-        makes_current = facts.reaching_test(self._makes_device_current)
-        uses_current = facts.reaching_test(self._uses_current_device)
-
-        # Each call asked once (a file's calls are asked in turn below; the language server
-        # runs this on every edit).
+        # Each call asked once (a file's calls are asked in turn below, and again by the
+        # functions' reach; the language server runs this on every edit).
         direct_ids = {id(site) for site in facts.calls if self._makes_device_current(site)}
+        makes_current = facts.reaching_test(lambda site: id(site) in direct_ids)
 
         def sets_at(site: "CallSite") -> bool:
             return id(site) in direct_ids or any(f in makes_current for f in self._local_callees(site))
 
         def works_at(site: "CallSite") -> bool:
-            if self._uses_current_device(site):
+            if id(site) in uses_ids:
                 return True
             callees = self._local_callees(site)
             return any(f in uses_current for f in callees) and not any(f in makes_current for f in callees)
@@ -328,6 +326,8 @@ class DeviceModel:
         sets = [site for site in facts.calls if sets_at(site)]
         if not sets:
             return []
+        uses_ids = {id(site) for site in facts.calls if self._uses_current_device(site)}
+        uses_current = facts.reaching_test(lambda site: id(site) in uses_ids)
         set_ids = {id(site) for site in sets}
         direct = [site for site in sets if id(site) in direct_ids]
         out = []
@@ -364,13 +364,9 @@ class DeviceModel:
         author forgot: the line fails with a NameError until it is added). The intent is plain,
         and reading the device as never set would report the line that sets it."""
         imports = self.facts.imports
-        text = dotted_name(site.node.func)
-        return (
-            text in SET_DEVICE
-            and "torch" not in imports.bindings
-            and "torch" not in imports.local_names
-            and not imports.star_modules
-        )
+        if "torch" in imports.bindings or "torch" in imports.local_names or imports.star_modules:
+            return False  # the file's own answer first: asked of every call
+        return dotted_name(site.node.func) in SET_DEVICE
 
     def _uses_current_device(self, site: "CallSite") -> bool:
         """Work on the current device (current_device_work), a placement on it that moves
@@ -399,8 +395,8 @@ class DeviceModel:
     def _local_callees(self, site: "CallSite") -> list:
         """The file's functions a call may run (by name: `main()`, `setup(args)`)."""
         func = site.node.func
-        if isinstance(func, cst.Name):
-            return [f for f in self.facts.functions if f.name == func.value and f.class_name is None]
+        if isinstance(func, cst.Name):  # by the name index, not a scan of every function per call
+            return [f for f in self.facts.functions_by_name.get(func.value, ()) if f.class_name is None]
         return []
 
     def _all_sets_on_the_path_of(self, work: "CallSite", direct: list["CallSite"]) -> bool:
@@ -609,7 +605,9 @@ class DeviceModel:
                     return True
         for site in self.facts.calls:  # os.environ.update(CUDA_VISIBLE_DEVICES=...), setdefault(...)
             owner = receiver(site.node.func)
-            if owner is not None and (dotted_name(owner) or "").endswith("environ"):
+            if owner is None or not (last_name(owner) or "").endswith("environ"):
+                continue  # a dotted name ends with its last name: the cheap test first
+            if (dotted_name(owner) or "").endswith("environ"):
                 if any(
                     (arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES")
                     or string_value(arg.value) == "CUDA_VISIBLE_DEVICES"

@@ -284,9 +284,7 @@ def keys_holding_clock_times(facts: "ModuleFacts") -> frozenset[str]:
     """The names and attribute chains an assignment gives a value read off the clock
     (`last = time.time()`, `spent = time.time() - start`): read off the file's clock calls."""
     out: set[str] = set()
-    for site in facts.calls:
-        if facts.qualified_names(site.node.func).isdisjoint(WALL_CLOCK_READS):
-            continue
+    for site in facts.calls_named(*WALL_CLOCK_READS):  # by the file's index, in source order
         statement = site.context.current_statement()
         if not isinstance(statement, cst.SimpleStatementLine):
             continue

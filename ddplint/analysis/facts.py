@@ -660,7 +660,17 @@ class ModuleFacts:
         if isinstance(node, cst.IfExp):
             inside = {id(sub) for sub in walk(node.body if in_body else node.orelse)}
             return [site for site in self.calls if id(site.node) in inside]
-        return [site for site in self.calls if (node, in_body) in site.context.branches]
+        return list(self._calls_by_arm.get((id(node), in_body), ()))
+
+    @cached_property
+    def _calls_by_arm(self) -> dict[tuple[int, bool], list[CallSite]]:
+        """(id(if statement), arm) -> the calls inside that arm, in source order: DDP007 asks
+        for the arms of every rank condition, a scan of all calls each."""
+        index: dict[tuple[int, bool], list[CallSite]] = {}
+        for site in self.calls:
+            for key in dict.fromkeys((id(node), in_body) for node, in_body in site.context.branches):
+                index.setdefault(key, []).append(site)
+        return index
 
     def calls_in_statements(self, statements: Sequence[cst.CSTNode]) -> list[CallSite]:
         """Call sites inside the given statements of one function, in source order. Read off

@@ -207,6 +207,8 @@ class RankGuards:
         self.flow = flow
         # (id(block), id(scope)) -> [block, statements looked at, first early exit of the others]
         self._exits_of_others: dict[tuple[int, int], list] = {}
+        # (id(test), id(scope)) -> (test, scope, is_single_rank_guard's answer)
+        self._single_rank_guards: dict[tuple[int, int], tuple[cst.BaseExpression, "Scope", bool]] = {}
 
     # -- ranks ------------------------------------------------------------------------------
     def is_rank(self, node: cst.BaseExpression, scope: "Scope", depth: int = 0) -> bool:
@@ -367,6 +369,15 @@ class RankGuards:
 
     def is_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """True on one rank only: a rank-0 guard, or `rank == leader` for any leader."""
+        # Every call and place asks this of each `if` around it: answered once per test and
+        # scope (both kept with the answer, so that their ids stay their own).
+        key = (id(test), id(scope))
+        known = self._single_rank_guards.get(key)
+        if known is None:
+            known = self._single_rank_guards[key] = (test, scope, self._judged_single_rank_guard(test, scope))
+        return known[2]
+
+    def _judged_single_rank_guard(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         if self.is_rank_zero_guard(test, scope):
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -529,13 +540,13 @@ class RankGuards:
         """Whether a place sits inside the body of a single-rank guard."""
         return any(in_body and self.is_single_rank_guard(branch.test, context.scope) for branch, in_body in context.branches)
 
-    def rank_zero_on_some_steps(self, branch: "BranchSite", context: "Context") -> bool:
-        """The place (in the branch's body) is reached by rank 0 alone whenever a rank-independent
+    def rank_zero_on_some_steps(self, guard: cst.If, context: "Context") -> bool:
+        """The place (in the guard's body) is reached by rank 0 alone whenever a rank-independent
         condition is false: `if is_rank0 and step % k == 0 or last_step:`, `if rank == 0 or
         args.all_ranks:`; and nothing on the way to it requires that condition. Still some ranks,
         on those steps or settings: what matters for a collective."""
-        escapes = self._rank_zero_unless(branch.test, context.scope)
-        return bool(escapes) and not any(self._required_on_path(escape, context, branch.node) for escape in escapes)
+        escapes = self._rank_zero_unless(guard.test, context.scope)
+        return bool(escapes) and not any(self._required_on_path(escape, context, guard) for escape in escapes)
 
     def _rank_zero_unless(self, test: cst.BaseExpression, scope: "Scope") -> list[cst.BaseExpression]:
         """For `A or C or ...` where some sides are rank-0 guards and the others do not read the

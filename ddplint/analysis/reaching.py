@@ -162,11 +162,15 @@ def _leaves_before(binding: Path, use: Path) -> bool:
 
 
 def _first_exit(block: Sequence[cst.BaseStatement], index: int, guarded: bool):
+    # Scans the rest of a block for each binding that reaches a use (hundreds of statements in
+    # a long `main()`): libcst's node classes are never subclassed, so their types are compared
+    # directly, not through ABCMeta's isinstance (three times slower).
+    exits = (cst.Return,) if guarded else (cst.Return, cst.Raise)
     for position in range(index + 1, len(block)):
         statement = block[position]
         # `if x: y = 0; return` puts small statements straight into the block
-        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
-        if any(isinstance(small, cst.Return) or (isinstance(small, cst.Raise) and not guarded) for small in smalls):
+        smalls = statement.body if type(statement) is cst.SimpleStatementLine else (statement,)
+        if any(type(small) in exits for small in smalls):
             return position
     return None
 

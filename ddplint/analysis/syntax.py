@@ -153,6 +153,10 @@ def int_value(node: Optional[cst.CSTNode]) -> Optional[int]:
 
 def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
     """The value of a plain (non f-) string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        text = _text_without_escapes(node.value)
+        if text is not None:
+            return text
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         try:
             value = node.evaluated_value
@@ -160,6 +164,23 @@ def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
             return None
         return value if isinstance(value, str) else None
     return None
+
+
+def _text_without_escapes(token: str) -> Optional[str]:
+    """The value of a string token with no escape, no carriage return and no bytes prefix
+    (`"cuda:0"`, `r'x'`, a triple-quoted text): the text between its quotes. None for any
+    other token, which `evaluated_value` reads instead (a compile per call: the rules read
+    the same literals on every edit of the language server)."""
+    start = 0
+    while start < len(token) and token[start] not in "'\"":
+        start += 1
+    if token[:start].lower() not in ("", "r", "u"):
+        return None
+    quote = token[start : start + 3] if token[start : start + 3] in ("'''", '"""') else token[start : start + 1]
+    inner = token[start + len(quote) : len(token) - len(quote)]
+    if not quote or "\\" in inner or "\r" in inner:
+        return None
+    return inner
 
 
 def keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:

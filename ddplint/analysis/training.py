@@ -378,8 +378,9 @@ class Training:
         (`tracker.log(images)`)."""
         items = _items_of(loop)
         if isinstance(loop.node, cst.For):
+            body = walk(loop.node.body)  # walked once: the two rounds look at the same nodes
             for _ in range(2):  # values computed from an item in the body carry it too
-                for node in walk(loop.node.body):
+                for node in body:
                     if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
                         if _mentions(node.value, items):
                             targets = node.targets if isinstance(node, cst.Assign) else [node]

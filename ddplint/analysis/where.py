@@ -152,7 +152,13 @@ class WhereModel:
         )
 
     def _is_start(self, site: "CallSite") -> bool:
-        return not self.facts.qualified_names(site.node.func).isdisjoint(PROCESS_GROUP_STARTERS)
+        return id(site) in self._start_sites
+
+    @cached_property
+    def _start_sites(self) -> frozenset[int]:
+        """id() of the file's calls that start a process group, read off the file's index of
+        calls by qualified name once (the reach of functions asks it of every call)."""
+        return frozenset(id(site) for site in self.facts.calls_named(*PROCESS_GROUP_STARTERS))
 
     @cached_property
     def _starting_functions(self) -> set:
@@ -165,7 +171,12 @@ class WhereModel:
         return self.facts.functions_reaching(self._is_spawn)
 
     def _is_spawn(self, site: "CallSite") -> bool:
-        return not self.facts.qualified_names(site.node.func).isdisjoint(SPAWNERS)
+        return id(site) in self._spawn_sites
+
+    @cached_property
+    def _spawn_sites(self) -> frozenset[int]:
+        """id() of the file's calls that spawn workers (as `_start_sites`)."""
+        return frozenset(id(site) for site in self.facts.calls_named(*SPAWNERS))
 
     @cached_property
     def _launchers_in_main(self) -> bool:

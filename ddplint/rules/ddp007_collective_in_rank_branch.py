@@ -50,7 +50,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         if arm is None:
             continue
         for site in facts.calls_in_arm(branch, arm):
-            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch, site.context):
+            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch.node, site.context):
                 continue
             finding = _unmatched(model, branch, arm, site)
             if finding is not None:
@@ -233,7 +233,7 @@ def _matched(model: ModuleModel, branch: BranchSite, arm: bool, site: CallSite, 
         if reached is not None and reached.name == name:
             return True
     scope = site.context.scope
-    rank_zero_here = _rank_zero_only(model, site.context)
+    rank_zero_here = _rank_zero_reaches_alone(model, site.context)
     for other in facts.calls:
         if other is site or other.context.scope is not scope:
             continue
@@ -242,7 +242,7 @@ def _matched(model: ModuleModel, branch: BranchSite, arm: bool, site: CallSite, 
             continue
         if (branch.node, arm) in other.context.branches:
             continue  # same arm: the same ranks
-        if rank_zero_here and _rank_zero_only(model, other.context):
+        if rank_zero_here and _rank_zero_reaches_alone(model, other.context):
             continue  # another rank-0 block of the function: rank 0 again, not the others
         if any(ranks.depends_on_rank(b.test, scope) for b, _ in other.context.branches):
             return True
@@ -256,6 +256,15 @@ def _rank_zero_only(model: ModuleModel, context) -> bool:
     return ranks.after_other_ranks_left(context) or any(
         ranks.is_rank_zero_guard(b.test, scope) if in_body else ranks.is_other_ranks_guard(b.test, scope)
         for b, in_body in context.branches
+    )
+
+
+def _rank_zero_reaches_alone(model: ModuleModel, context) -> bool:
+    """Rank 0 reaches the place, alone always or on some steps (`if is_rank0 and step % k == 0
+    or last_step:`): a collective there is never the other ranks' answer to rank 0's."""
+    return _rank_zero_only(model, context) or any(
+        in_body and isinstance(guard, cst.If) and model.ranks.rank_zero_on_some_steps(guard, context)
+        for guard, in_body in context.branches
     )
 
 

@@ -29,6 +29,15 @@ for step in range(100):
     if is_rank0 and step % 20 == 0 or is_last_step:
         dist.all_reduce(t)  # <- DDP007
 """,
+    # Block A is rank 0's alone on most steps, block B rank 0's always: neither is the other
+    # ranks' answer to the other, since rank 0 makes both calls.
+    "rank0-on-most-steps-beside-a-rank0-block": """
+for step in range(100):
+    if rank == 0 and step % 20 == 0 or step == 99:
+        dist.all_reduce(t)  # <- DDP007
+    if rank == 0:
+        dist.all_reduce(t)  # <- DDP007
+""",
     "rank0-unless-a-setting": """
 every_rank = False
 if rank == 0 or every_rank:
@@ -62,6 +71,14 @@ kind = "global"
 if not dist.is_initialized() or kind != "legacy" or rank == 0:
     if kind == "global" and fmt == "torch_dist":
         dcp.save({}, checkpoint_id="ckpt")
+""",
+    # The other ranks' call under the complementary guard answers rank 0's.
+    "rank0-block-answered-by-the-other-ranks-block": """
+for step in range(100):
+    if rank == 0:
+        dist.broadcast(t, src=0)
+    if rank != 0:
+        dist.broadcast(t, src=0)
 """,
     "rank-not-device-name": """
 if rank != "cpu":
