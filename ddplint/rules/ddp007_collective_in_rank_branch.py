@@ -49,8 +49,9 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             arm = True
         if arm is None:
             continue
+        guard = branch.node if isinstance(branch.node, cst.If) else None  # an `if` statement when `sometimes`
         for site in facts.calls_in_arm(branch, arm):
-            if id(site.node) in reported or sometimes and not ranks.rank_zero_on_some_steps(branch.node, site.context):
+            if id(site.node) in reported or guard is not None and sometimes and not ranks.rank_zero_on_some_steps(guard, site.context):
                 continue
             finding = _unmatched(model, branch, arm, site)
             if finding is not None:
