@@ -385,7 +385,7 @@ def _return_freed_memory() -> None:
     # Most of this collection's cost is freeing the file's tree, which the reference cycles of
     # its facts hold. Freezing what survives it (so the next one does not walk the run's kept
     # objects again) was measured over torch: 6.3 -> 5.3 CPU-s with --jobs 1, nothing
-    # measurable in a cold pool run, and +7 MB peak PSS there (2 runs): not kept.
+    # measurable in a cold pool run: not kept (benchmarks/README.md, third session).
     gc.collect()
     import ctypes
 
