@@ -266,7 +266,8 @@ def modules_naming(model: "ModuleModel", name: str, index: Optional["ProjectInde
         here = index.path_of(model)
     if index is None:
         return None
-    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    needle = name.encode()
+    word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
     naming = []
     for path in sorted(index.files - {here}):
         try:
@@ -274,7 +275,7 @@ def modules_naming(model: "ModuleModel", name: str, index: Optional["ProjectInde
                 data = handle.read()
         except OSError:
             return None
-        if word.search(data):
+        if needle in data and word.search(data):  # the plain search first: ~20x cheaper, most modules end there
             naming.append(path)
             if len(naming) > _MAX_CALLER_MODULES:
                 return None  # before any of them is parsed: most names this common end here

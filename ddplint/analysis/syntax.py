@@ -219,49 +219,72 @@ def has_star_args(call: cst.Call) -> bool:
     return any(arg.star == "*" for arg in call.args)
 
 
-class _Everything(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.nodes: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.nodes.append(node)
-        return True
-
-    # libcst looks up a per-attribute hook on every attribute of every node; none is needed.
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
 def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Every node below `node` (itself included), in source order, without metadata. One visit;
-    `node.children` would re-run libcst's child collection at every level."""
-    collector = _Everything()
-    node.visit(collector)
-    return collector.nodes
-
-
-class _Values(_Everything):
-    """Like `_Everything`, but the identifier after a dot (`args.seed`: `seed`) and the keyword of
-    an argument (`f(seed=1)`: `seed`) are not visited: they name attributes and parameters, never a
-    variable of the scope."""
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.nodes.append(node)
-        if isinstance(node, (cst.Attribute, cst.Arg)):
-            node.value.visit(self)
-            return False
-        return True
+    """Every node below `node` (itself included), in source order: the nodes a libcst visitor
+    visits, in its order. Read off the nodes' fields without a visitor: libcst's `visit` builds
+    a new copy of every node it passes (and validates it), ~a tenth of a cold run's CPU where
+    models walk subtrees; `node.children` does the same at every level."""
+    return _walked(node, values_only=False)
 
 
 def value_walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes below `node` that stand for values: `walk` without the names in attribute or
-    keyword position, so that a `Name` found here may be looked up as a variable."""
-    collector = _Values()
-    node.visit(collector)
-    return collector.nodes
+    keyword position (`args.seed`, `f(seed=1)`: `seed`), which name attributes and parameters,
+    never a variable of the scope, so that a `Name` found here may be looked up as a variable.
+    The dot and the equal sign there are left out too; the `Attribute` or `Arg` itself is kept."""
+    return _walked(node, values_only=True)
+
+
+def _walked(root: cst.CSTNode, values_only: bool) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
+    stack = [root]
+    while stack:  # a stack, not recursion: as deep as the tree, never Python's recursion limit
+        node = stack.pop()
+        nodes.append(node)
+        if values_only and isinstance(node, (cst.Attribute, cst.Arg)):
+            stack.append(node.value)
+            continue
+        children: list[cst.CSTNode] = []
+        for name in _visited_fields(node):
+            value = getattr(node, name)
+            if isinstance(value, CSTNode):
+                children.append(value)
+            elif isinstance(value, (tuple, list)):
+                children.extend(value)
+            # None, MaybeSentinel: nothing there
+        children.reverse()
+        stack.extend(children)
+    return nodes
+
+
+# Per node class, the fields libcst's visitors visit, in their order: recorded from the class's
+# own `_visit_and_replace_children` the first time a node of it is walked (the order is fixed
+# per class: where the code branches, it picks how to visit the same field, never another).
+_VISITED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _visited_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    fields = _VISITED_FIELDS.get(type(node))
+    if fields is None:
+        recorder = _FieldRecorder(node)
+        node._visit_and_replace_children(recorder)
+        fields = _VISITED_FIELDS[type(node)] = tuple(recorder.fields)
+    return fields
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Notes the fields a node's visit goes through, without going below its children."""
+
+    def __init__(self, parent: cst.CSTNode) -> None:
+        self.parent = parent
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if node is self.parent:
+            self.fields.append(attribute)
 
 
 def alternatives(node: cst.BaseExpression) -> Sequence[cst.BaseExpression]:
