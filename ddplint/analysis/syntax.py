@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -259,7 +260,8 @@ def _walked(root: cst.CSTNode, values_only: bool) -> list[cst.CSTNode]:
 
 # Per node class, the fields libcst's visitors visit, in their order: recorded from the class's
 # own `_visit_and_replace_children` the first time a node of it is walked (the order is fixed
-# per class: where the code branches, it picks how to visit the same field, never another).
+# per class; where the code branches, it picks how to visit the same field, or skips one that
+# is None: see `_visited_fields`).
 _VISITED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -268,7 +270,11 @@ def _visited_fields(node: cst.CSTNode) -> tuple[str, ...]:
     if fields is None:
         recorder = _FieldRecorder(node)
         node._visit_and_replace_children(recorder)
-        fields = _VISITED_FIELDS[type(node)] = tuple(recorder.fields)
+        fields = tuple(recorder.fields)
+        # A visit may leave out a field it finds None (an f-string part's format_spec): such a
+        # recording serves this node only, or a later node with that field set would lose it.
+        if not any(getattr(node, field.name) is None and field.name not in fields for field in dataclasses.fields(node)):
+            _VISITED_FIELDS[type(node)] = fields
     return fields
 
 
