@@ -21,7 +21,7 @@ has no call of it at all (an entry point, a library's public API) or too many mo
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -145,7 +145,7 @@ def only_instances_of(
     model: "ModuleModel",
     value: cst.BaseExpression,
     site: "CallSite",
-    is_class: Callable[[set[str]], bool],
+    is_class: Callable[[AbstractSet[str]], bool],
     index: Optional["ProjectIndex"] = None,
     depth: int = 0,
 ) -> bool:
@@ -181,7 +181,7 @@ def _parameter_instances_of(
     model: "ModuleModel",
     function: "FunctionInfo",
     name: str,
-    is_class: Callable[[set[str]], bool],
+    is_class: Callable[[AbstractSet[str]], bool],
     index: Optional["ProjectIndex"],
     depth: int,
 ) -> bool:

@@ -24,7 +24,7 @@ analysis/caller_values.py), the file holds Python numbers and no tensor.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, AbstractSet, Optional
 
 import libcst as cst
 
@@ -287,5 +287,5 @@ def _saves_scheduler_state(module: "ModuleModel", save: "CallSite", origin: "Mod
     return only_instances_of(module, saved.func.value, save, _is_lr_scheduler_class, index)
 
 
-def _is_lr_scheduler_class(names: set[str]) -> bool:
+def _is_lr_scheduler_class(names: AbstractSet[str]) -> bool:
     return bool(names) and all(name.startswith(LR_SCHEDULER_MODULE + ".") for name in names)
