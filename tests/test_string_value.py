@@ -10,6 +10,9 @@ import pytest
 
 from ddplint.analysis.syntax import string_value
 
+# The tokens include invalid escapes on purpose (`"\{"`); Python warns as it evaluates them.
+pytestmark = pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")
+
 
 def _expected(node: cst.SimpleString):
     try:
