@@ -87,6 +87,29 @@ def test_a_function_returning_what_its_callers_hand_it_counts_where_one_hands_a_
     assert _offerable(source) == {"settle", "relay"}
 
 
+def test_a_helper_a_dict_builder_calls_counts_only_if_it_may_return_a_dict():
+    # `check` returns a comparison: whatever its caller hands it, it never returns the dict.
+    source = (
+        "def check(value, allowed):\n    return type(value) in allowed\n"
+        "def pick(value, default):\n    return value if value else default\n"
+        "def options(kind):\n    check(kind, (str,))\n    pick(kind, None)\n    return {'batch_size': 8}\n"
+    )
+    assert _offerable(source) == {"pick", "options"}
+
+
+def test_a_class_whose_constructor_builds_a_pinning_loader_is_offerable():
+    # The summary counts `DataLoader(..., pin_memory=True)` as work on the current device.
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "def make_loader(data):\n    return DataLoader(data, batch_size=4, pin_memory=True)\n"
+        "class Embedder:\n    def __init__(self, data):\n        self.loader = make_loader(data)\n"
+        "def plain(data):\n    return DataLoader(data, batch_size=4)\n"
+        "class Holder:\n    def __init__(self, data):\n        self.loader = plain(data)\n"
+    )
+    assert {"make_loader", "Embedder"} <= _offerable(source)
+    assert "Holder" not in _offerable(source)  # its loader pins nothing
+
+
 def test_current_device_work_is_offerable_wherever_the_summary_records_it():
     # The summary records functions and classes (through __init__) working on the current CUDA
     # device (DDP005): the outline must name them, or a file importing them never asks.

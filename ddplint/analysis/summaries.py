@@ -621,8 +621,9 @@ def screened_source(path: str) -> Optional[bytes]:
 
 
 # The kind outlines are kept under across runs: renamed whenever what an outline holds changes
-# (narrowed by `offerable_names`; then keeping current-device work), so that no run reads one another computation wrote.
-OUTLINE_KIND = "outline 3"
+# (narrowed by `offerable_names`; then keeping current-device work; then only returns that may be a
+# dict), so that no run reads one another computation wrote.
+OUTLINE_KIND = "outline 4"
 
 
 def outline_from(
@@ -677,7 +678,8 @@ _RECORDED_BASES = frozenset(
 )
 # Calls that work on the current CUDA device (the summary's `current_device_work`, read by
 # devices.offered_current_device_work): the current-device queries, a bare barrier, `.cuda()`;
-# a string constant naming "cuda" stands for `.to("cuda")` and `device="cuda"`.
+# a string constant naming "cuda" stands for `.to("cuda")` and `device="cuda"`; a loader pinning
+# memory (`pin_memory=True`) is told by its keyword (`_Statement`).
 _CURRENT_DEVICE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in CURRENT_DEVICE_CALLS | BARRIER_COLLECTIVES) | {"cuda"}
 # Calls that step a model (`loss.backward()`, `optimizer.step()`); a call named for training
 # (`train_step`) counts too (training.loop_trains).
@@ -769,7 +771,22 @@ def _dicts_returned(statements: list["_Statement"]) -> list[bool]:
             handed = (statement.returns_a_value or statement.hands_on_a_parameter) and not statement.binds.isdisjoint(used)
             if returned or handed:
                 marked[position] = changed = True
-    return [yes and statement.returns_a_value for statement, yes in zip(statements, marked)]
+    return [yes and statement.may_return_a_dict for statement, yes in zip(statements, marked)]
+
+
+# Returned values the summary's value flow may follow to a dict display, or one: a name, an
+# attribute, a call (a helper's return), an item of a literal container. Anything else (a
+# comparison, a constant, arithmetic) is its own source and never a dict display
+# (samplers.returned_loader_kwargs), whatever its callers hand the function.
+_MAY_BE_A_DICT = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict, ast.DictComp, ast.NamedExpr)
+
+
+def _may_be_a_dict(value: ast.expr) -> bool:
+    if type(value) is ast.IfExp:
+        return _may_be_a_dict(value.body) or _may_be_a_dict(value.orelse)
+    if type(value) is ast.BoolOp and type(value.op) is ast.Or:
+        return any(_may_be_a_dict(side) for side in value.values)
+    return isinstance(value, _MAY_BE_A_DICT)
 
 
 def _derived_classes(statements: list["_Statement"]) -> set[str]:
@@ -813,7 +830,7 @@ class _Statement:
         called: set[str] = set()
         handed: set[str] = set()  # names given to a call as arguments
         declared: set[str] = set()  # `global` names of the code it defines: bound at module level
-        returns_a_tuple = returns_a_value = generator = builds_a_dict = False
+        returns_a_tuple = returns_a_value = may_return_a_dict = generator = builds_a_dict = pins_memory = False
         for node in _walk(statement):
             kind = type(node)  # exact types: the walk visits hundreds of thousands of nodes
             if kind is ast.Name:
@@ -835,6 +852,10 @@ class _Statement:
                 words.update(filter(None, map(_last_name, node.args)))
                 handed.update(a.id for a in (*node.args, *(k.value for k in node.keywords)) if type(a) is ast.Name)
                 handed.update(a.value.id for a in node.args if type(a) is ast.Starred and type(a.value) is ast.Name)
+                # `DataLoader(..., pin_memory=True)` pins through the current device (devices._pins_memory)
+                pins_memory = pins_memory or any(
+                    k.arg == "pin_memory" and type(k.value) is ast.Constant and k.value.value is True for k in node.keywords
+                )
             elif kind is ast.ClassDef:
                 self.defines.add(node.name)
                 bases = _names_in([*node.bases, *node.keywords])
@@ -863,6 +884,7 @@ class _Statement:
                 if node.value is not None:
                     returns_a_value = True
                     returns_a_tuple = returns_a_tuple or type(node.value) is ast.Tuple
+                    may_return_a_dict = may_return_a_dict or _may_be_a_dict(node.value)
             elif kind is ast.For or kind is ast.AsyncFor:
                 self.loops = True
             elif kind is ast.Global:
@@ -878,13 +900,14 @@ class _Statement:
         self.calls_a_parameter = not called.isdisjoint(parameters)
         self.builds_a_dict = builds_a_dict or "dict" in called
         self.trains = not called.isdisjoint(_TRAINING_WORDS) or any("train" in name.lower() for name in called)
-        self.works_on_the_current_device = not called.isdisjoint(_CURRENT_DEVICE_WORDS) or any(
-            word.startswith("cuda") for word in words
+        self.works_on_the_current_device = (
+            pins_memory or not called.isdisjoint(_CURRENT_DEVICE_WORDS) or any(word.startswith("cuda") for word in words)
         )
         # What a caller needs to take the last three from a helper: arguments that are its own
         # parameters, a return of a value.
         self.hands_on_a_parameter = hands_on_a_parameter
         self.returns_a_value = returns_a_value
+        self.may_return_a_dict = may_return_a_dict
         # What makes an entry of its own only: a generator, a tuple returned.
         self.own_entry = generator or returns_a_tuple
         # A class is known by its name (and its nested classes'), never by its methods' names:
