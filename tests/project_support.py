@@ -19,3 +19,24 @@ def project_findings(root: Path, files: dict[str, str], codes: list[str]) -> lis
         target.write_text(textwrap.dedent(text))
     found = lint_paths([str(root)], select_rules(codes), jobs=1)
     return sorted((Path(d.filename).resolve().relative_to(root.resolve()).as_posix(), d.location.row) for d in found)
+
+
+# A distributed training script calling the project's `restore(model, path)` helper (helpers.py)
+# in every rank, after each rank has set its own GPU: shared by DDP008's project cases.
+RESTORING_TRAIN_SCRIPT = """\
+import os
+import torch
+import torch.distributed as dist
+from helpers import restore
+
+
+def main():
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    model = torch.nn.Linear(4, 4).cuda()
+    restore(model, "last.pt")
+
+
+if __name__ == "__main__":
+    main()
+"""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ddplint.api import lint_paths
 from ddplint.rules import select_rules
-from project_support import project_findings
+from project_support import RESTORING_TRAIN_SCRIPT, project_findings
 
 SCORER = """\
 import torch
@@ -230,31 +230,13 @@ def restore(model, path, map_location=None):
     model.load_state_dict(state)
 """
 
-RESUMING_CALLER = """\
-import os
-import torch
-import torch.distributed as dist
-from helpers import restore
-
-
-def main():
-    dist.init_process_group("nccl")
-    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    model = torch.nn.Linear(4, 4).cuda()
-    restore(model, "last.pt")
-
-
-if __name__ == "__main__":
-    main()
-"""
-
 
 def test_map_location_handed_on_that_every_caller_leaves_at_none_is_flagged(tmp_path):
-    assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER, "train.py": RESUMING_CALLER}) == [("helpers.py", 5)]
+    assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER, "train.py": RESTORING_TRAIN_SCRIPT}) == [("helpers.py", 5)]
 
 
 def test_map_location_handed_on_that_a_caller_sets_is_left_alone(tmp_path):
-    caller = RESUMING_CALLER.replace('restore(model, "last.pt")', 'restore(model, "last.pt", map_location="cpu")')
+    caller = RESTORING_TRAIN_SCRIPT.replace('restore(model, "last.pt")', 'restore(model, "last.pt", map_location="cpu")')
     assert _project(tmp_path, {"helpers.py": FORWARDING_HELPER, "train.py": caller}) == []
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ddplint.api import lint_paths
 from ddplint.rules import select_rules
-from project_support import project_findings
+from project_support import RESTORING_TRAIN_SCRIPT, project_findings
 
 HELPER = """\
 import torch
@@ -19,42 +19,24 @@ def restore(model, path):
     model.load_state_dict(state)
 """
 
-DISTRIBUTED_CALLER = """\
-import os
-import torch
-import torch.distributed as dist
-from helpers import restore
-
-
-def main():
-    dist.init_process_group("nccl")
-    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    model = torch.nn.Linear(4, 4).cuda()
-    restore(model, "last.pt")
-
-
-if __name__ == "__main__":
-    main()
-"""
-
 
 def _project(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
     return project_findings(tmp_path, files, ["DDP008"])
 
 
 def test_helper_called_on_every_rank_is_flagged(tmp_path):
-    assert _project(tmp_path, {"helpers.py": HELPER, "train.py": DISTRIBUTED_CALLER}) == [("helpers.py", 5)]
+    assert _project(tmp_path, {"helpers.py": HELPER, "train.py": RESTORING_TRAIN_SCRIPT}) == [("helpers.py", 5)]
 
 
 def test_helper_reached_through_a_package_reexport_is_flagged(tmp_path):
-    caller = DISTRIBUTED_CALLER.replace("from helpers import restore", "from pkg import restore")
+    caller = RESTORING_TRAIN_SCRIPT.replace("from helpers import restore", "from pkg import restore")
     files = {"pkg/__init__.py": "from .helpers import restore\n", "pkg/helpers.py": HELPER, "train.py": caller}
     assert _project(tmp_path, files) == [("pkg/helpers.py", 5)]
 
 
 def test_helper_reached_by_another_function_of_its_module_is_flagged(tmp_path):
     helper = HELPER + "\n\ndef resume(model, folder):\n    restore(model, folder + '/last.pt')\n"
-    caller = DISTRIBUTED_CALLER.replace("restore", "resume")
+    caller = RESTORING_TRAIN_SCRIPT.replace("restore", "resume")
     assert _project(tmp_path, {"helpers.py": helper, "train.py": caller}) == [("helpers.py", 5)]
 
 
@@ -70,14 +52,14 @@ def test_helper_called_only_by_a_single_process_script_is_left_alone(tmp_path):
 
 
 def test_helper_called_by_rank_zero_only_is_left_alone(tmp_path):
-    caller = DISTRIBUTED_CALLER.replace(
+    caller = RESTORING_TRAIN_SCRIPT.replace(
         '    restore(model, "last.pt")', '    if dist.get_rank() == 0:\n        restore(model, "last.pt")'
     )
     assert _project(tmp_path, {"helpers.py": HELPER, "train.py": caller}) == []
 
 
 def test_helper_nobody_calls_is_left_alone(tmp_path):
-    caller = DISTRIBUTED_CALLER.replace("from helpers import restore", "from helpers import restore as _unused").replace(
+    caller = RESTORING_TRAIN_SCRIPT.replace("from helpers import restore", "from helpers import restore as _unused").replace(
         '    restore(model, "last.pt")', "    pass"
     )
     assert _project(tmp_path, {"helpers.py": HELPER, "train.py": caller}) == []
@@ -85,7 +67,7 @@ def test_helper_nobody_calls_is_left_alone(tmp_path):
 
 def test_helper_mapping_its_load_is_left_alone(tmp_path):
     helper = HELPER.replace("torch.load(path)", 'torch.load(path, map_location="cpu")')
-    assert _project(tmp_path, {"helpers.py": helper, "train.py": DISTRIBUTED_CALLER}) == []
+    assert _project(tmp_path, {"helpers.py": helper, "train.py": RESTORING_TRAIN_SCRIPT}) == []
 
 
 GPU_ARM = """
@@ -146,12 +128,12 @@ def test_cached_helper_is_judged_again_when_its_caller_changes(tmp_path):
 
     assert _project(project, {"helpers.py": HELPER, "train.py": single}) == []
     assert run() == []
-    (project / "train.py").write_text(DISTRIBUTED_CALLER + "\n# now distributed\n")
+    (project / "train.py").write_text(RESTORING_TRAIN_SCRIPT + "\n# now distributed\n")
     assert run() == ["helpers.py"]
 
 
 def test_a_caller_that_does_not_parse_costs_the_helper_nothing(tmp_path):
     broken = "from helpers import restore\nrestore(model, 'a.pt'\ndef (:\n"
-    found = _project(tmp_path, {"helpers.py": HELPER, "train.py": DISTRIBUTED_CALLER, "broken.py": broken})
+    found = _project(tmp_path, {"helpers.py": HELPER, "train.py": RESTORING_TRAIN_SCRIPT, "broken.py": broken})
     assert ("helpers.py", 5) in found
     assert all(name in ("helpers.py", "broken.py") for name, _ in found)
