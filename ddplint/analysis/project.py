@@ -3,7 +3,8 @@
 A file's analysis reads the summaries (analysis/summaries.py: `ModuleSummary`, worked out from one
 module's source alone) of the project modules it imports directly (`ProjectView`): the loader a
 helper of data.py returns, the process group utils.py starts. The index (`ProjectIndex`) finds those
-modules as Python would (relative imports, packages, `sys.path` additions, re-exports, star imports),
+modules as Python would (relative imports, packages, absolute names from any folder up to the
+project's root, `sys.path` additions, re-exports, star imports),
 decides which need a summary at all, and keeps the summaries: in memory for the run, shared between
 worker processes of the run (`SharedSummaries`), and across runs (`SummaryStore`, the results cache).
 
@@ -185,6 +186,7 @@ class ProjectIndex:
         self._definitions: dict[tuple[str, str], tuple[str, str]] = {}  # (module, name) -> where defined
         self._names_of_module: dict[str, tuple[Optional[frozenset[str]], dict[str, list[tuple[str, bool]]]]] = {}
         self._importer_places: dict[str, tuple[str, str, list[str], list[str]]] = {}
+        self._project_roots = ProjectRoots()
         # sys.path additions of `_init_paths`-style modules (search_path.py), worked out lazily
         self._path_additions: dict[str, list[str]] = {}
         self._adders_by_folder: dict[str, dict[str, list[str]]] = {}
@@ -358,8 +360,12 @@ class ProjectIndex:
         if importer not in self._importer_places:
             real = os.path.realpath(importer)
             here = Path(real).parent
-            roots = self._roots()
-            within = [str(p) for p in here.parents if roots is not None and _within(p, roots)]
+            # Absolute imports start at any folder up to the files' common folder, or up to the
+            # importer's project root when that lies higher: a package whose root folder holds no
+            # module of its own (`src/pkg/train.py` importing `pkg.comm`, pyproject.toml beside
+            # `src`) is imported from above every file of the project.
+            limits = [root for root in (self._roots(), self._project_roots.of(real)) if root is not None]
+            within = [str(p) for p in here.parents if any(_within(p, Path(limit)) for limit in limits)]
             self._importer_places[importer] = (real, str(here), [str(p) for p in here.parents], within)
         return self._importer_places[importer]
 

@@ -145,3 +145,35 @@ def test_epoch_loop_calling_a_training_function_gets_the_epoch_message_and_a_fix
     assert finding.fix is not None
     inserted = " ".join(edit.content for edit in finding.fix.edits)
     assert "loader.sampler.set_epoch(epoch)" in inserted
+
+
+def _src_layout(tmp_path: Path, set_epoch: bool) -> Path:
+    """pyproject.toml at the root and every module inside `src/proj/`: the package is imported by
+    its full name (`proj.data`) from a folder that holds no module of its own."""
+    train = _train("from proj.data import make_loader", set_epoch).replace("from engine", "from proj.engine")
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'proj'\n",
+            "src/proj/__init__.py": "",
+            "src/proj/data.py": FACTORY,
+            "src/proj/engine.py": ENGINE,
+            "src/proj/train.py": train,
+        },
+    )
+    return tmp_path
+
+
+def test_package_imported_by_its_full_name_from_a_src_layout_is_followed(tmp_path):
+    assert _ddp002(_src_layout(tmp_path, set_epoch=False)) == [("train.py", 9)]
+
+
+def test_package_imported_by_its_full_name_is_followed_when_a_file_is_named(tmp_path):
+    """`ddplint src/proj/train.py` (pre-commit's way) sees the same project."""
+    root = _src_layout(tmp_path, set_epoch=False)
+    found = lint_paths([str(root / "src" / "proj" / "train.py")], [RULES_BY_CODE["DDP002"]])
+    assert [(Path(d.filename).name, d.location.row) for d in found if d.code == "DDP002"] == [("train.py", 9)]
+
+
+def test_src_layout_whose_epoch_is_set_is_left_alone(tmp_path):
+    assert _ddp002(_src_layout(tmp_path, set_epoch=True)) == []
