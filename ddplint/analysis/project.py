@@ -262,7 +262,29 @@ class ProjectIndex:
             deeper = self._defining(*found, depth=depth + 1)
             if not starred or self._defines(*deeper):
                 return deeper
-        return file, attribute
+        return self._submodule(file, attribute) or (file, attribute)
+
+    def _submodule(self, file: str, attribute: str) -> Optional[tuple[str, str]]:
+        """(the submodule's file, "") when `attribute` of a package (its `__init__.py`) that
+        neither defines nor binds it is a module of the package: `from pkg import comm` and
+        `import pkg.comm` name pkg/comm.py, as Python's import does. A name the `__init__.py`
+        assigns at its top level or imports under an alias (`comm = Local()`, `import x as
+        comm`) is that object instead."""
+        folder, name = os.path.split(file)
+        if name != "__init__.py" or not attribute.isidentifier():
+            return None
+        below = os.path.join(folder, attribute)
+        candidates = [c for c in (below + ".py", os.path.join(below, "__init__.py")) if c in self.files]
+        if not candidates:
+            return None
+        try:
+            data = read_file(file)
+        except OSError:
+            return None
+        word = re.escape(attribute.encode())
+        if re.search(rb"(?m)^" + word + rb"[ \t]*[:=,]|\bas[ \t]+" + word + rb"\b", data):
+            return None
+        return candidates[0], ""
 
     def _defines(self, file: str, attribute: str) -> bool:
         defined, _ = self._outline_of_names(file)
