@@ -25,7 +25,13 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         for loader in sampler.loaders:
             if data.is_evaluation_loader(loader):
                 continue  # evaluation visits every sample once whatever the order
-            for iteration in data.iterations(loader):
+            iterations = data.iterations(loader)
+            if not iterations and data.returned_never_seeded(sampler, loader):
+                if id(loader.site.node) not in reported:
+                    reported.add(id(loader.site.node))
+                    yield RULE.finding(loader.site.node, RETURNED_SHORT, why=RETURNED_WHY)
+                continue
+            for iteration in iterations:
                 if data.replays_first_pass(iteration):
                     if id(iteration.where.node) not in reported:
                         reported.add(id(iteration.where.node))
@@ -174,6 +180,15 @@ def _rebuilt_in(facts: ModuleFacts, sampler, loop) -> bool:
     )
 
 
+RETURNED_SHORT = "this loader's shuffling DistributedSampler never gets set_epoch() anywhere in the project: same order each epoch"
+RETURNED_WHY = (
+    "this method hands its callers a loader over a shuffling DistributedSampler, and no module "
+    "of the project ever calls set_epoch() (nor hands the loader to a framework whose loop "
+    "does): the sampler seeds its shuffle with the epoch, so every pass over this loader, and "
+    "every loader it builds again, replays the epoch-0 order on every rank; take the epoch as "
+    "a parameter and call sampler.set_epoch(epoch) before returning the loader, or call "
+    "loader.sampler.set_epoch(epoch) where the epochs are run"
+)
 CYCLE_MESSAGE = "itertools.cycle() replays the first pass's batches: every epoch repeats the same order"
 CYCLE_WHY = (
     "itertools.cycle() keeps the batches of the first pass over a loader with a shuffling "
