@@ -11,9 +11,19 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.epochs import EVAL_WORDS
 from ddplint.analysis.loaders import LoaderInfo, Loaders, attribute_assignments, constructs
 from ddplint.analysis.records import Context, LoopSite
-from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value, walk
+from ddplint.analysis.syntax import (
+    argument,
+    dotted_name,
+    double_star_args,
+    identifier_words,
+    is_false,
+    last_name,
+    string_value,
+    walk,
+)
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, SAMPLER_SLOTS
 from ddplint.source import read_file
 
@@ -178,6 +188,8 @@ class Samplers:
         function = self.facts.function_of(loader.site.context.scope)
         if function is None or function.class_name is None:
             return False
+        if set(identifier_words(function.name)) & EVAL_WORDS:
+            return False  # `def val_loader(self)`: an evaluation pass, its order does not matter
         if not any(self.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns):
             return False
         return not self.epoch_settings and _project_never_sets_an_epoch(self.facts)

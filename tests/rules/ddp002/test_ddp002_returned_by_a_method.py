@@ -18,7 +18,7 @@ class ShardedSet(Dataset):
         self.items = items
         self.shuffle = shuffle
 
-    def batches(self, batch_size):
+    def {method}(self, batch_size):
         sampler = DistributedSampler(self, shuffle={shuffle})
         return DataLoader(self, batch_size=batch_size, sampler=sampler)
 
@@ -44,7 +44,7 @@ class Runner:
     def run(self, phases):
         dist.init_process_group("nccl")
         for phase in range(phases):
-            loader = self.sets["train"].batches(32)
+            loader = self.sets["train"].{method}(32)
             {per_phase}
             for x, y in loader:
                 self.model(x).sub(y).pow(2).mean().backward()
@@ -52,11 +52,11 @@ class Runner:
 """
 
 
-def _project(tmp_path, shuffle="self.shuffle", imports="", per_phase="pass"):
+def _project(tmp_path, shuffle="self.shuffle", imports="", per_phase="pass", method="batches"):
     files = {
-        "lib/sets.py": SHARDED_SET.format(shuffle=shuffle),
+        "lib/sets.py": SHARDED_SET.format(shuffle=shuffle, method=method),
         "lib/__init__.py": "",
-        "runner.py": PHASED_TRAINER.format(imports=imports, per_phase=per_phase),
+        "runner.py": PHASED_TRAINER.format(imports=imports, per_phase=per_phase, method=method),
     }
     return project_findings(tmp_path, files, ["DDP002"])
 
@@ -67,6 +67,15 @@ def test_method_returning_a_loader_whose_epoch_nothing_sets_is_reported_where_it
 
 def test_left_alone_when_the_trainer_sets_the_epoch_through_the_loader(tmp_path):
     assert _project(tmp_path, per_phase="loader.sampler.set_epoch(phase)") == []
+
+
+def test_left_alone_when_the_trainer_sets_the_epoch_attribute_of_the_sampler(tmp_path):
+    assert _project(tmp_path, per_phase="loader.sampler.epoch = phase") == []
+
+
+def test_left_alone_when_the_method_is_named_for_evaluation(tmp_path):
+    # The order in which a rank evaluates its share does not change any result.
+    assert _project(tmp_path, method="validation_batches") == []
 
 
 def test_left_alone_when_the_sampler_does_not_shuffle(tmp_path):
