@@ -109,3 +109,26 @@ def test_top_level_factory_is_judged_in_the_module_that_iterates_it(tmp_path):
         """
     found = project_findings(tmp_path, {"data.py": factory, "train.py": train}, ["DDP002"])
     assert [path for path, _ in found] == ["train.py"]
+
+
+def test_a_cached_result_is_dropped_when_another_module_starts_setting_the_epoch(tmp_path):
+    # The library module's finding rests on every other module's text: an edit to the trainer
+    # alone must reach it on the next run over a warm cache.
+    from ddplint.api import lint_paths
+    from ddplint.cache import ResultCache
+    from ddplint.rules import select_rules
+
+    root = tmp_path / "project"
+    root.mkdir()
+    assert _project(root) == [("lib/sets.py", 12)]
+
+    def cached_run() -> list[int]:
+        cache = ResultCache(tmp_path / "cache", "DDP002")
+        rows = [d.location.row for d in lint_paths([str(root)], select_rules(["DDP002"]), jobs=1, cache=cache)]
+        cache.save()
+        return rows
+
+    assert cached_run() == [12]
+    trainer = root / "runner.py"
+    trainer.write_text(trainer.read_text().replace("            pass\n", "            loader.sampler.set_epoch(phase)\n"))
+    assert cached_run() == []
