@@ -117,6 +117,9 @@ class DataModel:
     def set_epoch_reaches(self, sampler: SamplerInfo, epoch_loop: Optional["LoopSite"] = None) -> bool:
         return self.sampler_model.set_epoch_reaches(sampler, epoch_loop)
 
+    def returned_never_seeded(self, sampler: SamplerInfo, loader: LoaderInfo) -> bool:
+        return self.sampler_model.returned_never_seeded(sampler, loader)
+
     def iterations(self, loader: LoaderInfo) -> list[Iteration]:
         return self.epochs.iterations(loader)
 

@@ -11,10 +11,21 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.epochs import EVAL_WORDS
 from ddplint.analysis.loaders import LoaderInfo, Loaders, attribute_assignments, constructs
 from ddplint.analysis.records import Context, LoopSite
-from ddplint.analysis.syntax import argument, dotted_name, double_star_args, is_false, last_name, string_value, walk
+from ddplint.analysis.syntax import (
+    argument,
+    dotted_name,
+    double_star_args,
+    identifier_words,
+    is_false,
+    last_name,
+    string_value,
+    walk,
+)
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, SAMPLER_SLOTS
+from ddplint.source import read_file
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite
@@ -164,6 +175,24 @@ class Samplers:
             )
             return (frozenset(keys) if keys is not None else None), sampler
         return None
+
+    def returned_never_seeded(self, sampler: SamplerInfo, loader: LoaderInfo) -> bool:
+        """A method returns this loader over a shuffling DistributedSampler of this module, and
+        no module of the project ever sets an epoch (nor imports a framework whose loop does):
+        however its callers iterate it, every pass has the epoch-0 order. Only for methods: a
+        top-level factory's loader is judged in the modules that iterate it (`FactoryLoader`),
+        while a method's callers reach it through objects whose class is known only at run time
+        (`self.datasets[split].iterator()`), so the fact that ends the search is the project's."""
+        if not sampler.shuffles or sampler.built_in is not None or loader.built_in is not None:
+            return False
+        function = self.facts.function_of(loader.site.context.scope)
+        if function is None or function.class_name is None:
+            return False
+        if set(identifier_words(function.name)) & EVAL_WORDS:
+            return False  # `def val_loader(self)`: an evaluation pass, its order does not matter
+        if not any(self.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns):
+            return False
+        return not self.epoch_settings and _project_never_sets_an_epoch(self.facts)
 
     def sets_a_new_epoch_in(self, loop: LoopSite) -> bool:
         """Some sampler's epoch is set to a new value on each turn of `loop` (a generator's)."""
@@ -455,3 +484,33 @@ def _built_with(sampler: SamplerInfo) -> tuple[cst.CSTNode, ...]:
     """The sampler's construction and those of the loaders given it: a `set_epoch` call reaches
     the sampler through any of them (`sampler.set_epoch`, `loader.sampler.set_epoch`)."""
     return (sampler.site.node, *(loader.site.node for loader in sampler.loaders))
+
+
+# Loops of these packages set the epoch of the DistributedSampler of a loader they are handed
+# (Lightning's fit loop, Accelerate's prepared loaders, the Hugging Face Trainer, Ignite's engine,
+# MMEngine's and MMCV's runners, Composer's trainer): a project that imports one may never write
+# set_epoch itself.
+_EPOCH_SETTING_FRAMEWORK_IMPORT = re.compile(
+    rb"^[ \t]*(?:from|import)[ \t]+(?:lightning|pytorch_lightning|accelerate|transformers|ignite|mmengine|mmcv|composer)\b",
+    re.MULTILINE,
+)
+# What setting an epoch writes: a `set_epoch` call (or its name handed on), or `x.epoch = e`.
+_EPOCH_SETTING_TEXT = re.compile(rb"set_epoch|\.epoch[ \t]*=(?!=)")
+
+
+def _project_never_sets_an_epoch(facts) -> bool:
+    """No module of the project (this one included) writes set_epoch or assigns an `.epoch`, nor
+    imports a framework whose loop sets it. False without a project: the callers are unseen."""
+    project = facts.project
+    if project is None:
+        return False
+    index = project.index
+    index.reads_the_project(project.path)  # another module may start setting it
+    for path in sorted(index.files):
+        try:
+            data = read_file(path)
+        except OSError:
+            return False
+        if _EPOCH_SETTING_TEXT.search(data) or _EPOCH_SETTING_FRAMEWORK_IMPORT.search(data):
+            return False
+    return True

@@ -281,6 +281,15 @@ RULE = Rule(
           (its module is not read for it).
         - A loader whose distributed placement is decided by a framework's own object (a NeMo
           data layer told to place itself on all GPUs) is not known to run in several ranks.
+          Nor is a loader built in the constructor or a method of a class in a module with no
+          distributed code of its own (a data layer's `__init__` building `DataLoader(ds,
+          shuffle=shuffle)`, a dataset config's `get_dataloader()`), even when a distributed
+          script of the project builds that class with `shuffle=True` or trains on what the
+          method returns: such a module is judged by itself, and which calls reach a method
+          through a configuration object is known only at run time. Unlike a missing
+          `set_epoch` (DDP002), the absence of a DistributedSampler in the whole project is no
+          evidence on its own: datasets sharded by hand, iterable datasets and frameworks shard
+          without one.
         - A DistributedSampler / DDP subclass of another module is recognised where the script's
           text has a distributed word (its name, `Distributed...`, or another one): the screens
           that run before any parse look for those.

@@ -25,7 +25,13 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         for loader in sampler.loaders:
             if data.is_evaluation_loader(loader):
                 continue  # evaluation visits every sample once whatever the order
-            for iteration in data.iterations(loader):
+            iterations = data.iterations(loader)
+            if not iterations and data.returned_never_seeded(sampler, loader):
+                if id(loader.site.node) not in reported:
+                    reported.add(id(loader.site.node))
+                    yield RULE.finding(loader.site.node, RETURNED_SHORT, why=RETURNED_WHY)
+                continue
+            for iteration in iterations:
                 if data.replays_first_pass(iteration):
                     if id(iteration.where.node) not in reported:
                         reported.add(id(iteration.where.node))
@@ -174,6 +180,15 @@ def _rebuilt_in(facts: ModuleFacts, sampler, loop) -> bool:
     )
 
 
+RETURNED_SHORT = "this loader's shuffling DistributedSampler never gets set_epoch() anywhere in the project: same order each epoch"
+RETURNED_WHY = (
+    "this method hands its callers a loader over a shuffling DistributedSampler, and no module "
+    "of the project ever calls set_epoch() (nor hands the loader to a framework whose loop "
+    "does): the sampler seeds its shuffle with the epoch, so every pass over this loader, and "
+    "every loader it builds again, replays the epoch-0 order on every rank; take the epoch as "
+    "a parameter and call sampler.set_epoch(epoch) before returning the loader, or call "
+    "loader.sampler.set_epoch(epoch) where the epochs are run"
+)
 CYCLE_MESSAGE = "itertools.cycle() replays the first pass's batches: every epoch repeats the same order"
 CYCLE_WHY = (
     "itertools.cycle() keeps the batches of the first pass over a loader with a shuffling "
@@ -355,6 +370,16 @@ RULE = Rule(
         that function sets it. PyG's graph `DataLoader` is a DataLoader like torch's, and a
         DistributedSampler subclass another module defines is a DistributedSampler.
 
+        A method that builds a DataLoader over a shuffling DistributedSampler of its module and
+        returns it (`def iterator(self): return DataLoader(self, sampler=DistributedSampler(self))`),
+        with nothing in the file iterating it, is reported at that DataLoader when no module of
+        the project ever sets an epoch: none writes `set_epoch` or assigns an `.epoch`, and none
+        imports a framework whose loop sets it (Lightning, Accelerate, Transformers, Ignite,
+        MMEngine / MMCV, Composer). Its callers reach it through objects whose class is known
+        only at run time, so where the epochs run cannot be followed, but with no epoch set
+        anywhere every pass has the epoch-0 order, and so has every loader it builds again for
+        the next phase.
+
         Also flags `itertools.cycle(loader)` over such a loader, whether or not `set_epoch` is
         called: `cycle` saves the batches of its first pass and replays them, so every later
         pass repeats the first one and `set_epoch` cannot change it.
@@ -409,6 +434,9 @@ RULE = Rule(
           a sampler it is handed), one whose repeated loop never steps the model (scoring,
           statistics), or one whose loop runs once (`range(1)`).
         - Scripts that are not distributed.
+        - A loader a top-level function returns: it is judged in the modules that iterate it.
+          One a method returns, when some module of the project sets an epoch or imports a
+          framework that does, or when the project is not seen (a file checked alone).
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,
@@ -438,9 +466,12 @@ RULE = Rule(
           through calls into further modules is not followed. A loader the constructor stores
           is followed only when `__init__` assigns the parameter itself to a `self.` attribute
           (not a copy, a wrapper or a dict entry).
-        - A method that builds a new shuffling DistributedSampler and loader on each call
-          (`dataset.iterator()` called per phase by a framework) is not judged: the calls are
-          made elsewhere, through the framework.
+        - A method that returns a loader over a shuffling DistributedSampler, called through an
+          object whose class is known only at run time (`self.datasets[split].iterator()`), is
+          judged by the whole project's text: it is reported only when no module writes
+          `set_epoch` or assigns an `.epoch` and none imports a framework whose loop sets it.
+          So one unrelated `self.epoch = epoch` anywhere in the project keeps it silent, and a
+          project that sets the epoch on some other sampler hides it.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,
