@@ -24,7 +24,7 @@ from ddplint.analysis.syntax import (
     string_value,
     walk,
 )
-from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, SAMPLER_SLOTS
+from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, EPOCH_SETTING_FRAMEWORKS, SAMPLER_SLOTS
 from ddplint.source import read_file
 
 if TYPE_CHECKING:
@@ -486,12 +486,10 @@ def _built_with(sampler: SamplerInfo) -> tuple[cst.CSTNode, ...]:
     return (sampler.site.node, *(loader.site.node for loader in sampler.loaders))
 
 
-# Loops of these packages set the epoch of the DistributedSampler of a loader they are handed
-# (Lightning's fit loop, Accelerate's prepared loaders, the Hugging Face Trainer, Ignite's engine,
-# MMEngine's and MMCV's runners, Composer's trainer): a project that imports one may never write
-# set_epoch itself.
+# A project importing a framework whose loop sets the epoch (torch_api.EPOCH_SETTING_FRAMEWORKS)
+# may never write set_epoch itself.
 _EPOCH_SETTING_FRAMEWORK_IMPORT = re.compile(
-    rb"^[ \t]*(?:from|import)[ \t]+(?:lightning|pytorch_lightning|accelerate|transformers|ignite|mmengine|mmcv|composer)\b",
+    rb"^[ \t]*(?:from|import)[ \t]+(?:" + b"|".join(p.encode() for p in EPOCH_SETTING_FRAMEWORKS) + rb")\b",
     re.MULTILINE,
 )
 # What setting an epoch writes: a `set_epoch` call (or its name handed on), or `x.epoch = e`.

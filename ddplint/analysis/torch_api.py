@@ -97,6 +97,10 @@ LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that
 # do it (torchtune's get_device sets the local rank's device for "cuda").
 DEVICE_SETTING_FRAMEWORKS = ("accelerate", "lightning", "lightning.pytorch", "lightning.fabric", "deepspeed")
+# Packages whose training loop sets the epoch of the DistributedSampler of a loader it is handed
+# (Lightning's fit loop, Accelerate's prepared loaders, the Hugging Face Trainer, Ignite's engine,
+# MMEngine's and MMCV's runners, Composer's trainer), by top-level package name.
+EPOCH_SETTING_FRAMEWORKS = ("lightning", "pytorch_lightning", "accelerate", "transformers", "ignite", "mmengine", "mmcv", "composer")
 DEVICE_SETTING_CALLS = frozenset(
     {
         "transformers.Trainer", "transformers.TrainingArguments", "deepspeed.initialize",
