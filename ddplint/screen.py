@@ -219,14 +219,14 @@ def able_to_fire(
     rules: Sequence[R],
     data: bytes,
     names: frozenset[str],
-    started_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None,
+    distributed_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None,
     guard_words: tuple[bytes, ...] = (),
 ) -> list[R]:
     """Stage 3: drop rules that lack a kind of word they cannot fire without (`requires`: a
     word of every group, in any case), and the distributed-only rules where the code cannot be
     distributed (`may_be_distributed`: its names, not a word in a comment or a docstring;
-    `started_elsewhere`: whether a project function it calls by one of these names may start
-    the process group). Triggers say what a rule is about (`all_reduce`); these say what else
+    `distributed_elsewhere`: whether a project function it calls by one of these names may start
+    the process group or make a collective). Triggers say what a rule is about (`all_reduce`); these say what else
     it needs to say anything (a rank guard around it, a process group). Decided after the
     engine's choice of rules, which stays on the triggers alone. `guard_words`: the lower-case
     names of the configuration's own rank-zero functions, which count as words of every required
@@ -239,7 +239,7 @@ def able_to_fire(
             if not all(any(word in lowered for word in (*group, *guard_words)) for group in rule.requires):
                 continue
         found.append(rule)
-    if any(rule.distributed_only for rule in found) and not may_be_distributed(data, names, started_elsewhere):
+    if any(rule.distributed_only for rule in found) and not may_be_distributed(data, names, distributed_elsewhere):
         return [rule for rule in found if not rule.distributed_only]
     return found
 
@@ -383,7 +383,7 @@ class ProjectQuestions(Protocol):
 
     def offers_any_of(self, path: str, data: bytes, names: frozenset[str]) -> bool: ...
 
-    def may_start_process_group(self, names: AbstractSet[str]) -> bool: ...
+    def may_call_distributed_helper(self, names: AbstractSet[str]) -> bool: ...
 
 
 # How a file is compiled for its names: `compile_screen`, or the language server's statement-by-
@@ -436,9 +436,9 @@ def rules_to_run(
     if problem is not None:
         return _unparsable(problem, active, data, filename, rules, project, options, compiler)
     active = candidates_by_names(active, data, names)
-    started_elsewhere = project.may_start_process_group if project is not None else None
+    distributed_elsewhere = project.may_call_distributed_helper if project is not None else None
     guard_words = options.guard_words()
-    active = able_to_fire(active, data, names, started_elsewhere, guard_words) if active else []
+    active = able_to_fire(active, data, names, distributed_elsewhere, guard_words) if active else []
     if project is not None:
         active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
         active = _with_caller_judged_rules(active, rules, data, names, filename, project)
@@ -505,7 +505,7 @@ def _with_project_rules(
     missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
     if not missing:
         return active
-    able = able_to_fire(missing, data, names, project.may_start_process_group, guard_words)
+    able = able_to_fire(missing, data, names, project.may_call_distributed_helper, guard_words)
     if not able or not project.offers_any_of(filename, data, names):
         return active
     chosen.update(able)

@@ -265,7 +265,7 @@ def test_a_project_helper_that_starts_the_process_group_keeps_its_callers(tmp_pa
         },
     )
     index = ProjectIndex(paths, parses_safely)
-    assert index.may_start_process_group({"setup"}) and not index.may_start_process_group({"unrelated", "torch"})
+    assert index.may_call_distributed_helper({"setup"}) and not index.may_call_distributed_helper({"unrelated", "torch"})
     assert not _distributed_screen(Path(paths[1]).read_bytes())
     assert [d.code for d in lint_paths(paths, ALL_RULES, [], jobs=1) if d.filename.endswith("train.py")] == ["DDP005"]
 

@@ -30,8 +30,8 @@ class FakeProject:
         self.asked.append("offers_any_of")
         return self.offers
 
-    def may_start_process_group(self, names):
-        self.asked.append("may_start_process_group")
+    def may_call_distributed_helper(self, names):
+        self.asked.append("may_call_distributed_helper")
         return self.starts
 
 

@@ -49,18 +49,18 @@ _LAUNCHER_ENV_TOKENS = (b"RANK", b"WORLD_SIZE")
 
 
 def may_be_distributed(
-    data: bytes, names: AbstractSet[str], started_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None
+    data: bytes, names: AbstractSet[str], distributed_elsewhere: Optional[Callable[[AbstractSet[str]], bool]] = None
 ) -> bool:
     """Whether `detect_distributed` could find the file distributed, told from the names its
     code uses (`names`: screen.compile_screen's, comments and docstrings left out) before any
     parse. Each way it can is a call, an import or an environment read, each of which writes a
     word: one of DISTRIBUTED_NAMES, a launcher variable, or the name of a project function that
-    may start the process group (`started_elsewhere`, asked last: it reads the project; None
-    without a project)."""
+    may start the process group or make a collective (`distributed_elsewhere`, asked last: it
+    reads the project; None without a project)."""
     return (
         not names.isdisjoint(DISTRIBUTED_NAMES)
         or any(token in data for token in _LAUNCHER_ENV_TOKENS)
-        or (started_elsewhere is not None and started_elsewhere(names))
+        or (distributed_elsewhere is not None and distributed_elsewhere(names))
     )
 
 
@@ -99,6 +99,9 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         for site in facts.calls:
             if facts.project.starts_process_group(facts, site):
                 return DistributedContext(f"calls {site.name}(), which starts the process group in another module")
+            collective = facts.project.collective(facts, site)
+            if collective is not None:  # a module calling only its project's `comm.reduce_dict(...)`
+                return DistributedContext(f"calls {site.name}(), which makes {collective.name} in another module")
             extended = facts.project.distributed_class(facts, site.node.func)
             if extended is not None:  # a project's own DistributedSampler / DDP subclass
                 return DistributedContext(f"builds {site.name}, a {extended} subclass of another module")

@@ -169,7 +169,7 @@ class ProjectIndex:
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         # (size, mtime_ns) of each module when its outline or summary was worked out
         self._stamps: dict[str, Optional[tuple[int, int]]] = {}
-        self._starter_names: Optional[frozenset[str]] = None
+        self._helper_names: Optional[frozenset[str]] = None
         # What other processes of the run have worked out (a worker pool's; none by default).
         self._shared: SharedSummaries = _NOT_SHARED
         # Summaries and outlines kept across runs (the results cache folder's; none by default).
@@ -454,24 +454,31 @@ class ProjectIndex:
                 return True
         return False
 
-    def may_start_process_group(self, names: AbstractSet[str]) -> bool:
+    def may_call_distributed_helper(self, names: AbstractSet[str]) -> bool:
         """Whether a file using `names` could call a project function that starts the process
-        group (ProjectView.starts_process_group), told without a parse: the call names the
-        function, and the function is one that a module spelling a starter defines. Those
-        modules are found once per index by a look at every file's bytes."""
-        if self._starter_names is None:
-            self._starter_names = frozenset(self._possible_starter_names())
-        return not self._starter_names.isdisjoint(names)
+        group or makes a collective (ProjectView.starts_process_group, .collective): either puts
+        the file's code inside a distributed job. Told without a parse: the call names the
+        function, and the function is one that a module spelling a starter or a collective
+        defines. Those modules are found once per index by a look at every file's bytes."""
+        if self._helper_names is None:
+            self._helper_names = frozenset(self._possible_helper_names())
+        return not self._helper_names.isdisjoint(names)
 
-    def _possible_starter_names(self) -> Iterator[str]:
+    def _possible_helper_names(self) -> Iterator[str]:
         for path in self.files:
             try:
                 data = read_file(path)
             except OSError:
                 continue
-            code = summaries.compiled(data, path) if any(word in data for word in summaries.STARTER_WORDS) else None
-            if code is not None:  # one that does not compile has no summary either: it is never parsed
+            starts = any(word in data for word in summaries.STARTER_WORDS)
+            collects = summaries.may_offer_a_collective(data)
+            code = summaries.compiled(data, path) if starts or collects else None
+            if code is None:  # one that does not compile has no summary either: it is never parsed
+                continue
+            if starts:
                 yield from summaries.functions_reaching_a_starter(code)
+            if collects:
+                yield from summaries.functions_reaching_a_collective(code)
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
@@ -592,6 +599,7 @@ class ProjectIndex:
             self._cpu_saves.clear()
             self._rank_calls.clear()
             self._calls_named.clear()
+            self._helper_names = None  # a changed module may define a new starter or collective helper
         for path in changed:
             del self._stamps[path]
             self._summaries.pop(path, None)

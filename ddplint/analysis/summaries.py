@@ -126,6 +126,10 @@ _SUMMARY_EVIDENCE = _summary_evidence()
 # so the module's code names the starter.
 _STARTER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_GROUP_STARTERS)
 STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
+# A function makes a collective for its callers by calling one, itself or through functions of its
+# module (`summarise`: `RankModel.collective_inside`), so the module's code names it.
+_COLLECTIVE_NAMES = COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+_COLLECTIVE_WORD = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in sorted(_COLLECTIVE_NAMES)) + rb")\b")
 
 
 @dataclass(frozen=True)
@@ -978,6 +982,22 @@ def functions_reaching_a_starter(module: CodeType) -> set[str]:
     """The module-level functions of a compiled module whose code names a process-group starter,
     or names a function or method of the module that does, and so on: a superset of what
     `summarise` records, where calls are followed by their targets."""
+    return _functions_reaching(module, _STARTER_NAMES)
+
+
+def functions_reaching_a_collective(module: CodeType) -> set[str]:
+    """The same for the collectives (`reduce_dict` calling `dist.all_reduce`): a superset of the
+    summary's `collectives`."""
+    return _functions_reaching(module, _COLLECTIVE_NAMES)
+
+
+def may_offer_a_collective(data: bytes) -> bool:
+    """Whether a module's text could hold a function making a collective: a collective's name and
+    the package that makes it (torch.distributed, an Accelerator) both written."""
+    return (b"distributed" in data or b"ccelerat" in data) and _COLLECTIVE_WORD.search(data) is not None
+
+
+def _functions_reaching(module: CodeType, targets: frozenset[str]) -> set[str]:
     uses: dict[str, set[str]] = {}  # function or method name -> every name its code (nested code too) uses
     stack = [(module, "")]
     while stack:
@@ -987,7 +1007,7 @@ def functions_reaching_a_starter(module: CodeType) -> set[str]:
                 name = owner if owner and const.co_flags & inspect.CO_OPTIMIZED and const.co_name.startswith("<") else const.co_name
                 uses.setdefault(name, set()).update(const.co_names, const.co_varnames, const.co_freevars, const.co_cellvars)
                 stack.append((const, name))
-    reaching = set(_STARTER_NAMES)
+    reaching = set(targets)
     while True:
         more = {name for name, used in uses.items() if name not in reaching and not used.isdisjoint(reaching)}
         if not more:
