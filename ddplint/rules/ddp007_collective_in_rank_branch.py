@@ -382,8 +382,10 @@ RULE = Rule(
           `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.
           Collectives inside helpers of other project modules (`reduce_mean` from `dist_utils`,
-          also when called through the file's own functions) are followed one import deep,
-          within the file's project.
+          also when called through the file's own functions, or through a module imported as
+          such: `from utils import comm` then `comm.reduce_dict(m)`) are followed one import
+          deep, within the file's project; such a call is also what makes a module with no
+          `torch.distributed` of its own count as distributed.
         - An early exit of the other ranks counts only in the same function (`if rank != 0:
           return` ... `dist.barrier()`, or a call there that reaches a collective); one in a caller
           does not.
