@@ -180,17 +180,39 @@ class Collectives(RankGuards):
         if direct is not None:
             return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
         decided = None
+        false_here = self._false_on_one_rank(site) if on_one_rank else frozenset()
         for function, bound in self._callees(site):
             if function not in (self._any_collective_functions if on_one_rank else self._collective_functions):
                 continue
             decided = self._decided_conditions(site) if decided is None else decided
-            flags = literal_flags(function.param_for(site.node, bound))
+            arguments = function.param_for(site.node, bound)
+            flags = literal_flags(arguments) | {(f"flag:{name}", False) for name, value in arguments.items() if id(value) in false_here}
             inner = self._first_collective_in(function, set(), decided | flags, on_one_rank)
             if inner is not None:
                 return inner.through(function.name)
         if self.facts.project is not None:  # a helper of another project module (`reduce_mean`)
-            return self.facts.project.collective(self.facts, site)
+            return self.facts.project.collective(self.facts, site, false_here)
         return None
+
+    def _false_on_one_rank(self, site: "CallSite") -> frozenset[int]:
+        """Ids of the call's arguments that are false whenever only some ranks make the call: a
+        part of an enclosing `A or rank == 0` that does not depend on the rank, passed as it is
+        (`if load_on_all_ranks or rank == 0: load(path, load_on_all_ranks)`): were it true, every
+        rank would be there. A helper making its collective only when that flag is true
+        (`if load_on_all_ranks: barrier()`) then makes none on the one-rank path."""
+        code = self.facts.module.code_for_node
+        false_texts: set[str] = set()
+        for branch, in_body in site.context.branches:
+            test = branch.test
+            if not in_body or not isinstance(test, cst.BooleanOperation) or not isinstance(test.operator, cst.Or):
+                continue
+            parts = _disjuncts(test)
+            rank_dependent = [self.depends_on_rank(part, site.context.scope) for part in parts]
+            if any(rank_dependent) and not all(rank_dependent):
+                false_texts.update(normalised(code(part)) for part, ranked in zip(parts, rank_dependent) if not ranked)
+        if not false_texts:
+            return frozenset()
+        return frozenset(id(arg.value) for arg in site.node.args if not arg.star and normalised(code(arg.value)) in false_texts)
 
     def collective_inside(self, function) -> Optional[CollectiveReach]:
         """The first collective a function of this file makes on every call (not under a rank
@@ -436,3 +458,10 @@ def _declares_buffers(module: Optional["ModuleFacts"]) -> bool:
         site.name == "register_buffer" and not site.context.branches or "BatchNorm" in (site.name or "")
         for site in module.calls
     )
+
+
+def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a or b or c` -> [a, b, c] (parentheses aside)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _disjuncts(test.left) + _disjuncts(test.right)
+    return [test]

@@ -1154,8 +1154,9 @@ class ProjectView:
         target = self._target(facts, site.node.func)
         return target[0].current_device_work.get(target[1]) if target else None
 
-    def collective(self, facts: "ModuleFacts", site: "CallSite") -> Optional[CollectiveReach]:
-        """The collective a project function makes when called (`reduce_mean` -> all_reduce)."""
+    def collective(self, facts: "ModuleFacts", site: "CallSite", false_here: AbstractSet[int] = frozenset()) -> Optional[CollectiveReach]:
+        """The collective a project function makes when called (`reduce_mean` -> all_reduce).
+        `false_here`: the call's arguments known false where it is made (CollectiveReach.skipped_at)."""
         for qualified in facts.qualified_names(site.node.func):
             resolved = self.index.resolve(self.path, qualified)
             if resolved is None:
@@ -1164,7 +1165,7 @@ class ProjectView:
             summary = self.index.summary_for(path, name)
             if summary is not None and name in summary.collectives:
                 reach = summary.collectives[name]
-                if reach.skipped_at(site.node):
+                if reach.skipped_at(site.node, false_here):
                     return None  # `log_event(..., sync=False)`: the flag leaves the collective out
                 return reach.through(site.name or name, Path(path).stem)
         return None

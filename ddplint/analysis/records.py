@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Optional, Sequence, Union
+from typing import AbstractSet, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -223,9 +223,10 @@ class CollectiveReach:
         """The same collective, as reached by calling `function`."""
         return CollectiveReach(self.name, function, module, self.subgroup)
 
-    def skipped_at(self, call: cst.Call) -> bool:
+    def skipped_at(self, call: cst.Call, false_here: AbstractSet[int] = frozenset()) -> bool:
         """The call passes one of the literal flags of `skipped_by` (by keyword, or by position
-        before any `*args`)."""
+        before any `*args`), or for a False flag an argument known false where the call is made
+        (`false_here`: ids of argument nodes)."""
         if not self.skipped_by:
             return False
         passed: dict[object, bool] = {}
@@ -236,6 +237,8 @@ class CollectiveReach:
             if arg.star:
                 continue
             value = arg.value.value if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False") else None
+            if value is None and id(arg.value) in false_here:
+                value = "False"
             key: object = arg.keyword.value if arg.keyword is not None else position
             if arg.keyword is None:
                 position += 1

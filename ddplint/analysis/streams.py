@@ -37,6 +37,26 @@ class Streams:
                 return True
             if _is_streaming_dataset(source.node):
                 return True  # datasets.load_dataset(..., streaming=True), ds.to_iterable_dataset()
+        return self._tested_iterable(loader)
+
+    def _tested_iterable(self, loader: LoaderInfo) -> bool:
+        """The loader is built where an `isinstance(dataset, IterableDataset)` test on its dataset
+        holds: `if isinstance(ds, torch.utils.data.IterableDataset): DataLoader(ds, ...)`, a
+        loader factory's branch for streams, where a sampler could not be given."""
+        dataset = loader.dataset
+        if not isinstance(dataset, cst.Name):
+            return False
+        for branch, in_body in loader.site.context.branches:
+            test = branch.test
+            if not in_body or not isinstance(test, cst.Call) or dotted_name(test.func) != "isinstance" or len(test.args) != 2:
+                continue
+            tested, kinds = test.args[0].value, test.args[1].value
+            classes = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+            if isinstance(tested, cst.Name) and tested.value == dataset.value and any(
+                dotted_name(kind) in self.iterable_dataset_classes or not ITERABLE_DATASETS.isdisjoint(self.facts.qualified_names(kind))
+                for kind in classes
+            ):
+                return True
         return False
 
     def unsplit_stream(self, loader: LoaderInfo) -> Optional[str]:
