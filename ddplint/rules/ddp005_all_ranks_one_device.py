@@ -118,7 +118,10 @@ def _device_never_current(model: ModuleModel) -> Iterator[Finding]:
             f"torch.cuda.set_device() with this device right after computing it",
         )
         return
-    if not program and not devices.callers_leave_device_unset:
+    after_start = devices.current_work_after_group_start
+    if after_start is not None and not _on_one_path_only(model, after_start):
+        uses = _acts_on_gpu0(model, after_start)  # no caller can set the device between the two
+    elif not program and not devices.callers_leave_device_unset:
         return  # a set-up helper: the program that imports it may choose the device after it returns
     for site in devices.gpu_group_starts:
         if _on_one_path_only(model, site):
