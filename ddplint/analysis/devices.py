@@ -37,7 +37,7 @@ from ddplint.analysis.torch_api import (
 
 if TYPE_CHECKING:
     from ddplint.analysis.distributed import RankModel
-    from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts
     from ddplint.analysis.flow import Flow
     from ddplint.analysis.records import Context
     from ddplint.analysis.where import WhereModel
@@ -446,7 +446,7 @@ class DeviceModel:
         reaches_work = facts.reaching_test(lambda site: id(site) in work_ids)
         for start in self.gpu_group_starts:
             function = facts.function_of(start.context.scope)
-            if function is None or self._callers_choose_device(function):
+            if function is None or self.callers_choose_device(function):
                 continue
             loops = {id(loop) for loop in start.context.loops}
             for site in facts.calls_by_function.get(id(function), []):
@@ -458,11 +458,12 @@ class DeviceModel:
                     return site
         return None
 
-    def _callers_choose_device(self, function) -> bool:
+    def callers_choose_device(self, function: Optional["FunctionInfo"]) -> bool:
         """A top-level function of the file that modules of the project call on every rank, one
-        of which makes a device current (ProjectIndex.rank_callers_choose_device)."""
+        of which makes a device current (ProjectIndex.rank_callers_choose_device): the device is
+        the caller's to choose (`torch.cuda.set_device(device_id)`, then `distributed_init()`)."""
         project, facts = self.facts.project, self.facts
-        if project is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
+        if project is None or function is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
             return False
         return project.rank_callers_choose_device(facts, {function.name}) is True
 

@@ -37,8 +37,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 f"'Duplicate GPU detected'); use torch.device('cuda', local_rank) with local_rank "
                 f"from the LOCAL_RANK environment variable",
             )
-        else:
-            current.append(placement)
+        elif not devices.callers_choose_device(model.facts.function_of(placement.site.context.scope)):
+            current.append(placement)  # (a set-up function's callers may make the device current first)
     if not devices.starts_process_group:
         pass
     elif devices.sets_device_per_rank:

@@ -178,3 +178,52 @@ def test_helper_whose_caller_sets_the_device_first_is_left_alone(tmp_path: Path)
             run()
         """
     assert _project(tmp_path, main) == []
+
+
+WARMING_HELPER = """
+    import torch
+    import torch.distributed as dist
+
+    def join(options):
+        if dist.is_initialized():
+            return dist.get_rank()
+        else:
+            dist.init_process_group(backend=options.backend, rank=options.rank)
+            dist.all_reduce(torch.zeros(1).cuda())
+        return dist.get_rank()
+    """
+
+
+def _warming_project(tmp_path: Path, main: str) -> list[tuple[str, int]]:
+    write_files(tmp_path, {"group.py": WARMING_HELPER, "main.py": main})
+    return [(Path(d.filename).name, d.location.row) for d in lint_paths([str(tmp_path)], rules=DDP005)]
+
+
+def test_warm_up_in_the_arm_that_starts_the_group_is_flagged_when_no_caller_sets_the_device(tmp_path: Path):
+    main = """
+        import group
+
+        def run(options):
+            group.join(options)
+            train(options)
+
+        if __name__ == "__main__":
+            run(read_options())
+        """
+    assert _warming_project(tmp_path, main) == [("group.py", 9)]
+
+
+def test_warm_up_is_left_alone_when_the_caller_sets_the_device_before_joining(tmp_path: Path):
+    main = """
+        import torch
+        import group
+
+        def run(options):
+            torch.cuda.set_device(options.device_id)
+            group.join(options)
+            train(options)
+
+        if __name__ == "__main__":
+            run(read_options())
+        """
+    assert _warming_project(tmp_path, main) == []
