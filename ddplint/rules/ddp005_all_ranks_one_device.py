@@ -275,6 +275,9 @@ RULE = Rule(
           `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
           Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
           and in helper modules that do not start the process group (the entry point sets it).
+          Also in a top-level set-up function that does start it (a warm-up `all_reduce` of a
+          `.cuda()` tensor) when a module of the project that calls it on every rank makes a
+          device current (`torch.cuda.set_device(device_id)`, then `distributed_init(config)`).
         - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
           call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
           GPU per machine, or a launcher that hides the others), where GPU 0 is right. Not in a
