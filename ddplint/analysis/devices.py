@@ -37,7 +37,7 @@ from ddplint.analysis.torch_api import (
 
 if TYPE_CHECKING:
     from ddplint.analysis.distributed import RankModel
-    from ddplint.analysis.facts import CallSite, ModuleFacts
+    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts
     from ddplint.analysis.flow import Flow
     from ddplint.analysis.records import Context
     from ddplint.analysis.where import WhereModel
@@ -431,6 +431,41 @@ class DeviceModel:
                     return True
                 queue.append(facts.function_of(call.context.scope))
         return False
+
+    @cached_property
+    def current_work_after_group_start(self) -> Optional["CallSite"]:
+        """Work on the current CUDA device that the function starting an NCCL group runs after
+        the start, in program order: itself, or through a function of the file it calls there
+        (`init_process_group(...)`, then `load_sharded(model)` that asks
+        `torch.cuda.current_device()`). No caller can make a device current between the two,
+        so in a file that never makes one current the work runs on GPU 0 in every rank, unless
+        the callers make it current before the call: not when a top-level function's callers in
+        the project make a device current (before or after: the order is not compared)."""
+        facts = self.facts
+        work_ids = {id(site) for site in facts.calls if self._uses_current_device(site)}
+        reaches_work = facts.reaching_test(lambda site: id(site) in work_ids)
+        for start in self.gpu_group_starts:
+            function = facts.function_of(start.context.scope)
+            if function is None or self.callers_choose_device(function):
+                continue
+            loops = {id(loop) for loop in start.context.loops}
+            for site in facts.calls_by_function.get(id(function), []):
+                if site.context.scope is not start.context.scope or loops & {id(loop) for loop in site.context.loops}:
+                    continue  # a loop around both runs the work before the next start
+                if id(site) not in work_ids and not any(f in reaches_work for f in self._local_callees(site)):
+                    continue
+                if order(start.context.path, site.context.path) == "before" and not self.ranks.call_runs_on_one_rank_only(site):
+                    return site
+        return None
+
+    def callers_choose_device(self, function: Optional["FunctionInfo"]) -> bool:
+        """A top-level function of the file that modules of the project call on every rank, one
+        of which makes a device current (ProjectIndex.rank_callers_choose_device): the device is
+        the caller's to choose (`torch.cuda.set_device(device_id)`, then `distributed_init()`)."""
+        project, facts = self.facts.project, self.facts
+        if project is None or function is None or function.class_name is not None or function.scope.parent is not facts.module_scope:
+            return False
+        return project.rank_callers_choose_device(facts, {function.name}) is True
 
     @cached_property
     def callers_leave_device_unset(self) -> bool:

@@ -35,9 +35,11 @@ from ddplint.analysis.syntax import (
 from ddplint.analysis.torch_api import (
     PER_PROCESS_PREFIXES,
     PER_PROCESS_VALUES,
+    PROCESS_GROUP_STARTERS,
     RANK_ENV_VARS,
     RANK_FUNCTIONS,
     RANK_ZERO_NAMES,
+    SPAWNERS,
     SUBGROUP_RANK_FUNCTIONS,
 )
 
@@ -453,8 +455,13 @@ class RankGuards:
         return None
 
     def runs_single_process(self, context: "Context") -> bool:
-        """Inside the non-distributed arm of `if distributed: ... else: ...`."""
+        """Inside the non-distributed arm of `if distributed: ... else: ...`. Not an arm that
+        starts the process group itself (`if not dist.is_initialized(): init_process_group()`):
+        its test reads as the single-process run, but every rank runs it, before its group exists."""
+        starting = self._group_starting_arms
         for branch, in_body in context.branches:
+            if (id(branch), in_body) in starting:
+                continue
             polarity = self.distributed_polarity(branch.test, context.scope)
             if polarity is not None and polarity != in_body:
                 return True
@@ -525,6 +532,13 @@ class RankGuards:
             site for site in facts.calls if isinstance(site.node.func, cst.Name) and site.node.func.value == name
         ]
         return bool(builds) and all(self.call_runs_on_one_rank_only(site, depth + 1) for site in builds)
+
+    @cached_property
+    def _group_starting_arms(self) -> frozenset:
+        """(id(branch), arm) of each arm around a call that starts the process group in this
+        process (not a spawn of workers)."""
+        starts = self.facts.calls_named(*(PROCESS_GROUP_STARTERS - SPAWNERS))
+        return frozenset((id(branch), arm) for site in starts for branch, arm in site.context.branches)
 
     @cached_property
     def _calls_in_single_rank_ifexp(self) -> frozenset:

@@ -37,8 +37,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 f"'Duplicate GPU detected'); use torch.device('cuda', local_rank) with local_rank "
                 f"from the LOCAL_RANK environment variable",
             )
-        else:
-            current.append(placement)
+        elif not devices.callers_choose_device(model.facts.function_of(placement.site.context.scope)):
+            current.append(placement)  # (a set-up function's callers may make the device current first)
     if not devices.starts_process_group:
         pass
     elif devices.sets_device_per_rank:
@@ -118,7 +118,10 @@ def _device_never_current(model: ModuleModel) -> Iterator[Finding]:
             f"torch.cuda.set_device() with this device right after computing it",
         )
         return
-    if not program and not devices.callers_leave_device_unset:
+    after_start = devices.current_work_after_group_start
+    if after_start is not None and not _on_one_path_only(model, after_start):
+        uses = _acts_on_gpu0(model, after_start)  # no caller can set the device between the two
+    elif not program and not devices.callers_leave_device_unset:
         return  # a set-up helper: the program that imports it may choose the device after it returns
     for site in devices.gpu_group_starts:
         if _on_one_path_only(model, site):
@@ -228,7 +231,13 @@ RULE = Rule(
         constructor builds a pinning DataLoader, a helper that calls `torch.cuda.synchronize()`
         or `.cuda()`), when that module never makes a device current itself. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
-        that call it on every rank never make a device current either. A device made current
+        that call it on every rank never make a device current either, and so is a function or
+        method that starts the NCCL group and then, later in the same run, works on the current
+        device (itself, or through a function of the file it calls after the start: an engine's
+        `init_distributed()` that loads weights through `torch.cuda.current_device()`): no
+        caller can make the device current between the two. The arm of `if not
+        dist.is_initialized():` that starts the group runs in every rank (not on the
+        single-process path): work there before a late `set_device` is reported too. A device made current
         too late is reported at the group start: work on the current device (a bare NCCL
         `dist.barrier()`, `.cuda()`, `torch.cuda.synchronize()`, a pinning DataLoader, a project
         barrier helper, or a function of the file doing such work) that every rank runs, in
@@ -266,6 +275,9 @@ RULE = Rule(
           `with torch.cuda.device(...)`, `init_process_group(device_id=...)`), when it uses
           Accelerate, Lightning, DeepSpeed or the HF Trainer (they set the device when they start),
           and in helper modules that do not start the process group (the entry point sets it).
+          Also in a top-level set-up function that does start it (a warm-up `all_reduce` of a
+          `.cuda()` tensor) when a module of the project that calls it on every rank makes a
+          device current (`torch.cuda.set_device(device_id)`, then `distributed_init(config)`).
         - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
           call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
           GPU per machine, or a launcher that hides the others), where GPU 0 is right. Not in a
@@ -307,7 +319,10 @@ RULE = Rule(
           library's entry point: its users may set the device) or when one of its callers sets
           the device, directly or through another project helper (or places on the current
           device itself: the finding is that caller's). Beside groups that are all `gloo`. In a
-          file that already hard-codes GPU 0 (that finding comes first).
+          file that already hard-codes GPU 0 (that finding comes first). A function that starts
+          the group and works on the current device only before the start, or in another
+          method (the caller may make the device current in between), or a top-level set-up
+          function one of whose callers in the project makes a device current.
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
@@ -354,9 +369,15 @@ RULE = Rule(
         - A device list picked by rank (`devices[rank]`, handed in by the caller) that is never
           made current, with no current-device work in sight, is not reported: the index is not
           known to be a GPU index.
-        - A class method that starts the NCCL group and then uses `torch.cuda.current_device()`
-          (an engine's `init_distributed()`) is not reported: whether its callers make the device
-          current first is read only for top-level functions.
+        - A class method that starts the NCCL group and then works on the current device in the
+          same run is reported even when its callers make the device current before calling it:
+          callers are read only for top-level functions (and a top-level function that no module
+          of the project is seen calling is reported the same way). Work in another method
+          (`start()` then `load()`) is not compared with the start at all.
+        - A class whose constructor starts the group and makes the device current (after its own
+          current-device work) counts as neither for the modules that build it: its late
+          `set_device` is reported in its own module, and a caller that should set the device
+          before building it (the fix some projects choose) is not.
         - A device index read from a configuration object's field whose default is 0
           (`set_device(cfg.hardware.gpu_id)`, the local rank written to another field) is not
           followed into the class that declares it, and `set_device(0)` would be read as one GPU
