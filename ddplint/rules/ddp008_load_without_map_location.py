@@ -18,6 +18,7 @@ from ddplint.analysis.checkpoints import (
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.model import ModuleModel
+from ddplint.analysis.project import top_level_entries
 from ddplint.analysis.syntax import (
     argument,
     double_star_args,
@@ -104,21 +105,13 @@ def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     another module of the project calls the top-level function holding the load (or one of this
     file's top-level functions that reaches it) from code every rank runs, or builds there the
     top-level class whose method holds or reaches it (a `Checkpointer` each rank makes to resume
-    with): the helper then runs in every rank too."""
+    with), directly or through one module with no distributed code in between (the `Trainer` of
+    trainer.py that the training script builds in each rank, whose method calls the helper):
+    the helper then runs in every rank too."""
     if facts.project is None or is_script(facts):
         return []
-    entries: set[str] = set()
-    for function in facts.functions_reaching(lambda call: call is site):
-        if function.class_name is None and function.scope.parent is facts.module_scope:
-            entries.add(function.name)
-        elif function.class_name is not None and _top_level_class(facts, function.class_name):
-            entries.add(function.class_name)
-    return facts.project.rank_callers(facts, entries) if entries else []
-
-
-def _top_level_class(facts: ModuleFacts, name: str) -> bool:
-    info = facts.classes.get(name)
-    return info is not None and any(statement is info.node for statement in facts.module.body)
+    entries = top_level_entries(facts, lambda call: call is site)
+    return facts.project.rank_callers_through_a_module(facts, entries) if entries else []
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
