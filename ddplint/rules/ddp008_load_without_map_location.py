@@ -229,7 +229,9 @@ RULE = Rule(
         the function holding it (or a top-level function of the helper's module that reaches it,
         also through a package `__init__` that re-exports it) from code every rank runs, or
         builds there the helper's class whose method holds or reaches the load (a checkpointer
-        every rank makes to resume with). A load beside a CPU fallback is flagged too: the CUDA
+        every rank makes to resume with); also through one module in between that has no
+        distributed code of its own (the `Trainer` class of trainer.py, which the training script
+        builds in each rank, resumes through `load_training_state()` of training_state.py). A load beside a CPU fallback is flagged too: the CUDA
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
@@ -273,7 +275,9 @@ RULE = Rule(
           (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`,
           the name also read through the variable holding the path): CPU copies, tensors a factory
           makes without a `device` (`torch.zeros(n, 2)`), dicts of them, the state of a module
-          moved by `net.cpu()` before the save (analysis/checkpoints.py).
+          moved by `net.cpu()` before the save (analysis/checkpoints.py); also files of plain
+          Python values, which hold no tensor at all (an index `{"model": f"{name}.pt",
+          "epoch": epoch}` with `epoch: int`, also filled item by item after `index = {}`).
         - Files that the modules importing this one (the training script that calls the evaluation
           helper after training) write only from CPU tensors under that name (`net.cpu()` then
           `torch.save(net.state_dict(), ".../model_final.pth")`).
@@ -306,19 +310,23 @@ RULE = Rule(
           importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
           unrelated module (or a released pretrained file) is flagged although it loads to CPU.
         - A helper is followed to its callers by import and direct call (or the building of
-          its class) only, one module away: a load reached through a registry
-          (`BACKBONE_REGISTRY.get(name)(cfg)`, a model built by name from a config), a table of
-          hooks (`DEFAULT_LOAD_HOOKS[type](obj, path)`), an object a non-distributed module
-          builds (a `Trainer` class in trainer.py that the training script builds, whose method
-          calls the helper) or a callback the user passes is missed. A rank-0-only load is left
-          alone by design, even where the fix maps it for CPU-only machines.
+          its class) only, through at most one module with no distributed code in between: a
+          load reached through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`, a backbone whose
+          pretrained weights load when a config names it), a table of hooks
+          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a callback object the user hands the
+          project's trainer (`Trainer(callbacks=[CheckpointCallback(...)])`), or a chain of two
+          plain modules (script -> engine.py -> runner.py -> the helper) is missed. A
+          rank-0-only load is left alone by design (rank 0 restores onto its own GPU), even
+          where the fix maps it for CPU-only machines.
         - A helper's class built on every rank counts all its methods as run there, also one
           that only rank 0 calls, in the same module or through an object it holds.
         - What a file holds is known from a save under a literal name, or under a name a
           function of the load's module makes, and only the state of a torch LR scheduler counts
           as holding no tensor: an optimizer's step counters, a dict of Python numbers saved by
           hand, or a scheduler whose kind the callers do not show (built by a project factory
-          function) are flagged like a model checkpoint.
+          function) are flagged like a model checkpoint. Plain Python values count as no tensor
+          only when written in the code or taken from a parameter annotated `int`, `float`,
+          `str` or `bool`; one read from an object (`trainer.epoch`) is not known.
         - A caller's values are followed into an `if p is not None:` / `if p:` on a parameter
           only: a test of anything else (`if p.endswith(".trt")`, `if cfg.trt:`) is taken as
           possibly true in a rank. Callers are found by the function's name, so a method with a
@@ -326,7 +334,8 @@ RULE = Rule(
           load flagged, and a function handed on as a callback, or called by no module of the
           project (a library's public API), is taken as called with anything.
         - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
-          wrote from GPU features is missed.
+          wrote from GPU features is missed (a dataset's `__getitem__` reading per-sample files
+          into which the preprocessing saved features a GPU model computed).
         - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
           looked into. A map_location handed through (`torch.load(p,
           map_location=map_location)`) is followed one call back only: a helper whose parameter
@@ -348,7 +357,9 @@ RULE = Rule(
           devices and a DDP strategy, which projects often read from configuration
           (`devices=cfg.trainer.devices`, `strategy=cfg.trainer.strategy` defaulting to "auto"):
           a LightningModule whose constructor loads pretrained weights is not taken for
-          distributed code, since the same project runs on one GPU just as well.
+          distributed code, since the same project runs on one GPU just as well (`devices=1`
+          tutorials load that way correctly). Telling them apart needs the project's Trainer,
+          its module and the values its configuration gives, which are not followed.
         - A helper reached only through a component registry (a model class a config names,
           whose `from_config` builds its sub-modules through the helper) has no caller the
           analysis can see, in any module.
