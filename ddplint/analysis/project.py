@@ -951,14 +951,14 @@ def _relay_calls_of(index: ProjectIndex, relay: str, model: "ModuleModel") -> di
     lines = positions_of(facts.module, [node for nodes in by_target.values() for node in nodes])
     found: dict[tuple[str, str], dict[str, str]] = {}
     for target, nodes in by_target.items():
-        for node in nodes:  # each entry named once, at the first call it reaches
-            for entry in top_level_entries(facts, _is_call_of(node)):
-                found.setdefault(target, {}).setdefault(entry, f"{os.path.basename(relay)}:{lines[node].start.line}")
+        place = f"{os.path.basename(relay)}:{lines[nodes[0]].start.line}"
+        found[target] = dict.fromkeys(top_level_entries(facts, _is_call_of_any(nodes)), place)
     return found
 
 
-def _is_call_of(node: "cst.CSTNode") -> Callable[["CallSite"], bool]:
-    return lambda call: call.node is node
+def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
+    chosen = {id(node) for node in nodes}
+    return lambda call: id(call.node) in chosen
 
 
 _CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
