@@ -15,6 +15,7 @@ from ddplint.analysis.checkpoints import (
     saves_cpu_tensors,
     saves_of,
 )
+from ddplint.analysis.coordination import in_rank_zero_hook
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.model import ModuleModel
@@ -23,11 +24,13 @@ from ddplint.analysis.syntax import (
     argument,
     double_star_args,
     has_star_args,
+    int_value,
     is_none,
     keyword_arg,
     positional_args,
+    string_value,
 )
-from ddplint.analysis.torch_api import CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
+from ddplint.analysis.torch_api import CUDA_AVAILABLE, LIGHTNING_MODULE, LIGHTNING_TRAINER, TORCH_LOAD, TORCH_SAVE
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -37,7 +40,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     for site in facts.calls_named(TORCH_LOAD):
         if _places_its_tensors(model, site):
             continue
-        if not model.distributed and not _rank_callers(facts, site):
+        if not model.distributed and not _rank_callers(facts, site) and not _lightning_module_on_many_gpus(model, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
         if model.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
@@ -112,6 +115,37 @@ def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
         return []
     entries = top_level_entries(facts, lambda call: call is site)
     return facts.project.rank_callers_through_a_module(facts, entries) if entries else []
+
+
+def _lightning_module_on_many_gpus(model: ModuleModel, site: CallSite) -> bool:
+    """In a method of a LightningModule of this file (its `__init__`, a hook), and this file
+    builds no Lightning Trainer, or only ones pinned to one device (`devices=1`,
+    `accelerator="cpu"`): the Trainer that runs the module (in another module, set up from a
+    configuration) takes every GPU by default, one process each, and each process builds the
+    module and runs its hooks. Lightning's rank-0 hook (`prepare_data`) runs on one rank."""
+    facts = model.facts
+    function = facts.function_of(site.context.scope)
+    if function is None or function.class_name not in facts.subclasses_of(LIGHTNING_MODULE):
+        return False
+    if in_rank_zero_hook(facts, site.context):
+        return False
+    trainers = [call.node for call in facts.calls if not LIGHTNING_TRAINER.isdisjoint(facts.qualified_names(call.node.func))]
+    return not trainers or not all(_pinned_to_one_device(trainer) for trainer in trainers)
+
+
+def _pinned_to_one_device(trainer: cst.Call) -> bool:
+    """`Trainer(devices=1)`, `Trainer(gpus=[0])`, `Trainer(accelerator="cpu")`: one process."""
+    accelerator = keyword_arg(trainer, "accelerator")
+    if accelerator is not None and string_value(accelerator.value) in ("cpu", "mps"):
+        return True
+    for name in ("devices", "gpus"):
+        count = keyword_arg(trainer, name)
+        if count is None:
+            continue
+        value = count.value
+        if int_value(value) == 1 or (isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1):
+            return True
+    return False
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
@@ -231,7 +265,12 @@ RULE = Rule(
         builds there the helper's class whose method holds or reaches the load (a checkpointer
         every rank makes to resume with); also through one module in between that has no
         distributed code of its own (the `Trainer` class of trainer.py, which the training script
-        builds in each rank, resumes through `load_training_state()` of training_state.py). A load beside a CPU fallback is flagged too: the CUDA
+        builds in each rank, resumes through `load_training_state()` of training_state.py). So is
+        a load in a method of a `LightningModule` (its `__init__`, a hook such as
+        `on_fit_start`): Lightning's Trainer takes every GPU by default (`devices="auto"`), one
+        process each, and each process builds the module and runs its hooks; unless every
+        Trainer the file builds is pinned to one device (`devices=1`, `gpus=[0]`,
+        `accelerator="cpu"`). A load beside a CPU fallback is flagged too: the CUDA
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
@@ -287,6 +326,9 @@ RULE = Rule(
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
+        - A LightningModule in a file whose every Lightning Trainer takes one device
+          (`devices=1`, `gpus=1`, `accelerator="cpu"`), and its `prepare_data` hook, which
+          Lightning runs on one process.
         - A method loading from a path its caller passes, in a class whose own method saves the
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
@@ -353,13 +395,11 @@ RULE = Rule(
           load after such a launch is still taken for a rank's.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
-        - A PyTorch Lightning run is one process per GPU only when its Trainer gets several
-          devices and a DDP strategy, which projects often read from configuration
-          (`devices=cfg.trainer.devices`, `strategy=cfg.trainer.strategy` defaulting to "auto"):
-          a LightningModule whose constructor loads pretrained weights is not taken for
-          distributed code, since the same project runs on one GPU just as well (`devices=1`
-          tutorials load that way correctly). Telling them apart needs the project's Trainer,
-          its module and the values its configuration gives, which are not followed.
+        - A LightningModule's loads are flagged unless its own file pins every Trainer to one
+          device: a project that builds its Trainer elsewhere with `devices=1` (or a
+          configuration that always says one device) is flagged although it runs one process.
+          Lightning's own reader (`load_from_checkpoint`, which maps to the module's device)
+          is not a `torch.load` and is not judged.
         - A helper reached only through a component registry (a model class a config names,
           whose `from_config` builds its sub-modules through the helper) has no caller the
           analysis can see, in any module.
