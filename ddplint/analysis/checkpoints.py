@@ -10,7 +10,10 @@ and every value saved there lives on the CPU:
 - the state of a module moved to the CPU before (`net.cpu()` ... `net.state_dict()`,
   `net.module.state_dict()`);
 - a tensor a factory makes without a `device` (`torch.zeros(n, 2)`), an element of a CPU value;
-- a dict, list or tuple of such values.
+- a dict, list or tuple of such values, also one filled item by item (`state = {}` ...
+  `state["epoch"] = epoch`);
+- a plain Python value, which holds no tensor at all: a string (`f"{name}_state_dict.pt"`), a
+  number, a parameter annotated `int`, `float`, `str` or `bool` that the function never rebinds.
 
 `None` says nothing either way (`memory_bank = None` before it is built), nor does what the same
 file's own load returned (a cache read back and written again).
@@ -30,7 +33,7 @@ import libcst as cst
 
 from ddplint.analysis.caller_values import modules_naming, only_instances_of
 from ddplint.analysis.reaching import order
-from ddplint.analysis.syntax import argument, is_none, string_value, walk
+from ddplint.analysis.syntax import argument, dotted_name, is_none, string_value, walk
 from ddplint.analysis.torch_api import (
     CPU_COPY_METHODS,
     CPU_DEFAULT_TENSOR_FACTORIES,
@@ -44,6 +47,7 @@ from ddplint.analysis.torch_api import (
 if TYPE_CHECKING:
     from ddplint.analysis.facts import CallSite, ModuleFacts
     from ddplint.analysis.model import ModuleModel
+    from ddplint.analysis.records import Scope
 
 _MAX_DEPTH = 6
 
@@ -112,6 +116,8 @@ def _on_cpu(
         return False
     if is_none(node) or node is reading:
         return None
+    if _plain_value(node) or _plain_parameter(save.context.scope, node):
+        return True  # no tensor: loads on no device
     if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
         return _all_on_cpu(model, _elements(node), save, reading, depth)
     if isinstance(node, cst.Subscript):  # an element of a CPU tensor or of a dict of them
@@ -123,7 +129,7 @@ def _on_cpu(
         values = [s.node for s in sources if s.node is not node and isinstance(s.node, cst.BaseExpression)]
         if len(values) != len(sources):
             return False
-        return _all_on_cpu(model, values, save, reading, depth)
+        return _all_on_cpu(model, values + _filled_items(save.context.scope, node), save, reading, depth)
     if isinstance(node, cst.Call) and _factory_on_cpu(facts, node):
         return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -196,6 +202,42 @@ def _all_on_cpu(
     if any(v is False for v in verdicts):
         return False
     return True if any(v is True for v in verdicts) else None
+
+
+def _plain_value(node: cst.BaseExpression) -> bool:
+    """A string (also an f-string) or a number written in the code."""
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float))
+
+
+def _plain_parameter(scope: "Scope", node: cst.BaseExpression) -> bool:
+    """A parameter annotated with a plain Python type (`epoch: int = None`) and never rebound:
+    whatever the callers pass, the author declared it holds no tensor."""
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = scope.lookup(node.value)
+    return bool(bindings) and all(
+        b.kind == "param" and isinstance(b.node, cst.Param) and _plain_annotation(b.node.annotation) for b in bindings
+    )
+
+
+def _plain_annotation(annotation: Optional[cst.Annotation]) -> bool:
+    """`int`, `str`, `float`, `bool`, or `Optional[...]` of one of them."""
+    if annotation is None:
+        return False
+    node = annotation.annotation
+    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional") and len(node.slice) == 1:
+        index = node.slice[0].slice
+        node = index.value if isinstance(index, cst.Index) else node
+    return isinstance(node, cst.Name) and node.value in _PLAIN_TYPES
+
+
+_PLAIN_TYPES = frozenset({"int", "str", "float", "bool"})
+
+
+def _filled_items(scope: "Scope", node: cst.BaseExpression) -> list:
+    """The values a dict gets item by item (`state["epoch"] = epoch`) under this name."""
+    key = dotted_name(node)
+    return [b.value for b in scope.lookup(key) if b.kind == "item" and b.value is not None] if key else []
 
 
 def _elements(node: cst.BaseExpression) -> list:

@@ -198,6 +198,9 @@ class ProjectIndex:
         # modules whose answer read other modules of the project (analysis/caller_values.py)
         self._read_the_project: set[str] = set()
         self._rank_calls: dict[str, dict[tuple[str, str], str]] = {}
+        # module with no distributed code -> project function it calls -> {its entry: "engine.py:40"}
+        self._relays: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+        self._relayed_callers: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._calls_named: dict[str, frozenset[str]] = {}
         self._module_models: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleModel"]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
@@ -598,6 +601,8 @@ class ProjectIndex:
             self._sets_device.clear()
             self._cpu_saves.clear()
             self._rank_calls.clear()
+            self._relays.clear()
+            self._relayed_callers.clear()
             self._calls_named.clear()
             self._helper_names = None  # a changed module may define a new starter or collective helper
         for path in changed:
@@ -684,6 +689,60 @@ class ProjectIndex:
         count. Only modules whose text names the function and imports a module of that name
         are parsed, each once per index."""
         return [place for _, place in self._rank_calls_into(path, functions)]
+
+    def rank_callers_through_a_module(self, path: str, functions: AbstractSet[str]) -> list[str]:
+        """`rank_callers`, and also where ("train.py:151 -> trainer.py:563") a module with no
+        distributed code of its own calls one of `functions` from one of its top-level functions
+        or classes that a distributed module calls (or builds) on every rank: the helper runs in
+        the ranks one module further away (`training_state.load_state` called by the `Trainer`
+        of trainer.py, which the training script builds in each rank). One such module in
+        between, no more."""
+        direct = self.rank_callers(path, functions)
+        if direct:
+            return direct
+        path = self._real_path(path)
+        found: list[str] = []
+        for name in sorted(functions):
+            key = (path, name)
+            if key not in self._relayed_callers:
+                self._relayed_callers[key] = self._find_relayed_callers(path, name)
+            found.extend(place for _, place in self._relayed_callers[key])
+        return found
+
+    def _find_relayed_callers(self, path: str, name: str) -> list[tuple[str, str]]:
+        targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
+        package_init = os.path.join(os.path.dirname(path), "__init__.py")
+        imports = targets | {(module, "") for module, _ in targets} | {(package_init, _module_name(path))}
+        places: list[tuple[str, str]] = []
+        for relay in sorted(self.files - {path}):
+            if name not in self._called_names(relay):
+                continue
+            data = _caller_source(relay)
+            if data is None or not imports & set(self.imported_targets(relay, data)):
+                continue
+            for target, entries in self._relayed_calls(relay, data).items():
+                if target not in targets:
+                    continue
+                for entry, place in sorted(entries.items()):
+                    places.extend((relay, f"{outer} -> {place}") for outer in self.rank_callers(relay, {entry}))
+        return places
+
+    def _relayed_calls(self, relay: str, data: bytes) -> dict[tuple[str, str], dict[str, str]]:
+        """(project file, function) -> {top-level function or class of `relay` reaching the call:
+        "engine.py:40"} for a module with no distributed code that is not a script; worked out
+        once per module."""
+        from ddplint.analysis.distributed import is_script
+
+        known = self._relays.get(relay)
+        if known is None:
+            model = self._caller_model(relay, data)
+            try:
+                usable = model is not None and not model.distributed and not is_script(model.facts)
+                known = _relay_calls_of(self, relay, model) if usable and model is not None else {}
+            except Exception:  # RecursionError, or a bug: that module relays nothing, the run goes on
+                known = {}
+            self._relays[relay] = known
+        return known
 
     def rank_callers_choose_device(self, path: str, functions: AbstractSet[str]) -> Optional[bool]:
         """Whether a module that calls one of `functions` on every rank (`rank_callers`) makes a
@@ -890,6 +949,52 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
 
     lines = positions_of(facts.module, list(first.values()))
     return {target: f"{os.path.basename(caller)}:{lines[node].start.line}" for target, node in first.items()}
+
+
+def top_level_entries(facts: "ModuleFacts", predicate: Callable[["CallSite"], bool]) -> set[str]:
+    """The names other modules reach a call satisfying `predicate` by: the top-level functions
+    of the file making it (or reaching it through the file's own calls), and the top-level
+    classes whose methods do (building the class counts as running them all)."""
+    entries: set[str] = set()
+    for function in facts.functions_reaching(predicate):
+        if function.class_name is None and function.scope.parent is facts.module_scope:
+            entries.add(function.name)
+        elif function.class_name is not None and _top_level_class(facts, function.class_name):
+            entries.add(function.class_name)
+    return entries
+
+
+def _top_level_class(facts: "ModuleFacts", name: str) -> bool:
+    info = facts.classes.get(name)
+    return info is not None and any(statement is info.node for statement in facts.module.body)
+
+
+def _relay_calls_of(index: ProjectIndex, relay: str, model: "ModuleModel") -> dict[tuple[str, str], dict[str, str]]:
+    """ProjectIndex._relayed_calls for the model of a module with no distributed code: its calls
+    of project functions that are not confined to one rank or to the single-process path, each
+    with the module's entries that reach it."""
+    facts = model.facts
+    by_target: dict[tuple[str, str], list["cst.CSTNode"]] = {}
+    for site in facts.calls:
+        targets = {t for t in (index.resolve(relay, q) for q in facts.qualified_names(site.node.func)) if t}
+        if targets and model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
+            for target in targets:
+                by_target.setdefault(target, []).append(site.node)
+    if not by_target:
+        return {}
+    from ddplint.positions import positions_of
+
+    lines = positions_of(facts.module, [node for nodes in by_target.values() for node in nodes])
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for target, nodes in by_target.items():
+        place = f"{os.path.basename(relay)}:{lines[nodes[0]].start.line}"
+        found[target] = dict.fromkeys(top_level_entries(facts, _is_call_of_any(nodes)), place)
+    return found
+
+
+def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
+    chosen = {id(node) for node in nodes}
+    return lambda call: id(call.node) in chosen
 
 
 _CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
@@ -1232,6 +1337,10 @@ class ProjectView:
         """Where other modules of the project call these top-level functions of this file on
         every rank (ProjectIndex.rank_callers)."""
         return self.index.rank_callers(self.path, functions)
+
+    def rank_callers_through_a_module(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> list[str]:
+        """ProjectIndex.rank_callers_through_a_module for top-level functions of this file."""
+        return self.index.rank_callers_through_a_module(self.path, functions)
 
     def rank_callers_choose_device(self, facts: "ModuleFacts", functions: AbstractSet[str]) -> Optional[bool]:
         """ProjectIndex.rank_callers_choose_device for top-level functions of this file."""

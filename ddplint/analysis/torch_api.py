@@ -75,6 +75,11 @@ LIGHTNING_MODULE = frozenset(
     }
 )
 LIGHTNING_MODULE_COLLECTIVES = frozenset({"all_gather"})
+# Lightning's Trainer: with its defaults (`devices="auto"`, strategy "auto") a machine with
+# several GPUs runs one process per GPU, each building the LightningModule and running its hooks.
+LIGHTNING_TRAINER = frozenset(
+    {"lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer", "lightning.pytorch.trainer.trainer.Trainer", "lightning.Trainer"}
+)
 # The Trainer attribute that ends `fit()` after the current step, on the rank that sets it: the
 # others go on into the next step's collectives (Lightning's EarlyStopping reduces it first).
 LIGHTNING_STOP_FLAG = "should_stop"

@@ -15,18 +15,22 @@ from ddplint.analysis.checkpoints import (
     saves_cpu_tensors,
     saves_of,
 )
+from ddplint.analysis.coordination import in_rank_zero_hook
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.model import ModuleModel
+from ddplint.analysis.project import top_level_entries
 from ddplint.analysis.syntax import (
     argument,
     double_star_args,
     has_star_args,
+    int_value,
     is_none,
     keyword_arg,
     positional_args,
+    string_value,
 )
-from ddplint.analysis.torch_api import CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
+from ddplint.analysis.torch_api import CUDA_AVAILABLE, LIGHTNING_MODULE, LIGHTNING_TRAINER, TORCH_LOAD, TORCH_SAVE
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -36,7 +40,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     for site in facts.calls_named(TORCH_LOAD):
         if _places_its_tensors(model, site):
             continue
-        if not model.distributed and not _rank_callers(facts, site):
+        if not model.distributed and not _rank_callers(facts, site) and not _lightning_module_on_many_gpus(model, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
         if model.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
@@ -104,21 +108,44 @@ def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     another module of the project calls the top-level function holding the load (or one of this
     file's top-level functions that reaches it) from code every rank runs, or builds there the
     top-level class whose method holds or reaches it (a `Checkpointer` each rank makes to resume
-    with): the helper then runs in every rank too."""
+    with), directly or through one module with no distributed code in between (the `Trainer` of
+    trainer.py that the training script builds in each rank, whose method calls the helper):
+    the helper then runs in every rank too."""
     if facts.project is None or is_script(facts):
         return []
-    entries: set[str] = set()
-    for function in facts.functions_reaching(lambda call: call is site):
-        if function.class_name is None and function.scope.parent is facts.module_scope:
-            entries.add(function.name)
-        elif function.class_name is not None and _top_level_class(facts, function.class_name):
-            entries.add(function.class_name)
-    return facts.project.rank_callers(facts, entries) if entries else []
+    entries = top_level_entries(facts, lambda call: call is site)
+    return facts.project.rank_callers_through_a_module(facts, entries) if entries else []
 
 
-def _top_level_class(facts: ModuleFacts, name: str) -> bool:
-    info = facts.classes.get(name)
-    return info is not None and any(statement is info.node for statement in facts.module.body)
+def _lightning_module_on_many_gpus(model: ModuleModel, site: CallSite) -> bool:
+    """In a method of a LightningModule of this file (its `__init__`, a hook), and this file
+    builds no Lightning Trainer, or only ones pinned to one device (`devices=1`,
+    `accelerator="cpu"`): the Trainer that runs the module (in another module, set up from a
+    configuration) takes every GPU by default, one process each, and each process builds the
+    module and runs its hooks. Lightning's rank-0 hook (`prepare_data`) runs on one rank."""
+    facts = model.facts
+    function = facts.function_of(site.context.scope)
+    if function is None or function.class_name not in facts.subclasses_of(LIGHTNING_MODULE):
+        return False
+    if in_rank_zero_hook(facts, site.context):
+        return False
+    trainers = [call.node for call in facts.calls if not LIGHTNING_TRAINER.isdisjoint(facts.qualified_names(call.node.func))]
+    return not trainers or not all(_pinned_to_one_device(trainer) for trainer in trainers)
+
+
+def _pinned_to_one_device(trainer: cst.Call) -> bool:
+    """`Trainer(devices=1)`, `Trainer(gpus=[0])`, `Trainer(accelerator="cpu")`: one process."""
+    accelerator = keyword_arg(trainer, "accelerator")
+    if accelerator is not None and string_value(accelerator.value) in ("cpu", "mps"):
+        return True
+    for name in ("devices", "gpus"):
+        count = keyword_arg(trainer, name)
+        if count is None:
+            continue
+        value = count.value
+        if int_value(value) == 1 or (isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1):
+            return True
+    return False
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
@@ -236,7 +263,14 @@ RULE = Rule(
         the function holding it (or a top-level function of the helper's module that reaches it,
         also through a package `__init__` that re-exports it) from code every rank runs, or
         builds there the helper's class whose method holds or reaches the load (a checkpointer
-        every rank makes to resume with). A load beside a CPU fallback is flagged too: the CUDA
+        every rank makes to resume with); also through one module in between that has no
+        distributed code of its own (the `Trainer` class of trainer.py, which the training script
+        builds in each rank, resumes through `load_training_state()` of training_state.py). So is
+        a load in a method of a `LightningModule` (its `__init__`, a hook such as
+        `on_fit_start`): Lightning's Trainer takes every GPU by default (`devices="auto"`), one
+        process each, and each process builds the module and runs its hooks; unless every
+        Trainer the file builds is pinned to one device (`devices=1`, `gpus=[0]`,
+        `accelerator="cpu"`). A load beside a CPU fallback is flagged too: the CUDA
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
@@ -280,7 +314,9 @@ RULE = Rule(
           (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`,
           the name also read through the variable holding the path): CPU copies, tensors a factory
           makes without a `device` (`torch.zeros(n, 2)`), dicts of them, the state of a module
-          moved by `net.cpu()` before the save (analysis/checkpoints.py).
+          moved by `net.cpu()` before the save (analysis/checkpoints.py); also files of plain
+          Python values, which hold no tensor at all (an index `{"model": f"{name}.pt",
+          "epoch": epoch}` with `epoch: int`, also filled item by item after `index = {}`).
         - Files that the modules importing this one (the training script that calls the evaluation
           helper after training) write only from CPU tensors under that name (`net.cpu()` then
           `torch.save(net.state_dict(), ".../model_final.pth")`).
@@ -290,6 +326,9 @@ RULE = Rule(
         - Loads in a top-level function of a script (a file with a `__main__` block) that nothing
           in the file calls or names.
         - Test code (pytest / unittest files): not a training script.
+        - A LightningModule in a file whose every Lightning Trainer takes one device
+          (`devices=1`, `gpus=1`, `accelerator="cpu"`), and its `prepare_data` hook, which
+          Lightning runs on one process.
         - A method loading from a path its caller passes, in a class whose own method saves the
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
@@ -313,19 +352,23 @@ RULE = Rule(
           importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
           unrelated module (or a released pretrained file) is flagged although it loads to CPU.
         - A helper is followed to its callers by import and direct call (or the building of
-          its class) only, one module away: a load reached through a registry
-          (`BACKBONE_REGISTRY.get(name)(cfg)`, a model built by name from a config), a table of
-          hooks (`DEFAULT_LOAD_HOOKS[type](obj, path)`), an object a non-distributed module
-          builds (a `Trainer` class in trainer.py that the training script builds, whose method
-          calls the helper) or a callback the user passes is missed. A rank-0-only load is left
-          alone by design, even where the fix maps it for CPU-only machines.
+          its class) only, through at most one module with no distributed code in between: a
+          load reached through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`, a backbone whose
+          pretrained weights load when a config names it), a table of hooks
+          (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a callback object the user hands the
+          project's trainer (`Trainer(callbacks=[CheckpointCallback(...)])`), or a chain of two
+          plain modules (script -> engine.py -> runner.py -> the helper) is missed. A
+          rank-0-only load is left alone by design (rank 0 restores onto its own GPU), even
+          where the fix maps it for CPU-only machines.
         - A helper's class built on every rank counts all its methods as run there, also one
           that only rank 0 calls, in the same module or through an object it holds.
         - What a file holds is known from a save under a literal name, or under a name a
           function of the load's module makes, and only the state of a torch LR scheduler counts
           as holding no tensor: an optimizer's step counters, a dict of Python numbers saved by
           hand, or a scheduler whose kind the callers do not show (built by a project factory
-          function) are flagged like a model checkpoint.
+          function) are flagged like a model checkpoint. Plain Python values count as no tensor
+          only when written in the code or taken from a parameter annotated `int`, `float`,
+          `str` or `bool`; one read from an object (`trainer.epoch`) is not known.
         - A caller's values are followed into an `if p is not None:` / `if p:` on a parameter
           only: a test of anything else (`if p.endswith(".trt")`, `if cfg.trt:`) is taken as
           possibly true in a rank. Callers are found by the function's name, so a method with a
@@ -333,7 +376,8 @@ RULE = Rule(
           load flagged, and a function handed on as a callback, or called by no module of the
           project (a library's public API), is taken as called with anything.
         - Data files are taken for preprocessing caches of CPU tensors; one the preprocessing
-          wrote from GPU features is missed.
+          wrote from GPU features is missed (a dataset's `__getitem__` reading per-sample files
+          into which the preprocessing saved features a GPU model computed).
         - Readers other than `torch.load` (mmcv's `load_checkpoint` / `_load_checkpoint`) are not
           looked into. A map_location handed through (`torch.load(p,
           map_location=map_location)`) is followed one call back only: a helper whose parameter
@@ -351,11 +395,11 @@ RULE = Rule(
           load after such a launch is still taken for a rank's.
         - `torch.load` wrapped in a helper of another library (`load_state_dict_from_url`,
           `torch.hub`) is not looked into.
-        - A PyTorch Lightning run is one process per GPU only when its Trainer gets several
-          devices and a DDP strategy, which projects often read from configuration
-          (`devices=cfg.trainer.devices`, `strategy=cfg.trainer.strategy` defaulting to "auto"):
-          a LightningModule whose constructor loads pretrained weights is not taken for
-          distributed code, since the same project runs on one GPU just as well.
+        - A LightningModule's loads are flagged unless its own file pins every Trainer to one
+          device: a project that builds its Trainer elsewhere with `devices=1` (or a
+          configuration that always says one device) is flagged although it runs one process.
+          Lightning's own reader (`load_from_checkpoint`, which maps to the module's device)
+          is not a `torch.load` and is not judged.
         - A helper reached only through a component registry (a model class a config names,
           whose `from_config` builds its sub-modules through the helper) has no caller the
           analysis can see, in any module.
