@@ -446,16 +446,25 @@ class DeviceModel:
         reaches_work = facts.reaching_test(lambda site: id(site) in work_ids)
         for start in self.gpu_group_starts:
             function = facts.function_of(start.context.scope)
-            if function is None or self.callers_choose_device(function):
+            if function is None:
                 continue
-            loops = {id(loop) for loop in start.context.loops}
-            for site in facts.calls_by_function.get(id(function), []):
-                if site.context.scope is not start.context.scope or loops & {id(loop) for loop in site.context.loops}:
-                    continue  # a loop around both runs the work before the next start
-                if id(site) not in work_ids and not any(f in reaches_work for f in self._local_callees(site)):
-                    continue
-                if order(start.context.path, site.context.path) == "before" and not self.ranks.call_runs_on_one_rank_only(site):
-                    return site
+            work = self._work_after(start, function, work_ids, reaches_work)
+            # Asked last: the callers' answer reads the project (and keys the cached result on it).
+            if work is not None and not self.callers_choose_device(function):
+                return work
+        return None
+
+    def _work_after(self, start: "CallSite", function: "FunctionInfo", work_ids: set, reaches_work) -> Optional["CallSite"]:
+        """The first call of `function` after the group `start` that works on the current device,
+        itself or through the file's functions it calls, made on every rank."""
+        loops = {id(loop) for loop in start.context.loops}
+        for site in self.facts.calls_by_function.get(id(function), []):
+            if site.context.scope is not start.context.scope or loops & {id(loop) for loop in site.context.loops}:
+                continue  # a loop around both runs the work before the next start
+            if id(site) not in work_ids and not any(f in reaches_work for f in self._local_callees(site)):
+                continue
+            if order(start.context.path, site.context.path) == "before" and not self.ranks.call_runs_on_one_rank_only(site):
+                return site
         return None
 
     def callers_choose_device(self, function: Optional["FunctionInfo"]) -> bool:

@@ -37,13 +37,13 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 f"'Duplicate GPU detected'); use torch.device('cuda', local_rank) with local_rank "
                 f"from the LOCAL_RANK environment variable",
             )
-        elif not devices.callers_choose_device(model.facts.function_of(placement.site.context.scope)):
-            current.append(placement)  # (a set-up function's callers may make the device current first)
+        else:
+            current.append(placement)
     if not devices.starts_process_group:
         pass
     elif devices.sets_device_per_rank:
         yield from _device_set_too_late(model)
-    elif not current:
+    elif not (current := _left_to_this_file(model, current)):
         if not gpu0_reported:  # a hard-coded GPU 0 is the file's first device problem
             yield from _device_never_current(model)
     else:
@@ -191,6 +191,14 @@ def _context_on_one_path_only(model: ModuleModel, node, context) -> bool:
         or not model.where.in_a_rank(context)
         or model.where.value_on_single_process_path(node)
     )
+
+
+def _left_to_this_file(model: ModuleModel, placements: list) -> list:
+    """The current-device placements whose device no caller chooses: a set-up function's callers
+    in the project may make the device current before calling it. Asked only of a file that
+    starts the group and never sets a device, since the answer reads the project's modules."""
+    devices, facts = model.devices, model.facts
+    return [p for p in placements if not devices.callers_choose_device(facts.function_of(p.site.context.scope))]
 
 
 def _on_one_path_only(model: ModuleModel, site: CallSite) -> bool:
