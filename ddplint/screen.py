@@ -383,7 +383,7 @@ class ProjectQuestions(Protocol):
 
     def offers_any_of(self, path: str, data: bytes, names: frozenset[str]) -> bool: ...
 
-    def may_call_distributed_helper(self, names: AbstractSet[str]) -> bool: ...
+    def may_call_distributed_helper(self, path: str, data: bytes, names: AbstractSet[str]) -> bool: ...
 
 
 # How a file is compiled for its names: `compile_screen`, or the language server's statement-by-
@@ -436,13 +436,20 @@ def rules_to_run(
     if problem is not None:
         return _unparsable(problem, active, data, filename, rules, project, options, compiler)
     active = candidates_by_names(active, data, names)
-    distributed_elsewhere = project.may_call_distributed_helper if project is not None else None
+    distributed_elsewhere = _helpers_of(project, filename, data)
     guard_words = options.guard_words()
     active = able_to_fire(active, data, names, distributed_elsewhere, guard_words) if active else []
     if project is not None:
         active = _with_project_rules(active, rules, data, names, filename, project, guard_words)
         active = _with_caller_judged_rules(active, rules, data, names, filename, project)
     return ScreenResult(data, active)
+
+
+def _helpers_of(project: Optional[ProjectQuestions], filename: str, data: bytes) -> Optional[Callable[[AbstractSet[str]], bool]]:
+    """The project's answer to whether a file using these names may call its distributed helpers."""
+    if project is None:
+        return None
+    return lambda names: project.may_call_distributed_helper(filename, data, names)
 
 
 def _unparsable(
@@ -505,7 +512,7 @@ def _with_project_rules(
     missing = [rule for rule in rules if rule.distributed_only and rule not in chosen]
     if not missing:
         return active
-    able = able_to_fire(missing, data, names, project.may_call_distributed_helper, guard_words)
+    able = able_to_fire(missing, data, names, _helpers_of(project, filename, data), guard_words)
     if not able or not project.offers_any_of(filename, data, names):
         return active
     chosen.update(able)

@@ -265,7 +265,9 @@ def test_a_project_helper_that_starts_the_process_group_keeps_its_callers(tmp_pa
         },
     )
     index = ProjectIndex(paths, parses_safely)
-    assert index.may_call_distributed_helper({"setup"}) and not index.may_call_distributed_helper({"unrelated", "torch"})
+    train = Path(paths[1])
+    asks = lambda names: index.may_call_distributed_helper(str(train), train.read_bytes(), names)  # noqa: E731
+    assert asks({"setup"}) and not asks({"unrelated", "torch"})
     assert not _distributed_screen(Path(paths[1]).read_bytes())
     assert [d.code for d in lint_paths(paths, ALL_RULES, [], jobs=1) if d.filename.endswith("train.py")] == ["DDP005"]
 
@@ -281,3 +283,31 @@ def test_functions_reaching_a_starter_through_functions_and_methods_of_the_modul
         "def quiet():\n    return [x for x in range(3)]\n"
     )
     assert functions_reaching_a_starter(compile(source, "m.py", "exec")) == {"launch", "outer"}
+
+
+def test_a_collective_helper_counts_only_for_the_files_that_import_its_module(tmp_path):
+    """comm.py's reduce_dict makes an all_reduce: hooks.py, which imports comm, may be in the
+    distributed job through it; other.py, using a reduce_dict of its own, may not. tensor_ops.py
+    names `reduce` and says "distributed" only in a docstring: it offers no collective."""
+    from ddplint.analysis.project import ProjectIndex
+    from ddplint.engine import parses_safely
+
+    paths = _project(
+        tmp_path,
+        {
+            "comm.py": "import torch.distributed as dist\n\ndef reduce_dict(d):\n    dist.all_reduce(d['x'])\n    return d\n",
+            "tensor_ops.py": '"""Ops for distributed training."""\nfrom functools import reduce\n\ndef total(xs):\n    return reduce(sum, xs)\n',
+            "hooks.py": "import comm\n\ndef after(m):\n    return comm.reduce_dict(m)\n",
+            "other.py": "def reduce_dict(d):\n    return d\n\nreduce_dict({})\n",
+            "user.py": "from tensor_ops import total\n\ntotal([1])\n",
+        },
+    )
+    index = ProjectIndex(paths, parses_safely)
+
+    def asks(name: str, names: set[str]) -> bool:
+        path = str(tmp_path / name)
+        return index.may_call_distributed_helper(path, Path(path).read_bytes(), names)
+
+    assert asks("hooks.py", {"comm", "reduce_dict"})
+    assert not asks("other.py", {"reduce_dict"})
+    assert not asks("user.py", {"total"})

@@ -30,7 +30,7 @@ class FakeProject:
         self.asked.append("offers_any_of")
         return self.offers
 
-    def may_call_distributed_helper(self, names):
+    def may_call_distributed_helper(self, path, data, names):
         self.asked.append("may_call_distributed_helper")
         return self.starts
 

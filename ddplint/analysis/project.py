@@ -169,7 +169,10 @@ class ProjectIndex:
         self._outlines: dict[str, tuple[bool, Optional[frozenset[str]]]] = {}
         # (size, mtime_ns) of each module when its outline or summary was worked out
         self._stamps: dict[str, Optional[tuple[int, int]]] = {}
-        self._helper_names: Optional[frozenset[str]] = None
+        # Functions that start the process group (any module's), and by module those that may make
+        # a collective: what the screen asks before a file counts as possibly distributed.
+        self._starter_names: Optional[frozenset[str]] = None
+        self._collective_helpers: dict[str, frozenset[str]] = {}
         # What other processes of the run have worked out (a worker pool's; none by default).
         self._shared: SharedSummaries = _NOT_SHARED
         # Summaries and outlines kept across runs (the results cache folder's; none by default).
@@ -457,31 +460,47 @@ class ProjectIndex:
                 return True
         return False
 
-    def may_call_distributed_helper(self, names: AbstractSet[str]) -> bool:
-        """Whether a file using `names` could call a project function that starts the process
-        group or makes a collective (ProjectView.starts_process_group, .collective): either puts
-        the file's code inside a distributed job. Told without a parse: the call names the
-        function, and the function is one that a module spelling a starter or a collective
-        defines. Those modules are found once per index by a look at every file's bytes."""
-        if self._helper_names is None:
-            self._helper_names = frozenset(self._possible_helper_names())
-        return not self._helper_names.isdisjoint(names)
+    def may_call_distributed_helper(self, path: str, data: bytes, names: AbstractSet[str]) -> bool:
+        """Whether the file (`path`, `data`) using `names` could call a project function that
+        starts the process group or makes a collective (ProjectView.starts_process_group,
+        .collective): either puts the file's code inside a distributed job. Told without a parse:
+        the call names the function, and the function is one that a module spelling a starter
+        defines (any module: set-ups are few, found once per index by a look at every file's
+        bytes), or one that a module spelling a collective defines and the file imports from it
+        (collective helpers are many in a large package: only the imported modules are read)."""
+        if self._starter_names is None:
+            self._starter_names = frozenset(self._possible_starter_names())
+        if not self._starter_names.isdisjoint(names):
+            return True
+        for file, attribute in self.imported_targets(path, data):
+            offered = self._collective_helpers_of(file)
+            if offered and (attribute in offered and attribute in names if attribute else not offered.isdisjoint(names)):
+                return True
+        return False
 
-    def _possible_helper_names(self) -> Iterator[str]:
+    def _possible_starter_names(self) -> Iterator[str]:
         for path in self.files:
             try:
                 data = read_file(path)
             except OSError:
                 continue
-            starts = any(word in data for word in summaries.STARTER_WORDS)
-            collects = summaries.may_offer_a_collective(data)
-            code = summaries.compiled(data, path) if starts or collects else None
-            if code is None:  # one that does not compile has no summary either: it is never parsed
-                continue
-            if starts:
+            code = summaries.compiled(data, path) if any(word in data for word in summaries.STARTER_WORDS) else None
+            if code is not None:  # one that does not compile has no summary either: it is never parsed
                 yield from summaries.functions_reaching_a_starter(code)
-            if collects:
-                yield from summaries.functions_reaching_a_collective(code)
+
+    def _collective_helpers_of(self, path: str) -> frozenset[str]:
+        """The module's top-level functions that may make a collective (a superset of its
+        summary's `collectives`), read once per module without a parse."""
+        known = self._collective_helpers.get(path)
+        if known is None:
+            self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
+            try:
+                data = read_file(path)
+            except OSError:
+                data = b""
+            code = summaries.compiled(data, path) if summaries.may_offer_a_collective(data) else None
+            known = self._collective_helpers[path] = frozenset(summaries.functions_reaching_a_collective(code)) if code else frozenset()
+        return known
 
     def _offers(self, path: str) -> bool:
         summary = self.summary(path)
@@ -604,9 +623,10 @@ class ProjectIndex:
             self._relays.clear()
             self._relayed_callers.clear()
             self._calls_named.clear()
-            self._helper_names = None  # a changed module may define a new starter or collective helper
+            self._starter_names = None  # a changed module may define a new starter
         for path in changed:
             del self._stamps[path]
+            self._collective_helpers.pop(path, None)
             self._summaries.pop(path, None)
             self._outlines.pop(path, None)
 

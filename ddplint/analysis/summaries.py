@@ -129,6 +129,11 @@ STARTER_WORDS = tuple(sorted(name.encode() for name in _STARTER_NAMES))
 # A function makes a collective for its callers by calling one, itself or through functions of its
 # module (`summarise`: `RankModel.collective_inside`), so the module's code names it.
 _COLLECTIVE_NAMES = COLLECTIVES | BROADCAST_COLLECTIVES | BARRIER_COLLECTIVES | ACCELERATOR_COLLECTIVES
+_COLLECTIVE_PACKAGE_IMPORT = re.compile(
+    rb"(?m)^[ \t]*(?:import[ \t]+(?:torch\.distributed|accelerate|deepspeed|horovod)\b"
+    rb"|from[ \t]+(?:torch\.distributed|accelerate|deepspeed|horovod|ignite\.distributed)[\w.]*[ \t]+import\b"
+    rb"|from[ \t]+torch[ \t]+import[^\n]*\bdistributed\b)"
+)
 _COLLECTIVE_WORD = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in sorted(_COLLECTIVE_NAMES)) + rb")\b")
 
 
@@ -992,9 +997,11 @@ def functions_reaching_a_collective(module: CodeType) -> set[str]:
 
 
 def may_offer_a_collective(data: bytes) -> bool:
-    """Whether a module's text could hold a function making a collective: a collective's name and
-    the package that makes it (torch.distributed, an Accelerator) both written."""
-    return (b"distributed" in data or b"ccelerat" in data) and _COLLECTIVE_WORD.search(data) is not None
+    """Whether a module's text could hold a function making a collective: it imports a package
+    that makes them (torch.distributed, Accelerate, DeepSpeed, Horovod) and names a collective.
+    The import, not the word: `reduce` / `gather` / `scatter` are also tensor operations, and a
+    docstring mentioning distributed training makes no collective."""
+    return _COLLECTIVE_PACKAGE_IMPORT.search(data) is not None and _COLLECTIVE_WORD.search(data) is not None
 
 
 def _functions_reaching(module: CodeType, targets: frozenset[str]) -> set[str]:
