@@ -730,16 +730,9 @@ class ProjectIndex:
         return found
 
     def _find_relayed_callers(self, path: str, name: str) -> list[tuple[str, str]]:
-        targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
-        package_init = os.path.join(os.path.dirname(path), "__init__.py")
-        imports = targets | {(module, "") for module, _ in targets} | {(package_init, _module_name(path))}
+        targets, modules = self._modules_calling(path, name)
         places: list[tuple[str, str]] = []
-        for relay in sorted(self.files - {path}):
-            if name not in self._called_names(relay):
-                continue
-            data = _caller_source(relay)
-            if data is None or not imports & set(self.imported_targets(relay, data)):
-                continue
+        for relay, data in modules:
             for target, entries in self._relayed_calls(relay, data).items():
                 if target not in targets:
                     continue
@@ -807,22 +800,31 @@ class ProjectIndex:
         return sorted(name.decode("ascii", "replace") for name in self._names)
 
     def _find_rank_callers(self, path: str, name: str) -> list[tuple[str, str]]:
+        targets, modules = self._modules_calling(path, name)
+        places = []
+        for caller, data in modules:
+            for target, place in self._called_in_ranks(caller, data).items():
+                if target in targets:
+                    places.append((caller, place))
+        return places
+
+    def _modules_calling(self, path: str, name: str) -> tuple[set[tuple[str, str]], list[tuple[str, bytes]]]:
+        """(the (file, name) pairs a call of function `name` of module `path` may resolve to,
+        [(module, its source)] for each other module that calls something by that name and
+        imports the function or its module)."""
         targets = {(path, name)} | {(init, name) for init in self._reexporters(path, name)}
         # `from helpers import setup` names the function; `import helpers as h` and `from pkg
         # import helpers` the module (`h.setup()`, `helpers.setup()`)
         package_init = os.path.join(os.path.dirname(path), "__init__.py")
         imports = targets | {(module, "") for module, _ in targets} | {(package_init, _module_name(path))}
-        places = []
-        for caller in sorted(self.files - {path}):
-            if name not in self._called_names(caller):
+        found = []
+        for module in sorted(self.files - {path}):
+            if name not in self._called_names(module):
                 continue
-            data = _caller_source(caller)
-            if data is None or not imports & set(self.imported_targets(caller, data)):
-                continue
-            for target, place in self._called_in_ranks(caller, data).items():
-                if target in targets:
-                    places.append((caller, place))
-        return places
+            data = _caller_source(module)
+            if data is not None and imports & set(self.imported_targets(module, data)):
+                found.append((module, data))
+        return targets, found
 
     def _called_names(self, path: str) -> frozenset[str]:
         """The names a module calls by (`restore(` / `ckpt.restore(`), read off its bytes once
