@@ -208,7 +208,9 @@ RULE = Rule(
           `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks and `trainer.fit(model,
           loader)` / `validate` / `test` / `predict`, `get_train_dataloader` overrides of the HF
           `Trainer`, `ray.train.torch.prepare_data_loader(...)`.
-        - IterableDatasets (their sharding is DDP009's business) and datasets already split per rank
+        - IterableDatasets (their sharding is DDP009's business; also a loader built where an
+          `isinstance(ds, IterableDataset)` test on its dataset holds, as in a loader factory's
+          branch for streams) and datasets already split per rank
           (`Subset(ds, range(rank, n, world_size))`, `ds.shard(num_shards=..., index=rank)`,
           `split_dataset_by_node(...)`).
         - Loaders from a function the configuration's `sharded-loader-factories` names (the
