@@ -2,6 +2,8 @@
 
 - which `with` blocks enclose a place (`model.no_sync()`, `torch.no_grad()`,
   `accelerator.main_process_first()`), and the decorators of its function;
+- whether a LightningModule's code runs in one process per GPU (the file's Trainers not
+  pinned to one device);
 - whether rank 0 runs a place before the others (a single-rank guard, a rank-0-first context
   manager, the `if rank != 0: barrier()` ... `if rank == 0: barrier()` pair, a framework hook
   that runs on rank 0 only);
@@ -16,12 +18,14 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from ddplint.analysis.syntax import last_name, walk
+from ddplint.analysis.syntax import int_value, keyword_arg, last_name, string_value, walk
 from ddplint.analysis.torch_api import (
     BARRIER_COLLECTIVES,
     DISTRIBUTED_DATA_PARALLEL,
     GRADIENT_FREE,
     INTERPROCESS_LOCKS,
+    LIGHTNING_MODULE,
+    LIGHTNING_TRAINER,
     NO_SYNC_CONTEXTS,
     NO_SYNC_FLAGS,
     RANK_ZERO_FIRST_CONTEXTS,
@@ -74,6 +78,36 @@ def in_rank_zero_hook(facts: "ModuleFacts", context: "Context") -> bool:
     """In a method a framework runs on (local) rank 0 only (Lightning's `prepare_data`)."""
     function = facts.function_of(context.scope)
     return function is not None and function.class_name is not None and function.name in RANK_ZERO_HOOKS
+
+
+def lightning_module_on_many_gpus(facts: "ModuleFacts", site: "CallSite") -> bool:
+    """In a method of a LightningModule of this file (its `__init__`, a hook), and this file
+    builds no Lightning Trainer, or only ones pinned to one device (`devices=1`,
+    `accelerator="cpu"`): the Trainer that runs the module (in another module, set up from a
+    configuration) takes every GPU by default, one process each, and each process builds the
+    module and runs its hooks. Lightning's rank-0 hook (`prepare_data`) runs on one rank."""
+    function = facts.function_of(site.context.scope)
+    if function is None or function.class_name not in facts.subclasses_of(LIGHTNING_MODULE):
+        return False
+    if in_rank_zero_hook(facts, site.context):
+        return False
+    trainers = [call.node for call in facts.calls if not LIGHTNING_TRAINER.isdisjoint(facts.qualified_names(call.node.func))]
+    return not trainers or not all(_pinned_to_one_device(trainer) for trainer in trainers)
+
+
+def _pinned_to_one_device(trainer: cst.Call) -> bool:
+    """`Trainer(devices=1)`, `Trainer(gpus=[0])`, `Trainer(accelerator="cpu")`: one process."""
+    accelerator = keyword_arg(trainer, "accelerator")
+    if accelerator is not None and string_value(accelerator.value) in ("cpu", "mps"):
+        return True
+    for name in ("devices", "gpus"):
+        count = keyword_arg(trainer, name)
+        if count is None:
+            continue
+        value = count.value
+        if int_value(value) == 1 or (isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1):
+            return True
+    return False
 
 
 def rank_zero_goes_first(model: "ModuleModel", site: "CallSite") -> bool:

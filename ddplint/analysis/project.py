@@ -204,6 +204,7 @@ class ProjectIndex:
         # module with no distributed code -> project function it calls -> {its entry: "engine.py:40"}
         self._relays: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
         self._relayed_callers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._text_matches: dict[tuple, bool] = {}  # some_module_matches, by its patterns
         self._calls_named: dict[str, frozenset[str]] = {}
         self._module_models: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleModel"]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
@@ -624,6 +625,7 @@ class ProjectIndex:
             self._relayed_callers.clear()
             self._calls_named.clear()
             self._starter_names = None  # a changed module may define a new starter
+            self._text_matches.clear()
         for path in changed:
             del self._stamps[path]
             self._collective_helpers.pop(path, None)
@@ -913,6 +915,17 @@ class ProjectIndex:
         """The answer for the module at `path` depends on what other modules of the project
         call or save (`caller_words` then names them all)."""
         self._read_the_project.add(self._real_path(path))
+
+    def some_module_matches(self, path: str, *patterns: re.Pattern) -> bool:
+        """Whether the text of any module of the project (the asking one at `path` included)
+        matches one of `patterns`, an unreadable module counting as a match; the asking file's
+        result then depends on every module (`reads_the_project`). Read once per index."""
+        self.reads_the_project(path)
+        key = tuple(pattern.pattern for pattern in patterns)
+        known = self._text_matches.get(key)
+        if known is None:
+            known = self._text_matches[key] = any(_matches_any(module, patterns) for module in sorted(self.files))
+        return known
 
     def path_of(self, model: "ModuleModel") -> Optional[str]:
         """The path of a module whose model `module_model` made (None for any other model)."""
@@ -1204,6 +1217,14 @@ def _import_bindings(statement: bytes) -> list[tuple[str, str]]:
                     separator = "" if module.endswith(".") else "."
                     found.append((alias.asname or alias.name, f"{module}{separator}{alias.name}"))
     return found
+
+
+def _matches_any(path: str, patterns: tuple[re.Pattern, ...]) -> bool:
+    try:
+        data = read_file(path)
+    except OSError:
+        return True
+    return any(pattern.search(data) for pattern in patterns)
 
 
 def _common_root(files: set[str]) -> Optional[Path]:

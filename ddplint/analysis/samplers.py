@@ -25,7 +25,6 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import DATALOADER, DISTRIBUTED_SAMPLER, EPOCH_SETTING_FRAMEWORKS, SAMPLER_SLOTS
-from ddplint.source import read_file
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite
@@ -502,13 +501,4 @@ def _project_never_sets_an_epoch(facts) -> bool:
     project = facts.project
     if project is None:
         return False
-    index = project.index
-    index.reads_the_project(project.path)  # another module may start setting it
-    for path in sorted(index.files):
-        try:
-            data = read_file(path)
-        except OSError:
-            return False
-        if _EPOCH_SETTING_TEXT.search(data) or _EPOCH_SETTING_FRAMEWORK_IMPORT.search(data):
-            return False
-    return True
+    return not project.index.some_module_matches(project.path, _EPOCH_SETTING_TEXT, _EPOCH_SETTING_FRAMEWORK_IMPORT)

@@ -15,7 +15,7 @@ from ddplint.analysis.checkpoints import (
     saves_cpu_tensors,
     saves_of,
 )
-from ddplint.analysis.coordination import in_rank_zero_hook
+from ddplint.analysis.coordination import lightning_module_on_many_gpus
 from ddplint.analysis.distributed import is_script
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.model import ModuleModel
@@ -24,13 +24,11 @@ from ddplint.analysis.syntax import (
     argument,
     double_star_args,
     has_star_args,
-    int_value,
     is_none,
     keyword_arg,
     positional_args,
-    string_value,
 )
-from ddplint.analysis.torch_api import CUDA_AVAILABLE, LIGHTNING_MODULE, LIGHTNING_TRAINER, TORCH_LOAD, TORCH_SAVE
+from ddplint.analysis.torch_api import CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -40,7 +38,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     for site in facts.calls_named(TORCH_LOAD):
         if _places_its_tensors(model, site):
             continue
-        if not model.distributed and not _rank_callers(facts, site) and not _lightning_module_on_many_gpus(model, site):
+        if not model.distributed and not _rank_callers(facts, site) and not lightning_module_on_many_gpus(model.facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
         if model.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
@@ -115,37 +113,6 @@ def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
         return []
     entries = top_level_entries(facts, lambda call: call is site)
     return facts.project.rank_callers_through_a_module(facts, entries) if entries else []
-
-
-def _lightning_module_on_many_gpus(model: ModuleModel, site: CallSite) -> bool:
-    """In a method of a LightningModule of this file (its `__init__`, a hook), and this file
-    builds no Lightning Trainer, or only ones pinned to one device (`devices=1`,
-    `accelerator="cpu"`): the Trainer that runs the module (in another module, set up from a
-    configuration) takes every GPU by default, one process each, and each process builds the
-    module and runs its hooks. Lightning's rank-0 hook (`prepare_data`) runs on one rank."""
-    facts = model.facts
-    function = facts.function_of(site.context.scope)
-    if function is None or function.class_name not in facts.subclasses_of(LIGHTNING_MODULE):
-        return False
-    if in_rank_zero_hook(facts, site.context):
-        return False
-    trainers = [call.node for call in facts.calls if not LIGHTNING_TRAINER.isdisjoint(facts.qualified_names(call.node.func))]
-    return not trainers or not all(_pinned_to_one_device(trainer) for trainer in trainers)
-
-
-def _pinned_to_one_device(trainer: cst.Call) -> bool:
-    """`Trainer(devices=1)`, `Trainer(gpus=[0])`, `Trainer(accelerator="cpu")`: one process."""
-    accelerator = keyword_arg(trainer, "accelerator")
-    if accelerator is not None and string_value(accelerator.value) in ("cpu", "mps"):
-        return True
-    for name in ("devices", "gpus"):
-        count = keyword_arg(trainer, name)
-        if count is None:
-            continue
-        value = count.value
-        if int_value(value) == 1 or (isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1):
-            return True
-    return False
 
 
 def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
