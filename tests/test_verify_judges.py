@@ -200,6 +200,32 @@ def test_ddp010_rank_zero_evaluating_alone_while_others_wait_is_confirmed():
     assert "rank 0 spent 1.00 s in 2 evaluation pass(es) alone while rank 1 waited" in judgement.evidence
 
 
+def late_to_the_barrier(busy: float, held: float, passes: int = 2) -> RankLog:
+    """Rank 1 of `evaluation(RankLog(0), passes, 0.5)`: after its training batch it is busy for
+    `busy` s more (a slow step on a loaded machine), then waits `held` s in the barrier."""
+    log = RankLog(1).loader(line=20)
+    for number in range(passes):
+        log.add("epoch", loader=1, n=number, sampler_epoch=number)
+        log.add("batch", loader=1, step=log.step + 1, wait=0.001, indices=[number], bw=log.backward_calls)
+        log.step += 1
+        log.backward_calls += 1
+        log.t += 0.01 + busy
+        collectives(log, ("barrier", 85, held))
+        log.t += 0.5 + 0.001 - busy - held  # rank 0's pass takes 0.511 s; keep the clocks in step
+    return log.end()
+
+
+def test_ddp010_a_rank_late_to_the_barrier_but_released_by_rank_zero_still_waited_for_it():
+    rank0 = evaluation(RankLog(0), passes=2, seconds=0.5)
+    # busy for 0.3 s of rank 0's 0.5 s evaluation, then held until rank 0 joins: 40 % of it waited
+    judgement = judge_ddp010(context(rank0, late_to_the_barrier(busy=0.3, held=0.2)), 81)
+    assert judgement.status == CONFIRMED, judgement
+    assert "rank 1 waited 0.40 s" in judgement.evidence
+    # the same wait, but released 0.1 s before rank 0 joined: something else let it go, no verdict
+    judgement = judge_ddp010(context(rank0, late_to_the_barrier(busy=0.3, held=0.1)), 81)
+    assert judgement.status == INCONCLUSIVE, judgement
+
+
 def test_ddp010_sharded_evaluation_is_refuted_and_no_evaluation_is_inconclusive():
     both = [evaluation(RankLog(r), passes=2, seconds=0.2) for r in (0, 1)]
     judgement = judge_ddp010(context(*both), 81)

@@ -592,7 +592,11 @@ def _judge_digests(per_rank: dict) -> Judgement:
 
 # -- DDP010: rank 0 evaluates while the others wait ----------------------------------------------------
 DDP010_WAIT_SHARE = 0.5
+DDP010_REFUTE_SHARE = 0.2
 DDP010_FLOOR_S = 0.01
+# A barrier releases every rank at once, but each process reads its own clock after the release:
+# a rank whose collective ended this close before rank 0 joined it was still held by the evaluation.
+DDP010_RELEASE_SLACK_S = 0.02
 
 
 def judge_ddp010(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgement]:
@@ -615,6 +619,7 @@ def judge_ddp010(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
                          f"{', '.join(str(s) for s in sorted(x for x in eval_sites if x))}), not rank 0 alone")
     eval_s = 0.0
     waited = {r.rank: 0.0 for r in others}
+    held_to_the_end = {r.rank: 0 for r in others}  # evaluation passes whose end released the rank
     ops: set = set()
     for epoch in evaluation:
         start = epoch.began or 0.0
@@ -622,19 +627,26 @@ def judge_ddp010(ctx: RunContext, row: Optional[int] = None) -> Optional[Judgeme
         end = min(after) if after else (epoch.last_batch_at or start)
         eval_s += max(end - start, 0.0)
         for rank in others:
+            released_here = False
             for coll in rank.collectives:
                 finish = coll.began + (coll.duration if coll.duration is not None else ctx.stopped_at - coll.began)
                 overlap = min(finish, end) - max(coll.began, start)
                 if overlap > 0:
                     waited[rank.rank] += overlap
                     ops.add(coll.op)
+                    released_here = released_here or finish >= end - DDP010_RELEASE_SLACK_S
+            held_to_the_end[rank.rank] += released_here
     least = min(waited.values())
     numbers = (f"rank 0 spent {eval_s:.2f} s in {len(evaluation)} evaluation pass(es) alone while "
                + ", ".join(f"rank {r} waited {w:.2f} s" for r, w in sorted(waited.items()))
                + (f" in {'/'.join(sorted(ops))}" if ops else " in collectives"))
-    if eval_s >= DDP010_FLOOR_S and least >= DDP010_WAIT_SHARE * eval_s:
+    # A rank still finishing its own step when rank 0 began evaluating waits for less than the whole
+    # evaluation; what shows that it waited *for* it is that rank 0's arrival released it, every pass.
+    released_by_rank0 = all(count >= len(evaluation) for count in held_to_the_end.values())
+    if eval_s >= DDP010_FLOOR_S and (least >= DDP010_WAIT_SHARE * eval_s
+                                     or (released_by_rank0 and least >= DDP010_REFUTE_SHARE * eval_s)):
         return Judgement(CONFIRMED, numbers + f" ({_pct(least, eval_s)} of the evaluation time at least)")
-    if least < 0.2 * eval_s:
+    if least < DDP010_REFUTE_SHARE * eval_s:
         return Judgement(REFUTED, numbers + ": the other ranks did not wait for it")
     return Judgement(INCONCLUSIVE, numbers)
 
