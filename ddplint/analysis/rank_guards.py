@@ -191,6 +191,15 @@ def environment_key(call: cst.Call) -> Optional[str]:
     return None
 
 
+def _literal_item_key(node: cst.BaseExpression) -> Optional[str]:
+    """`cfg["rank"]` -> "rank": a subscript by a string literal (not of `os.environ`)."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and _environ_subscript_key(node) is None:
+        element = node.slice[0].slice
+        if isinstance(element, cst.Index):
+            return string_value(element.value)
+    return None
+
+
 def _environ_subscript_key(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         owner = dotted_name(node.value)
@@ -254,6 +263,9 @@ class RankGuards:
             return False
         if _environ_subscript_key(node) in RANK_ENV_VARS:
             return True
+        key = _literal_item_key(node)
+        if key is not None:
+            return self._rank_item(node, key, scope, depth)
         if isinstance(node, cst.BinaryOperation):
             # `args.rank % ngpus_per_node`, `node_rank * gpus_per_node + local_rank`
             return self.is_rank(node.left, scope, depth + 1) or self.is_rank(node.right, scope, depth + 1)
@@ -261,6 +273,16 @@ class RankGuards:
         if len(options) > 1:
             return any(self.is_rank(option, scope, depth + 1) for option in options)
         return False
+
+    def _rank_item(self, node: cst.BaseExpression, key: str, scope: "Scope", depth: int) -> bool:
+        """`cfg["rank"]`: the value a `cfg["rank"] = dist.get_rank()` (or a literal dict) puts
+        there decides; where none is seen (a config read from a file), the key names it, as an
+        attribute's name does (`args.rank`)."""
+        held = [s for s in self.flow.sources(node, scope) if s.node is not None and s.node is not node]
+        if held:
+            return any(isinstance(s.node, cst.BaseExpression) and self.is_rank(s.node, s.scope, depth + 1) for s in held)
+        word = key.lower()
+        return bool(_RANK_WORD.search(word)) and not _NOT_PROCESS_RANK.search(word)
 
     def one_rank_per_group(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """The condition compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank()

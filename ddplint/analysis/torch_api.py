@@ -63,6 +63,11 @@ SYNCHRONISING_METHODS = {
     "deepspeed.initialize": frozenset({"save_checkpoint", "load_checkpoint"}),
     "torch.distributed.fsdp.FullyShardedDataParallel": frozenset({"state_dict"}),
 }
+# Metric objects whose `compute()` first gathers every process's state (a collective), by the
+# package of the class that built them: torchmetrics' `Metric` in a distributed run (unless built
+# with `sync_on_compute=False`), ignite's metrics (their `compute` is wrapped by `sync_all_reduce`).
+METRICS_SYNCING_ON_COMPUTE = ("torchmetrics.", "ignite.metrics.")
+METRIC_SYNCING_METHOD = "compute"
 
 # A LightningModule's own methods that talk to every process (`self.all_gather(x)`), and its
 # logging calls that do when given `sync_dist=True` (a reduce across processes).

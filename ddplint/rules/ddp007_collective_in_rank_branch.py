@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.collectives import rank_zero_flag_arm
 from ddplint.analysis.divergence import (
     calls_into_shared_helpers,
     divergent_condition,
@@ -39,6 +40,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     unguarded: list[BranchSite] = []
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
+        if arm is None:
+            arm = rank_zero_flag_arm(model, branch)  # `if verbose:`, every caller passing `rank == 0`
         if arm is not None:
             yield from _exits(model, branch, arm, reported)
         else:
@@ -443,6 +446,8 @@ RULE = Rule(
             | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "load_checkpoint", "sync_dist"}
             # torch.distributed.checkpoint, imported by module path or `from torch.distributed import checkpoint`
             | {"distributed.checkpoint", "import checkpoint"}
+            # a metric whose `compute()` gathers every rank's state (torch_api.METRICS_SYNCING_ON_COMPUTE)
+            | {"torchmetrics", "ignite.metrics"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
