@@ -33,12 +33,14 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import (
+    ACCELERATOR_ONE_PROCESS_DECORATORS,
     PER_PROCESS_PREFIXES,
     PER_PROCESS_VALUES,
     PROCESS_GROUP_STARTERS,
     RANK_ENV_VARS,
     RANK_FUNCTIONS,
     RANK_ZERO_NAMES,
+    RANK_ZERO_ONLY_DECORATORS,
     SPAWNERS,
     SUBGROUP_RANK_FUNCTIONS,
 )
@@ -46,7 +48,7 @@ from ddplint.analysis.torch_api import (
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
     from ddplint.analysis.flow import Flow
-    from ddplint.analysis.records import BranchSite, CallSite, Context, Scope
+    from ddplint.analysis.records import BranchSite, CallSite, Context, FunctionInfo, Scope
 
 
 _RANK_GETTER = re.compile(r"^get_(?:\w+_)?rank$")
@@ -73,6 +75,9 @@ def _rank_guard_words() -> tuple[bytes, ...]:
 RANK_GUARD_WORDS = _rank_guard_words()
 
 _MAX_DEPTH = 4  # how far a value is followed through assignments
+# Calls that end the process: the ranks that make one leave every later collective to the others.
+_PROCESS_EXITS = frozenset({"sys.exit", "os._exit", "builtins.exit", "builtins.quit"})
+_BUILTIN_EXITS = frozenset({"exit", "quit"})
 
 
 def _mentions_name(value: cst.CSTNode, dotted: Optional[str]) -> bool:
@@ -526,21 +531,83 @@ class RankGuards:
         _, looked_at, found = known
         while found == math.inf and looked_at < index:
             statement = body[looked_at]
-            if isinstance(statement, cst.If) and statement.orelse is None and ends_with(statement.body, FUNCTION_EXITS):
+            if isinstance(statement, cst.If) and statement.orelse is None and self._leaves(statement.body):
                 if self.is_other_ranks_guard(statement.test, scope):
                     found = looked_at
             looked_at += 1
         known[1], known[2] = looked_at, found
         return found
 
+    def _leaves(self, block: cst.BaseSuite) -> bool:
+        """The block ends by leaving the function (`return`, `raise`) or the process (`sys.exit(0)`,
+        `os._exit(0)`, `exit()`): either way the ranks that take it make no later collective."""
+        if ends_with(block, FUNCTION_EXITS):
+            return True
+        body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+        last = body[-1] if body else None
+        small = last.body if isinstance(last, cst.SimpleStatementLine) else []
+        return any(
+            isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) and self._exits_process(statement.value)
+            for statement in small[-1:]
+        )
+
+    def _exits_process(self, call: cst.Call) -> bool:
+        qualified = self.facts.qualified_names(call.func)
+        if not qualified.isdisjoint(_PROCESS_EXITS):
+            return True
+        # the built-in `exit()` / `quit()`, unless the file binds the name to something of its own
+        func = call.func
+        return not qualified and isinstance(func, cst.Name) and func.value in _BUILTIN_EXITS and func.value not in self.facts.imports.local_names
+
     def _function_called_on_one_rank(self, scope: "Scope", depth: int) -> bool:
         function = self.facts.function_of(scope)
         if function is None:
             return False
+        if self.decorated_to_run_on_one_rank(function):
+            return True
         callers = self.facts.call_sites_of(function)
         if callers and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers):
             return True
         return function.class_name is not None and self._class_built_on_one_rank(function.class_name, depth)
+
+    def decorated_to_run_on_one_rank(self, function: "FunctionInfo") -> bool:
+        """A decorator runs the function's body in one process only, whoever calls it: Lightning's
+        `@rank_zero_only`, mmcv's `@master_only`, `@accelerator.on_main_process`, or a decorator
+        of this file whose wrapper calls the function only under a single-rank guard (`def
+        master_only(fn): def wrapper(*a): if dist.get_rank() == 0: return fn(*a)`)."""
+        for decorator in function.node.decorators:
+            target = decorator.decorator
+            qualified = self.facts.qualified_names(target)
+            if qualified & RANK_ZERO_ONLY_DECORATORS:
+                return True
+            if isinstance(target, cst.Attribute) and target.attr.value in ACCELERATOR_ONE_PROCESS_DECORATORS:
+                owner = dotted_name(target.value) or ""
+                if any(q.startswith("accelerate.") for q in qualified) or "accelerator" in identifier_words(owner):
+                    return True
+            if isinstance(target, cst.Name) and target.value in self._one_rank_decorators:
+                return True
+        return False
+
+    @cached_property
+    def _one_rank_decorators(self) -> frozenset[str]:
+        """Names of the file's module-level decorators whose inner wrapper calls the decorated
+        function (their first parameter) only in a single-rank arm or past the others' exit."""
+        facts = self.facts
+        found = set()
+        for decorator in facts.functions:
+            if decorator.scope.parent is not facts.module_scope or decorator.class_name is not None or not decorator.params:
+                continue
+            wrapped = decorator.params[0]
+            calls = [
+                site
+                for inner in facts.functions
+                if inner.scope.parent is decorator.scope
+                for site in facts.calls_by_function.get(id(inner), [])
+                if isinstance(site.node.func, cst.Name) and site.node.func.value == wrapped
+            ]
+            if calls and all(self.runs_on_one_rank_only(site.context) or self.after_other_ranks_left(site.context) for site in calls):
+                found.add(decorator.name)
+        return frozenset(found)
 
     def _class_built_on_one_rank(self, name: str, depth: int) -> bool:
         """Every object of the class is built by one rank (`if rank == 0: agent = Agent()`): its

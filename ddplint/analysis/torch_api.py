@@ -91,7 +91,8 @@ LIGHTNING_STOP_FLAG = "should_stop"
 # A LightningModule's hooks that the Trainer runs on every rank for each batch of that rank's
 # shard of the evaluation loaders.
 LIGHTNING_EVALUATION_STEPS = frozenset({"validation_step", "test_step"})
-# Lightning's decorator that makes a function do nothing on every rank but 0.
+# Lightning's decorator that makes a function do nothing on every rank but 0 (and mmcv's /
+# mmengine's `master_only`, which does the same).
 RANK_ZERO_ONLY_DECORATORS = frozenset(
     {
         "lightning.pytorch.utilities.rank_zero_only",
@@ -100,8 +101,14 @@ RANK_ZERO_ONLY_DECORATORS = frozenset(
         "lightning.fabric.utilities.rank_zero_only",
         "lightning.fabric.utilities.rank_zero.rank_zero_only",
         "lightning_utilities.core.rank_zero.rank_zero_only",
+        "mmcv.runner.master_only",
+        "mmcv.runner.dist_utils.master_only",
+        "mmengine.dist.master_only",
+        "mmengine.dist.utils.master_only",
     }
 )
+# An Accelerator's methods that, used as decorators, run the function in one process only.
+ACCELERATOR_ONE_PROCESS_DECORATORS = frozenset({"on_main_process", "on_local_main_process", "on_last_process"})
 LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that

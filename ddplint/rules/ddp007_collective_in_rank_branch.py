@@ -62,6 +62,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 yield finding
                 yield from _inside_one_rank_functions(model, site, reported)
     yield from _divergent_branches(model, unguarded, reported)
+    yield from _in_one_rank_decorated_functions(model, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
     leaving = leaving_ifs(facts)
     for site in facts.calls:
@@ -73,9 +74,9 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 reported.add(id(site.node))
                 yield RULE.finding(
                     site.node,
-                    f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
-                    why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
-                    f"the other ranks above; they never make this call, so this rank blocks in it "
+                    f"`{reach}` is reached only by the ranks past the others' early exit: the job hangs",
+                    why=f"`{reach}` is reached only by the rank that gets past the early exit (`return`, "
+                    f"`sys.exit()`) of the other ranks above; they never make this call, so this rank blocks in it "
                     f"until the NCCL timeout and the job hangs; make the collective before the early "
                     f"return, or on every rank",
                 )
@@ -83,6 +84,29 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         finding = _left_under_a_setting(model, site, reported, leaving)
         if finding is not None:
             yield finding
+
+
+def _in_one_rank_decorated_functions(model: ModuleModel, reported: set[int]) -> Iterator[Finding]:
+    """`@rank_zero_only` / `@master_only` / `@accelerator.on_main_process` (or a decorator of the
+    file that calls the function only under a rank-0 guard) on a function that makes a
+    collective: every rank calls it, rank 0 alone runs the body."""
+    facts, ranks = model.facts, model.ranks
+    for site in facts.calls:
+        function = facts.function_of(site.context.scope)
+        if id(site.node) in reported or function is None or not ranks.decorated_to_run_on_one_rank(function):
+            continue
+        reach = ranks.collective_reached(site, on_one_rank=True)
+        if reach is None or reach.subgroup:
+            continue
+        reported.add(id(site.node))
+        yield RULE.finding(
+            site.node,
+            f"`{reach}` in `{function.name}`, which its decorator runs on one rank only: the job hangs",
+            why=f"the decorator of `{function.name}` runs its body on one rank only (the others "
+            f"return at once), so only that rank reaches `{reach}`; the others never make the "
+            f"matching call and the job hangs until the NCCL timeout; make the collective before "
+            f"the call, on every rank, and keep only the rank-0 work in the decorated function",
+        )
 
 
 def _left_under_a_setting(
