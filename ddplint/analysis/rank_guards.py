@@ -360,12 +360,47 @@ class RankGuards:
         if isinstance(test, cst.Call):
             if (attribute_read(test) or "").lower() in RANK_ZERO_NAMES:
                 return True  # `getattr(trainer, "is_global_zero", False)`, as `trainer.is_global_zero`
-            return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test)
+            if (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test):
+                return True
+            return self._helper_returns_rank_zero_test(test, depth)
         if isinstance(test, (cst.Name, cst.Attribute)):
             if (last_name(test) or "").lower() in RANK_ZERO_NAMES:
                 return True
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
+
+    def _helper_returns_rank_zero_test(self, call: cst.Call, depth: int) -> bool:
+        """The call runs a function of the file or of a project module whose every value, in a
+        distributed run, is a rank-0 test: `def is_visualizer(): return _rank == 0`, `def
+        leader(): if not dist.is_initialized(): return True; return dist.get_rank() == 0`."""
+        site = self.flow.call_site(call)
+        local = self.facts.functions_called_by(site) if site is not None else []
+        if local:
+            return all(self._returns_rank_zero_test(self, function, depth) for function, _ in local)
+        project = self.facts.project
+        if project is None:
+            return False
+        for qualified in self.facts.qualified_names(call.func):
+            resolved = project.index.resolve(project.path, qualified)
+            model = project.index.module_model(resolved[0]) if resolved is not None else None
+            if model is None:
+                continue
+            facts = model.facts
+            for function in facts.functions:
+                if function.name == resolved[1] and function.class_name is None and function.scope.parent is facts.module_scope:
+                    return self._returns_rank_zero_test(model.ranks, function, depth)
+        return False
+
+    @staticmethod
+    def _returns_rank_zero_test(ranks: "RankGuards", function: "FunctionInfo", depth: int) -> bool:
+        """Every `return` of the function that a distributed run can reach gives a rank-0 test
+        (a `return True` in the arm of `if not dist.is_initialized():` is the single process's)."""
+        values = [
+            value
+            for value, arms in function.returns
+            if not any(ranks.distributed_polarity(branch.test, function.scope) == (not in_body) for branch, in_body in arms)
+        ]
+        return bool(values) and all(ranks.is_rank_zero_guard(value, function.scope, depth + 1) for value in values)
 
     def is_declared_guard(self, call: cst.Call) -> bool:
         """A call of a function the configuration declares true on rank 0 only

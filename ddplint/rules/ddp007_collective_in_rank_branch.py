@@ -330,6 +330,20 @@ RULE = Rule(
         calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
         under `torch.no_grad()` too, as in the file: DDP's forward still broadcasts the buffers).
 
+        The rank-0 test may also be hidden: a helper of the file or of a project module whatever
+        its name, whose every value in a distributed run is a rank-0 test (`def is_visualizer():
+        return _rank == 0`, `_rank` set by a `global` statement of the set-up function; a `return
+        True` only when no process group exists); a rank kept in a dictionary (`cfg["rank"] =
+        dist.get_rank()`, or a config's "local_rank" key); a flag parameter that every caller in
+        the project sets to a rank-0 test (`validate(model, loader, verbose=dist.get_rank() == 0)`
+        with `if verbose: dist.all_reduce(t)` inside, or a false default left); a decorator that
+        runs the function on one rank only (Lightning's `@rank_zero_only`, mmcv's `@master_only`,
+        `@accelerator.on_main_process`, or one of the file whose wrapper calls the function under
+        a rank-0 test): its collectives are flagged inside it. The other ranks' early exit may be
+        `sys.exit()` / `os._exit()` / `exit()` as well as `return`. A metric object's `compute()`
+        counts as a collective when the object comes from torchmetrics or ignite (it gathers
+        every rank's state first), unless built with `sync_on_compute=False`.
+
         It also flags the places where the ranks part ways before a collective
         (analysis/divergence.py):
         - an exit only the ranks under a single-rank condition take, in a loop whose body makes
@@ -384,6 +398,10 @@ RULE = Rule(
           attention has none, so DDP broadcasts nothing; nor does one whose model module
           registers its causal mask only when fused attention is missing); DDP010 still reports
           a whole evaluation pass there.
+        - A metric built with `sync_on_compute=False`, or any `compute()` of an object that does
+          not come from torchmetrics / ignite (a running mean of the project's own).
+        - A flag parameter that some caller sets true on every rank (`verbose=True`), and a
+          decorator whose wrapper calls the function on every rank (a timer that prints on rank 0).
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
         - Test code (pytest / unittest files).
@@ -426,11 +444,13 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
-        - A rank-0 flag handed to a constructor in another module (`Trainer(is_visualizer=
-          dist.is_visualizer())`, then `if ... and self.is_visualizer: all_reduce(...)`) and a
-          DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
-          caller in main.py wrapped the model) are not seen: facts flow from the modules a file
-          imports to the file, not from its callers.
+        - A rank-0 flag handed to a constructor in another module and kept on the object
+          (`Trainer(is_visualizer=dist.is_visualizer())`, then `if ... and self.is_visualizer:
+          all_reduce(...)` in a method) and a DDP model handed as a parameter from another module
+          (a rank-0 `evaluate(model)` whose caller in main.py wrapped the model) are not seen. A
+          flag handed straight to the function that tests it is (`validate(..., verbose=rank ==
+          0)`), but only when that function's module holds a rank word somewhere, a comment
+          included (the screen: a module with none is not analysed for this rule).
         - A forward of the wrapped model inside a function of another module that the rank-0
           code hands it to is seen only when that module is summarised: one whose code calls
           none of the things a module summary reads (a collective, `backward()`, a DataLoader,
@@ -458,8 +478,13 @@ RULE = Rule(
           by the loop condition of another (`continue_training`) sends the other ranks out of
           training early; the attribute is not followed between methods.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
-          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
-          only once declared in `rank-zero-functions` (README, Configuration).
+          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...), or by what it returns when
+          it is a plain function of the file or of a project module; a method of another
+          module's class or a helper whose answer comes another way (a value it caches, a
+          framework call) only once declared in `rank-zero-functions` (README, Configuration).
+        - A collective in an `except` handler is reached only by the ranks whose `try` body
+          raised (an out-of-memory error on one rank): not seen, since the same handler is
+          correct when every rank raises alike (a missing file all of them read).
     """,
     triggers=tuple(
         name.encode()
