@@ -15,18 +15,21 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from ddplint.analysis.caller_values import passed_values
+from ddplint.analysis.caller_values import modules_naming, passed_values
 from ddplint.analysis.rank_guards import RankGuards, flags_truth, literal_flags, normalised
 from ddplint.analysis.records import CollectiveReach
 from ddplint.analysis.syntax import (
     and_parts,
     dotted_name,
+    double_star_args,
+    has_star_args,
     identifier_words,
     int_value,
     is_false,
     is_none,
     is_true,
     keyword_arg,
+    last_name,
     receiver,
 )
 from ddplint.analysis.torch_api import (
@@ -516,10 +519,52 @@ def rank_zero_flag_arm(model: "ModuleModel", branch: "BranchSite") -> Optional[b
     function = facts.function_of(branch.context.scope)
     if function is None:
         return None
-    flags = [part.value for part in and_parts(node.test) if isinstance(part, cst.Name) and part.value in function.params]
-    if not flags or not any(model.ranks.collective_reached(site) for site in facts.calls_in_arm(branch, True)):
+    parts = and_parts(node.test)
+    flags = [part.value for part in parts if isinstance(part, cst.Name) and part.value in function.params]
+    kept = [part for part in parts if isinstance(part, cst.Attribute) and function.class_name is not None and dotted_name(part)]
+    if not (flags or kept) or not any(model.ranks.collective_reached(site) for site in facts.calls_in_arm(branch, True)):
         return None
-    return True if any(_rank_zero_flag(model, function, flag) for flag in flags) else None
+    if any(_rank_zero_flag(model, function, flag) for flag in flags):
+        return True
+    return True if any(_rank_zero_flag_kept(model, function, part) for part in kept) else None
+
+
+def _rank_zero_flag_kept(model: "ModuleModel", method: "FunctionInfo", attribute: cst.Attribute) -> bool:
+    """`self.show` that only `__init__` assigns, from its parameter `show`, with every
+    construction of the class in the project passing a rank-0 test for it
+    (`Trainer(net, show=dist.get_rank() == 0)`)."""
+    facts = model.facts
+    bindings = method.scope.lookup(dotted_name(attribute) or "")
+    if not bindings or not all(b.kind == "assign" and isinstance(b.value, cst.Name) for b in bindings):
+        return False
+    init = facts.function_of(bindings[0].scope)
+    if init is None or init.name != "__init__" or init.class_name != method.class_name:
+        return False
+    names = {b.value.value for b in bindings if isinstance(b.value, cst.Name)}
+    if len(names) != 1 or any(b.scope is not init.scope for b in bindings):
+        return False
+    name = names.pop()
+    if name not in init.params or any(b.kind != "param" for b in init.scope.lookup(name)):
+        return False
+    return _all_rank_zero_or_false(init, name, _values_passed_to_class(model, init, name))
+
+
+def _values_passed_to_class(model: "ModuleModel", init: "FunctionInfo", name: str) -> Optional[list]:
+    """What each construction of the class (`Trainer(...)`, found by the class's name in the
+    project, as caller_values finds a function's calls) hands `__init__`'s parameter `name`."""
+    class_name = init.class_name or ""
+    modules = modules_naming(model, class_name) if model.facts.project is not None else [model]
+    if modules is None:
+        return None
+    found = []
+    for module in modules:
+        for site in module.facts.calls:
+            if last_name(site.node.func) != class_name:
+                continue
+            if has_star_args(site.node) or double_star_args(site.node):
+                return None
+            found.append((module, site, init.param_for(site.node, True).get(name)))
+    return found
 
 
 def _rank_zero_flag(model: "ModuleModel", function: "FunctionInfo", name: str) -> bool:
@@ -528,7 +573,12 @@ def _rank_zero_flag(model: "ModuleModel", function: "FunctionInfo", name: str) -
     at least one passes a guard."""
     if any(binding.kind != "param" for binding in function.scope.lookup(name)):
         return False
-    values = _values_passed(model, function, name)
+    return _all_rank_zero_or_false(function, name, _values_passed(model, function, name))
+
+
+def _all_rank_zero_or_false(function: "FunctionInfo", name: str, values: Optional[list]) -> bool:
+    """Each (module, call, value) passes a rank-0 guard of the caller's scope, or False / None,
+    or leaves a false default of `function`'s parameter `name`; at least one passes a guard."""
     if not values:
         return False
     guarded = False

@@ -92,3 +92,43 @@ def test_collective_before_the_flag_test_is_quiet(lint):
         select=["DDP007"],
     )
     assert found == []
+
+
+TRAINER = """
+    import torch.distributed as dist
+
+    class Trainer:
+        def __init__(self, net, log_stats=False):
+            self.net = net
+            self.log_stats = log_stats
+
+        def end_of_epoch(self, loss, epoch):
+            if self.log_stats and epoch % 2 == 0:
+                dist.all_reduce(loss)
+                print("epoch loss", loss.item())
+    """
+
+
+def test_flag_kept_on_self_by_the_constructor_every_construction_sets_to_rank_zero(lint):
+    found = lint(
+        TRAINER
+        + """
+    dist.init_process_group("nccl")
+    trainer = Trainer(net, log_stats=dist.get_rank() == 0)
+    """,
+        select=["DDP007"],
+    )
+    assert found == [(10, "DDP007")]
+
+
+def test_flag_kept_on_self_set_true_by_one_construction_is_quiet(lint):
+    found = lint(
+        TRAINER
+        + """
+    dist.init_process_group("nccl")
+    trainer = Trainer(net, log_stats=dist.get_rank() == 0)
+    probe = Trainer(net, True)
+    """,
+        select=["DDP007"],
+    )
+    assert found == []
