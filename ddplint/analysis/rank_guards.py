@@ -393,14 +393,20 @@ class RankGuards:
 
     @staticmethod
     def _returns_rank_zero_test(ranks: "RankGuards", function: "FunctionInfo", depth: int) -> bool:
-        """Every `return` of the function that a distributed run can reach gives a rank-0 test
-        (a `return True` in the arm of `if not dist.is_initialized():` is the single process's)."""
+        """Every `return` of the function that a distributed run can reach gives a rank-0 test of
+        the whole job (a `return True` in the arm of `if not dist.is_initialized():` is the single
+        process's)."""
         values = [
             value
             for value, arms in function.returns
             if not any(ranks.distributed_polarity(branch.test, function.scope) == (not in_body) for branch, in_body in arms)
         ]
-        return bool(values) and all(ranks.is_rank_zero_guard(value, function.scope, depth + 1) for value in values)
+        # `return mpu.get_model_parallel_rank() == 0` holds on one rank of every model-parallel
+        # group, not on one rank of the job: no rank-0 test for the caller
+        return bool(values) and all(
+            ranks.is_rank_zero_guard(value, function.scope, depth + 1) and not ranks.one_rank_per_group(value, function.scope)
+            for value in values
+        )
 
     def is_declared_guard(self, call: cst.Call) -> bool:
         """A call of a function the configuration declares true on rank 0 only

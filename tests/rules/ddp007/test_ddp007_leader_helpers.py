@@ -108,3 +108,25 @@ def test_project_helper_testing_the_world_size_is_no_rank_test(tmp_path):
         """,
     )
     assert rows == []
+
+
+def test_helper_returning_a_model_parallel_rank_test_is_no_rank_zero_test(lint):
+    # one rank of every tensor-parallel group loads, then shares with its group: not rank 0 of
+    # the job alone (DDP004 reads the same rank-0 tests)
+    found = lint(
+        """
+        import torch
+        import torch.distributed as dist
+        from megatron import mpu
+
+        def first_of_tensor_group():
+            return mpu.get_tensor_model_parallel_rank() == 0
+
+        def share(path, tokens):
+            if first_of_tensor_group():
+                tokens = torch.load(path)
+            dist.broadcast(tokens, src=0)
+        """,
+        select=["DDP007", "DDP004"],
+    )
+    assert found == []
