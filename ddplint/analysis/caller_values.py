@@ -292,13 +292,13 @@ def modules_naming(model: "ModuleModel", name: str, index: Optional["ProjectInde
 
 def _named_outside_calls(facts: "ModuleFacts", name: str) -> bool:
     """The module uses the name other than as the called function of a call or the name of a
-    `def` (a callback handed on, a table of functions, a re-export)."""
+    `def` / `class` (a callback handed on, a table of functions, a re-export)."""
     allowed: set[int] = set()
     for node in walk(facts.module):
         if isinstance(node, cst.Call):
             func = node.func
             allowed.add(id(func.attr if isinstance(func, cst.Attribute) else func))
-        elif isinstance(node, cst.FunctionDef):
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):  # its definition (a class: its constructor's)
             allowed.add(id(node.name))
         elif isinstance(node, cst.ImportAlias) and isinstance(node.name, cst.Name) and node.name.value == name:
             if node.asname is not None:

@@ -15,9 +15,23 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from ddplint.analysis.caller_values import modules_naming, passed_values
 from ddplint.analysis.rank_guards import RankGuards, flags_truth, literal_flags, normalised
 from ddplint.analysis.records import CollectiveReach
-from ddplint.analysis.syntax import dotted_name, identifier_words, is_true, keyword_arg, receiver
+from ddplint.analysis.syntax import (
+    and_parts,
+    dotted_name,
+    double_star_args,
+    has_star_args,
+    identifier_words,
+    int_value,
+    is_false,
+    is_none,
+    is_true,
+    keyword_arg,
+    last_name,
+    receiver,
+)
 from ddplint.analysis.torch_api import (
     ACCELERATOR,
     ACCELERATOR_COLLECTIVES,
@@ -32,13 +46,16 @@ from ddplint.analysis.torch_api import (
     LIGHTNING_MODULE_COLLECTIVES,
     LIGHTNING_PACKAGES,
     LIGHTNING_SYNCED_LOGGING,
+    METRIC_SYNCING_METHOD,
+    METRICS_SYNCING_ON_COMPUTE,
     SYNCHRONISING_METHODS,
     WRAPPED_MODEL_CLASSES,
 )
 
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
-    from ddplint.analysis.records import CallSite
+    from ddplint.analysis.model import ModuleModel
+    from ddplint.analysis.records import BranchSite, CallSite, FunctionInfo
 
 
 # Methods that return the module they are called on (moved or cast): the module is built before them.
@@ -91,6 +108,9 @@ class Collectives(RankGuards):
             return name
         if self._synchronising_method(site):
             return name
+        if name == METRIC_SYNCING_METHOD and self._metric_syncing_on_compute(site):
+            metric = receiver(site.node.func)
+            return f"{metric is not None and dotted_name(metric) or 'metric'}.{name}"
         if not self.facts.qualified_names(site.node.func).isdisjoint(CHECKPOINT_COLLECTIVES):
             no_dist = keyword_arg(site.node, "no_dist")
             if no_dist is None or not is_true(no_dist.value):
@@ -130,6 +150,19 @@ class Collectives(RankGuards):
         `model.state_dict()` on an FSDP module: the receiver is followed to what built it."""
         builders = _BUILDERS_BY_METHOD.get(site.name or "")
         return builders is not None and self._receiver_built_by(site, builders)
+
+    def _metric_syncing_on_compute(self, site: "CallSite") -> bool:
+        """`acc.compute()` on what `torchmetrics.Accuracy(...)` (moved with `.to(device)`) built:
+        the metric gathers every rank's state before it computes, unless built not to."""
+        owner = receiver(site.node.func)
+        if owner is None:
+            return False
+        built = self._constructions(owner, site, depth=0)
+        return bool(built) and all(
+            any(q.startswith(METRICS_SYNCING_ON_COMPUTE) for q in self.facts.qualified_names(call.func))
+            and not _builds_without_sync(call)
+            for call in built
+        )
 
     def _receiver_built_by(self, site: "CallSite", builders: frozenset) -> bool:
         """The object a method is called on comes from a call of one of `builders` (qualified
@@ -465,3 +498,113 @@ def _disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return _disjuncts(test.left) + _disjuncts(test.right)
     return [test]
+
+
+def _builds_without_sync(call: cst.Call) -> bool:
+    """`Accuracy(..., sync_on_compute=False)`: the metric computes on this rank's state alone."""
+    sync = keyword_arg(call, "sync_on_compute")
+    return sync is not None and not is_true(sync.value)
+
+
+def rank_zero_flag_arm(model: "ModuleModel", branch: "BranchSite") -> Optional[bool]:
+    """True when the body of `if flag:` (or `if flag and ...:`) runs on rank 0 alone because of
+    what the callers hand the parameter `flag`: `def validate(model, loader, verbose=False): ...
+    if verbose: dist.all_reduce(t)`, every call in the project passing `verbose=dist.get_rank()
+    == 0` (or leaving the False default). None otherwise. Asked only of a branch whose body
+    reaches a collective: finding the callers reads the project's modules."""
+    node = branch.node
+    if not isinstance(node, cst.If):
+        return None
+    facts = model.facts
+    function = facts.function_of(branch.context.scope)
+    if function is None:
+        return None
+    parts = and_parts(node.test)
+    flags = [part.value for part in parts if isinstance(part, cst.Name) and part.value in function.params]
+    kept = [part for part in parts if isinstance(part, cst.Attribute) and function.class_name is not None and dotted_name(part)]
+    if not (flags or kept) or not any(model.ranks.collective_reached(site) for site in facts.calls_in_arm(branch, True)):
+        return None
+    if any(_rank_zero_flag(model, function, flag) for flag in flags):
+        return True
+    return True if any(_rank_zero_flag_kept(model, function, part) for part in kept) else None
+
+
+def _rank_zero_flag_kept(model: "ModuleModel", method: "FunctionInfo", attribute: cst.Attribute) -> bool:
+    """`self.show` that only `__init__` assigns, from its parameter `show`, with every
+    construction of the class in the project passing a rank-0 test for it
+    (`Trainer(net, show=dist.get_rank() == 0)`)."""
+    facts = model.facts
+    bindings = method.scope.lookup(dotted_name(attribute) or "")
+    if not bindings or not all(b.kind == "assign" and isinstance(b.value, cst.Name) for b in bindings):
+        return False
+    init = facts.function_of(bindings[0].scope)
+    if init is None or init.name != "__init__" or init.class_name != method.class_name:
+        return False
+    names = {b.value.value for b in bindings if isinstance(b.value, cst.Name)}
+    if len(names) != 1 or any(b.scope is not init.scope for b in bindings):
+        return False
+    name = names.pop()
+    if name not in init.params or any(b.kind != "param" for b in init.scope.lookup(name)):
+        return False
+    return _all_rank_zero_or_false(init, name, _values_passed_to_class(model, init, name))
+
+
+def _values_passed_to_class(model: "ModuleModel", init: "FunctionInfo", name: str) -> Optional[list]:
+    """What each construction of the class (`Trainer(...)`, found by the class's name in the
+    project, as caller_values finds a function's calls) hands `__init__`'s parameter `name`."""
+    class_name = init.class_name or ""
+    modules = modules_naming(model, class_name) if model.facts.project is not None else [model]
+    if modules is None:
+        return None
+    found = []
+    for module in modules:
+        for site in module.facts.calls:
+            if last_name(site.node.func) != class_name:
+                continue
+            if has_star_args(site.node) or double_star_args(site.node):
+                return None
+            found.append((module, site, init.param_for(site.node, True).get(name)))
+    return found
+
+
+def _rank_zero_flag(model: "ModuleModel", function: "FunctionInfo", name: str) -> bool:
+    """The parameter, never rebound in its function, is a rank-0 test wherever it is given: each
+    caller passes a rank-0 guard of its own scope, or False / None, or leaves a false default;
+    at least one passes a guard."""
+    if any(binding.kind != "param" for binding in function.scope.lookup(name)):
+        return False
+    return _all_rank_zero_or_false(function, name, _values_passed(model, function, name))
+
+
+def _all_rank_zero_or_false(function: "FunctionInfo", name: str, values: Optional[list]) -> bool:
+    """Each (module, call, value) passes a rank-0 guard of the caller's scope, or False / None,
+    or leaves a false default of `function`'s parameter `name`; at least one passes a guard."""
+    if not values:
+        return False
+    guarded = False
+    for module, site, value in values:
+        if value is None:
+            if not _false_default(function, name):
+                return False
+        elif not (is_false(value) or is_none(value)):
+            if not module.ranks.is_rank_zero_guard(value, site.context.scope):
+                return False
+            guarded = True
+    return guarded
+
+
+def _values_passed(model: "ModuleModel", function: "FunctionInfo", name: str) -> Optional[list]:
+    """What each call hands the parameter (caller_values.passed_values): in the whole project, or
+    in this file when it belongs to none (a file checked alone)."""
+    if model.facts.project is not None:
+        return passed_values(model, function, name)
+    return [(model, site, function.param_for(site.node, bound).get(name)) for site, bound in model.facts.call_sites_of(function)]
+
+
+def _false_default(function: "FunctionInfo", name: str) -> bool:
+    params = function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            default = param.default
+            return default is not None and (is_false(default) or is_none(default) or int_value(default) == 0)
+    return False

@@ -58,6 +58,8 @@ class _Collector(cst.CSTVisitor):
         self.classes: list[str] = []
         self._context: Optional[Context] = None
         self._saved: list[tuple] = []
+        # id(function scope) -> the names its `global` statements hand to the module scope
+        self._globals: dict[int, set[str]] = {}
         self.outermost: Optional[Union[FunctionInfo, ClassInfo]] = None  # the first def / class met
         self.opened: list[Scope] = []  # every scope pushed, in order
 
@@ -318,6 +320,9 @@ class _Collector(cst.CSTVisitor):
         scope = self.scope
         if key.startswith("self.") and scope.class_scope is not None:
             scope = scope.class_scope
+        elif key in self._globals.get(id(scope), ()):
+            # `global _RANK; _RANK = dist.get_rank()` in a set-up function: the module's `_RANK`
+            scope = self.facts.module_scope
         scope.bind(Binding(key, value, kind, node, self.scope, index, arms=tuple(self.branches), context=self.context()))
         if kind == "assign" and value is not None:
             # `loader = A if distributed else B`: both A and B are stored under `loader`
@@ -325,8 +330,12 @@ class _Collector(cst.CSTVisitor):
                 self.facts.assigned_to.setdefault(id(option), []).append(key.split(".")[-1])
         if scope.kind == "module" and "." not in key:
             self.facts.imports.local_names.add(key)
-            if kind == "assign":
+            if kind == "assign" and scope is self.scope:
                 self.facts.imports.add_alias(key, value)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.scope.kind == "function":
+            self._globals.setdefault(id(self.scope), set()).update(item.name.value for item in node.names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

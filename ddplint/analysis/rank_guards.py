@@ -33,12 +33,14 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import (
+    ACCELERATOR_ONE_PROCESS_DECORATORS,
     PER_PROCESS_PREFIXES,
     PER_PROCESS_VALUES,
     PROCESS_GROUP_STARTERS,
     RANK_ENV_VARS,
     RANK_FUNCTIONS,
     RANK_ZERO_NAMES,
+    RANK_ZERO_ONLY_DECORATORS,
     SPAWNERS,
     SUBGROUP_RANK_FUNCTIONS,
 )
@@ -46,7 +48,7 @@ from ddplint.analysis.torch_api import (
 if TYPE_CHECKING:
     from ddplint.analysis.facts import ModuleFacts
     from ddplint.analysis.flow import Flow
-    from ddplint.analysis.records import BranchSite, CallSite, Context, Scope
+    from ddplint.analysis.records import BranchSite, CallSite, Context, FunctionInfo, Scope
 
 
 _RANK_GETTER = re.compile(r"^get_(?:\w+_)?rank$")
@@ -73,6 +75,9 @@ def _rank_guard_words() -> tuple[bytes, ...]:
 RANK_GUARD_WORDS = _rank_guard_words()
 
 _MAX_DEPTH = 4  # how far a value is followed through assignments
+# Calls that end the process: the ranks that make one leave every later collective to the others.
+_PROCESS_EXITS = frozenset({"sys.exit", "os._exit", "builtins.exit", "builtins.quit"})
+_BUILTIN_EXITS = frozenset({"exit", "quit"})
 
 
 def _mentions_name(value: cst.CSTNode, dotted: Optional[str]) -> bool:
@@ -191,6 +196,15 @@ def environment_key(call: cst.Call) -> Optional[str]:
     return None
 
 
+def _literal_item_key(node: cst.BaseExpression) -> Optional[str]:
+    """`cfg["rank"]` -> "rank": a subscript by a string literal (not of `os.environ`)."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and _environ_subscript_key(node) is None:
+        element = node.slice[0].slice
+        if isinstance(element, cst.Index):
+            return string_value(element.value)
+    return None
+
+
 def _environ_subscript_key(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         owner = dotted_name(node.value)
@@ -254,6 +268,9 @@ class RankGuards:
             return False
         if _environ_subscript_key(node) in RANK_ENV_VARS:
             return True
+        key = _literal_item_key(node)
+        if key is not None:
+            return self._rank_item(node, key, scope, depth)
         if isinstance(node, cst.BinaryOperation):
             # `args.rank % ngpus_per_node`, `node_rank * gpus_per_node + local_rank`
             return self.is_rank(node.left, scope, depth + 1) or self.is_rank(node.right, scope, depth + 1)
@@ -261,6 +278,16 @@ class RankGuards:
         if len(options) > 1:
             return any(self.is_rank(option, scope, depth + 1) for option in options)
         return False
+
+    def _rank_item(self, node: cst.BaseExpression, key: str, scope: "Scope", depth: int) -> bool:
+        """`cfg["rank"]`: the value a `cfg["rank"] = dist.get_rank()` (or a literal dict) puts
+        there decides; where none is seen (a config read from a file), the key names it, as an
+        attribute's name does (`args.rank`)."""
+        held = [s for s in self.flow.sources(node, scope) if s.node is not None and s.node is not node]
+        if held:
+            return any(isinstance(s.node, cst.BaseExpression) and self.is_rank(s.node, s.scope, depth + 1) for s in held)
+        word = key.lower()
+        return bool(_RANK_WORD.search(word)) and not _NOT_PROCESS_RANK.search(word)
 
     def one_rank_per_group(self, test: cst.BaseExpression, scope: "Scope") -> bool:
         """The condition compares a rank within a sub-group (`mpu.get_tensor_model_parallel_rank()
@@ -333,12 +360,53 @@ class RankGuards:
         if isinstance(test, cst.Call):
             if (attribute_read(test) or "").lower() in RANK_ZERO_NAMES:
                 return True  # `getattr(trainer, "is_global_zero", False)`, as `trainer.is_global_zero`
-            return (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test)
+            if (last_name(test.func) or "").lower() in RANK_ZERO_NAMES or self.is_declared_guard(test):
+                return True
+            return self._helper_returns_rank_zero_test(test, depth)
         if isinstance(test, (cst.Name, cst.Attribute)):
             if (last_name(test) or "").lower() in RANK_ZERO_NAMES:
                 return True
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
+
+    def _helper_returns_rank_zero_test(self, call: cst.Call, depth: int) -> bool:
+        """The call runs a function of the file or of a project module whose every value, in a
+        distributed run, is a rank-0 test: `def is_visualizer(): return _rank == 0`, `def
+        leader(): if not dist.is_initialized(): return True; return dist.get_rank() == 0`."""
+        site = self.flow.call_site(call)
+        local = self.facts.functions_called_by(site) if site is not None else []
+        if local:
+            return all(self._returns_rank_zero_test(self, function, depth) for function, _ in local)
+        project = self.facts.project
+        if project is None:
+            return False
+        for qualified in self.facts.qualified_names(call.func):
+            resolved = project.index.resolve(project.path, qualified)
+            model = project.index.module_model(resolved[0]) if resolved is not None else None
+            if model is None:
+                continue
+            facts = model.facts
+            for function in facts.functions:
+                if function.name == resolved[1] and function.class_name is None and function.scope.parent is facts.module_scope:
+                    return self._returns_rank_zero_test(model.ranks, function, depth)
+        return False
+
+    @staticmethod
+    def _returns_rank_zero_test(ranks: "RankGuards", function: "FunctionInfo", depth: int) -> bool:
+        """Every `return` of the function that a distributed run can reach gives a rank-0 test of
+        the whole job (a `return True` in the arm of `if not dist.is_initialized():` is the single
+        process's)."""
+        values = [
+            value
+            for value, arms in function.returns
+            if not any(ranks.distributed_polarity(branch.test, function.scope) == (not in_body) for branch, in_body in arms)
+        ]
+        # `return mpu.get_model_parallel_rank() == 0` holds on one rank of every model-parallel
+        # group, not on one rank of the job: no rank-0 test for the caller
+        return bool(values) and all(
+            ranks.is_rank_zero_guard(value, function.scope, depth + 1) and not ranks.one_rank_per_group(value, function.scope)
+            for value in values
+        )
 
     def is_declared_guard(self, call: cst.Call) -> bool:
         """A call of a function the configuration declares true on rank 0 only
@@ -504,21 +572,83 @@ class RankGuards:
         _, looked_at, found = known
         while found == math.inf and looked_at < index:
             statement = body[looked_at]
-            if isinstance(statement, cst.If) and statement.orelse is None and ends_with(statement.body, FUNCTION_EXITS):
+            if isinstance(statement, cst.If) and statement.orelse is None and self._leaves(statement.body):
                 if self.is_other_ranks_guard(statement.test, scope):
                     found = looked_at
             looked_at += 1
         known[1], known[2] = looked_at, found
         return found
 
+    def _leaves(self, block: cst.BaseSuite) -> bool:
+        """The block ends by leaving the function (`return`, `raise`) or the process (`sys.exit(0)`,
+        `os._exit(0)`, `exit()`): either way the ranks that take it make no later collective."""
+        if ends_with(block, FUNCTION_EXITS):
+            return True
+        body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+        last = body[-1] if body else None
+        small = last.body if isinstance(last, cst.SimpleStatementLine) else []
+        return any(
+            isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) and self._exits_process(statement.value)
+            for statement in small[-1:]
+        )
+
+    def _exits_process(self, call: cst.Call) -> bool:
+        qualified = self.facts.qualified_names(call.func)
+        if not qualified.isdisjoint(_PROCESS_EXITS):
+            return True
+        # the built-in `exit()` / `quit()`, unless the file binds the name to something of its own
+        func = call.func
+        return not qualified and isinstance(func, cst.Name) and func.value in _BUILTIN_EXITS and func.value not in self.facts.imports.local_names
+
     def _function_called_on_one_rank(self, scope: "Scope", depth: int) -> bool:
         function = self.facts.function_of(scope)
         if function is None:
             return False
+        if self.decorated_to_run_on_one_rank(function):
+            return True
         callers = self.facts.call_sites_of(function)
         if callers and all(self.call_runs_on_one_rank_only(c, depth + 1) for c, _ in callers):
             return True
         return function.class_name is not None and self._class_built_on_one_rank(function.class_name, depth)
+
+    def decorated_to_run_on_one_rank(self, function: "FunctionInfo") -> bool:
+        """A decorator runs the function's body in one process only, whoever calls it: Lightning's
+        `@rank_zero_only`, mmcv's `@master_only`, `@accelerator.on_main_process`, or a decorator
+        of this file whose wrapper calls the function only under a single-rank guard (`def
+        master_only(fn): def wrapper(*a): if dist.get_rank() == 0: return fn(*a)`)."""
+        for decorator in function.node.decorators:
+            target = decorator.decorator
+            qualified = self.facts.qualified_names(target)
+            if qualified & RANK_ZERO_ONLY_DECORATORS:
+                return True
+            if isinstance(target, cst.Attribute) and target.attr.value in ACCELERATOR_ONE_PROCESS_DECORATORS:
+                owner = dotted_name(target.value) or ""
+                if any(q.startswith("accelerate.") for q in qualified) or "accelerator" in identifier_words(owner):
+                    return True
+            if isinstance(target, cst.Name) and target.value in self._one_rank_decorators:
+                return True
+        return False
+
+    @cached_property
+    def _one_rank_decorators(self) -> frozenset[str]:
+        """Names of the file's module-level decorators whose inner wrapper calls the decorated
+        function (their first parameter) only in a single-rank arm or past the others' exit."""
+        facts = self.facts
+        found = set()
+        for decorator in facts.functions:
+            if decorator.scope.parent is not facts.module_scope or decorator.class_name is not None or not decorator.params:
+                continue
+            wrapped = decorator.params[0]
+            calls = [
+                site
+                for inner in facts.functions
+                if inner.scope.parent is decorator.scope
+                for site in facts.calls_by_function.get(id(inner), [])
+                if isinstance(site.node.func, cst.Name) and site.node.func.value == wrapped
+            ]
+            if calls and all(self.runs_on_one_rank_only(site.context) or self.after_other_ranks_left(site.context) for site in calls):
+                found.add(decorator.name)
+        return frozenset(found)
 
     def _class_built_on_one_rank(self, name: str, depth: int) -> bool:
         """Every object of the class is built by one rank (`if rank == 0: agent = Agent()`): its

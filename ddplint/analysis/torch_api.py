@@ -63,6 +63,11 @@ SYNCHRONISING_METHODS = {
     "deepspeed.initialize": frozenset({"save_checkpoint", "load_checkpoint"}),
     "torch.distributed.fsdp.FullyShardedDataParallel": frozenset({"state_dict"}),
 }
+# Metric objects whose `compute()` first gathers every process's state (a collective), by the
+# package of the class that built them: torchmetrics' `Metric` in a distributed run (unless built
+# with `sync_on_compute=False`), ignite's metrics (their `compute` is wrapped by `sync_all_reduce`).
+METRICS_SYNCING_ON_COMPUTE = ("torchmetrics.", "ignite.metrics.")
+METRIC_SYNCING_METHOD = "compute"
 
 # A LightningModule's own methods that talk to every process (`self.all_gather(x)`), and its
 # logging calls that do when given `sync_dist=True` (a reduce across processes).
@@ -86,7 +91,8 @@ LIGHTNING_STOP_FLAG = "should_stop"
 # A LightningModule's hooks that the Trainer runs on every rank for each batch of that rank's
 # shard of the evaluation loaders.
 LIGHTNING_EVALUATION_STEPS = frozenset({"validation_step", "test_step"})
-# Lightning's decorator that makes a function do nothing on every rank but 0.
+# Lightning's decorator that makes a function do nothing on every rank but 0 (and mmcv's /
+# mmengine's `master_only`, which does the same).
 RANK_ZERO_ONLY_DECORATORS = frozenset(
     {
         "lightning.pytorch.utilities.rank_zero_only",
@@ -95,8 +101,14 @@ RANK_ZERO_ONLY_DECORATORS = frozenset(
         "lightning.fabric.utilities.rank_zero_only",
         "lightning.fabric.utilities.rank_zero.rank_zero_only",
         "lightning_utilities.core.rank_zero.rank_zero_only",
+        "mmcv.runner.master_only",
+        "mmcv.runner.dist_utils.master_only",
+        "mmengine.dist.master_only",
+        "mmengine.dist.utils.master_only",
     }
 )
+# An Accelerator's methods that, used as decorators, run the function in one process only.
+ACCELERATOR_ONE_PROCESS_DECORATORS = frozenset({"on_main_process", "on_local_main_process", "on_last_process"})
 LIGHTNING_SYNCED_LOGGING = frozenset({"log", "log_dict"})
 
 # Frameworks that call torch.cuda.set_device(local_rank) for you when they start, and calls that

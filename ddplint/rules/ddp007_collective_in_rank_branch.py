@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from ddplint.analysis.collectives import rank_zero_flag_arm
 from ddplint.analysis.divergence import (
     calls_into_shared_helpers,
     divergent_condition,
@@ -39,6 +40,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     unguarded: list[BranchSite] = []
     for branch in facts.branches:
         arm = ranks.single_rank_arm(branch)
+        if arm is None:
+            arm = rank_zero_flag_arm(model, branch)  # `if verbose:`, every caller passing `rank == 0`
         if arm is not None:
             yield from _exits(model, branch, arm, reported)
         else:
@@ -59,6 +62,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 yield finding
                 yield from _inside_one_rank_functions(model, site, reported)
     yield from _divergent_branches(model, unguarded, reported)
+    yield from _in_one_rank_decorated_functions(model, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
     leaving = leaving_ifs(facts)
     for site in facts.calls:
@@ -70,9 +74,9 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 reported.add(id(site.node))
                 yield RULE.finding(
                     site.node,
-                    f"`{reach}` is reached only by the ranks past the others' early `return`: the job hangs",
-                    why=f"`{reach}` is reached only by the rank that gets past the early `return` of "
-                    f"the other ranks above; they never make this call, so this rank blocks in it "
+                    f"`{reach}` is reached only by the ranks past the others' early exit: the job hangs",
+                    why=f"`{reach}` is reached only by the rank that gets past the early exit (`return`, "
+                    f"`sys.exit()`) of the other ranks above; they never make this call, so this rank blocks in it "
                     f"until the NCCL timeout and the job hangs; make the collective before the early "
                     f"return, or on every rank",
                 )
@@ -80,6 +84,29 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         finding = _left_under_a_setting(model, site, reported, leaving)
         if finding is not None:
             yield finding
+
+
+def _in_one_rank_decorated_functions(model: ModuleModel, reported: set[int]) -> Iterator[Finding]:
+    """`@rank_zero_only` / `@master_only` / `@accelerator.on_main_process` (or a decorator of the
+    file that calls the function only under a rank-0 guard) on a function that makes a
+    collective: every rank calls it, rank 0 alone runs the body."""
+    facts, ranks = model.facts, model.ranks
+    for site in facts.calls:
+        function = facts.function_of(site.context.scope)
+        if id(site.node) in reported or function is None or not ranks.decorated_to_run_on_one_rank(function):
+            continue
+        reach = ranks.collective_reached(site, on_one_rank=True)
+        if reach is None or reach.subgroup:
+            continue
+        reported.add(id(site.node))
+        yield RULE.finding(
+            site.node,
+            f"`{reach}` in `{function.name}`, which its decorator runs on one rank only: the job hangs",
+            why=f"the decorator of `{function.name}` runs its body on one rank only (the others "
+            f"return at once), so only that rank reaches `{reach}`; the others never make the "
+            f"matching call and the job hangs until the NCCL timeout; make the collective before "
+            f"the call, on every rank, and keep only the rank-0 work in the decorated function",
+        )
 
 
 def _left_under_a_setting(
@@ -303,6 +330,20 @@ RULE = Rule(
         calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
         under `torch.no_grad()` too, as in the file: DDP's forward still broadcasts the buffers).
 
+        The rank-0 test may also be hidden: a helper of the file or of a project module whatever
+        its name, whose every value in a distributed run is a rank-0 test (`def is_visualizer():
+        return _rank == 0`, `_rank` set by a `global` statement of the set-up function; a `return
+        True` only when no process group exists); a rank kept in a dictionary (`cfg["rank"] =
+        dist.get_rank()`, or a config's "local_rank" key); a flag parameter that every caller in
+        the project sets to a rank-0 test (`validate(model, loader, verbose=dist.get_rank() == 0)`
+        with `if verbose: dist.all_reduce(t)` inside, or a false default left); a decorator that
+        runs the function on one rank only (Lightning's `@rank_zero_only`, mmcv's `@master_only`,
+        `@accelerator.on_main_process`, or one of the file whose wrapper calls the function under
+        a rank-0 test): its collectives are flagged inside it. The other ranks' early exit may be
+        `sys.exit()` / `os._exit()` / `exit()` as well as `return`. A metric object's `compute()`
+        counts as a collective when the object comes from torchmetrics or ignite (it gathers
+        every rank's state first), unless built with `sync_on_compute=False`.
+
         It also flags the places where the ranks part ways before a collective
         (analysis/divergence.py):
         - an exit only the ranks under a single-rank condition take, in a loop whose body makes
@@ -357,6 +398,10 @@ RULE = Rule(
           attention has none, so DDP broadcasts nothing; nor does one whose model module
           registers its causal mask only when fused attention is missing); DDP010 still reports
           a whole evaluation pass there.
+        - A metric built with `sync_on_compute=False`, or any `compute()` of an object that does
+          not come from torchmetrics / ignite (a running mean of the project's own).
+        - A flag parameter that some caller sets true on every rank (`verbose=True`), and a
+          decorator whose wrapper calls the function on every rank (a timer that prints on rank 0).
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
         - Test code (pytest / unittest files).
@@ -399,11 +444,13 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
-        - A rank-0 flag handed to a constructor in another module (`Trainer(is_visualizer=
-          dist.is_visualizer())`, then `if ... and self.is_visualizer: all_reduce(...)`) and a
-          DDP model handed as a parameter from another module (a rank-0 `evaluate(model)` whose
-          caller in main.py wrapped the model) are not seen: facts flow from the modules a file
-          imports to the file, not from its callers.
+        - A rank-0 flag handed to a constructor in another module and kept on the object
+          (`Trainer(is_visualizer=dist.is_visualizer())`, then `if ... and self.is_visualizer:
+          all_reduce(...)` in a method) and a DDP model handed as a parameter from another module
+          (a rank-0 `evaluate(model)` whose caller in main.py wrapped the model) are not seen. A
+          flag handed straight to the function that tests it is (`validate(..., verbose=rank ==
+          0)`), but only when that function's module holds a rank word somewhere, a comment
+          included (the screen: a module with none is not analysed for this rule).
         - A forward of the wrapped model inside a function of another module that the rank-0
           code hands it to is seen only when that module is summarised: one whose code calls
           none of the things a module summary reads (a collective, `backward()`, a DataLoader,
@@ -431,8 +478,13 @@ RULE = Rule(
           by the loop condition of another (`continue_training`) sends the other ranks out of
           training early; the attribute is not followed between methods.
         - A project's own rank-0 helper is recognised by its name when it is a usual one
-          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...); any other (`is_coordinator()`)
-          only once declared in `rank-zero-functions` (README, Configuration).
+          (`is_main_process()`, `is_master()`, `is_rank_zero()` ...), or by what it returns when
+          it is a plain function of the file or of a project module; a method of another
+          module's class or a helper whose answer comes another way (a value it caches, a
+          framework call) only once declared in `rank-zero-functions` (README, Configuration).
+        - A collective in an `except` handler is reached only by the ranks whose `try` body
+          raised (an out-of-memory error on one rank): not seen, since the same handler is
+          correct when every rank raises alike (a missing file all of them read).
     """,
     triggers=tuple(
         name.encode()
@@ -443,6 +495,8 @@ RULE = Rule(
             | {"DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "save_checkpoint", "load_checkpoint", "sync_dist"}
             # torch.distributed.checkpoint, imported by module path or `from torch.distributed import checkpoint`
             | {"distributed.checkpoint", "import checkpoint"}
+            # a metric whose `compute()` gathers every rank's state (torch_api.METRICS_SYNCING_ON_COMPUTE)
+            | {"torchmetrics", "ignite.metrics"}
         )
     ),
     distributed_only=True,  # "accelerate" counts as a distributed token
