@@ -41,9 +41,11 @@ from ddplint.analysis.torch_api import (
     SUBSET_SAMPLERS,
     WHOLE_DATASET_SAMPLERS,
 )
+from ddplint.analysis.where import Where
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite, Scope
+    from ddplint.analysis.where import WhereModel
 
 # Methods that grow a container in place (`buffer.append(experience)`).
 GROWING_METHODS = frozenset({"append", "extend", "add", "push", "insert", "put"})
@@ -75,10 +77,11 @@ def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -
 
 
 class Loaders:
-    def __init__(self, facts, flow, ranks) -> None:
+    def __init__(self, facts, flow, ranks, where: Optional["WhereModel"] = None) -> None:
         self.facts = facts
         self.flow = flow
         self.ranks = ranks
+        self.where = where
 
     @cached_property
     def loader_classes(self) -> set[str]:
@@ -152,7 +155,9 @@ class Loaders:
             if from_helpers is not None:
                 kind = SamplerKind.WHOLE_DATASET if from_helpers else kind
                 continue
-            sources = self.flow.sources(expr, scope)
+            # what a rank may pass: a sampler only the single-process path builds is never it
+            # (`None if args.distributed else DistributedSampler(ds)`, the arms swapped)
+            sources = [s for s in self.flow.sources(expr, scope) if not self._built_off_the_ranks(s)]
             if all(is_none(s.node) for s in sources):
                 continue
             if all(self._samples_whole_dataset(s) for s in sources):
@@ -160,6 +165,33 @@ class Loaders:
                 continue
             return SamplerKind.PRESENT
         return kind
+
+    def _built_off_the_ranks(self, source) -> bool:
+        """A value only the single-process path builds (analysis/where.py): the arm of `None if
+        args.distributed else DistributedSampler(ds)` that a rank never takes, or a call in the
+        `else:` of `if args.distributed:` (or in a function only that path calls)."""
+        where, node = self.where, source.node
+        if where is None or node is None:
+            return False
+        if where.value_on_single_process_path(node):
+            return True
+        site = self.flow.call_site(node) if isinstance(node, cst.Call) else None
+        return site is not None and where.of(site.context) is Where.SINGLE_PROCESS
+
+    def sampler_built_off_the_ranks(self, loader: LoaderInfo) -> Optional[cst.CSTNode]:
+        """The sampler given to this loader that only the single-process path builds, when the
+        ranks get none (the test of a `sampler=... if distributed else ...` the wrong way round);
+        for the message."""
+        if loader.built_in is not None or loader.sampler is SamplerKind.PRESENT:
+            return None
+        call, scope = loader.site.node, loader.site.context.scope
+        for expr in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)):
+            if expr is None:
+                continue
+            for source in self.flow.sources(expr, scope):
+                if not is_none(source.node) and self._built_off_the_ranks(source):
+                    return source.node
+        return None
 
     def _unpacked_from_unsharding_helpers(self, expr: cst.BaseExpression, scope) -> Optional[bool]:
         """`train_ds, valid_ds, sampler = get_datasets(...)` where every such assignment calls a

@@ -63,6 +63,19 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             short = f"{named} gets its sampler after it is built, which DataLoader refuses (ValueError)"
             yield RULE.finding(loader.site.node, short, why=message)  # no fix: the assignment must go too
             continue
+        elif (off_ranks := data.loader_model.sampler_built_off_the_ranks(loader)) is not None:
+            built = " ".join(facts.module.code_for_node(off_ranks).split())
+            message = (
+                f"the sampler of this DataLoader (`{built}`) is built only on the single-process "
+                f"path: the test that picks it is the wrong way round, so every rank of the "
+                f"distributed run gets {'a sampler over the whole dataset' if loader.sampler is SamplerKind.WHOLE_DATASET else 'no sampler'} "
+                f"and iterates the whole dataset (an epoch does world_size times the work), while "
+                f"the single process gets a DistributedSampler; swap the arms (`DistributedSampler(ds) "
+                f"if distributed else None`)"
+            )
+            short = f"{named} gets its DistributedSampler only on the single-process path: every rank iterates the whole dataset"
+            yield RULE.finding(loader.site.node, short, why=message)  # no fix: which test is meant is the author's call
+            continue
         elif loader.sampler is SamplerKind.WHOLE_DATASET and (helper := data.loader_model.unsharding_helper_of(loader)):
             message = (
                 f"the sampler of this DataLoader comes from `{helper}(...)`, which returns there only "
