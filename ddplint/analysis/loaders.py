@@ -626,6 +626,29 @@ def attribute_assignments(facts, attributes: tuple[str, ...]) -> list[tuple]:
     return out
 
 
+def constructor_call_for_receiver(site: "CallSite") -> Optional[cst.Call]:
+    """`C(...)` for a method call on `C(...)`, or on a name (or `self.` attribute) bound once,
+    to `C(...)`: the class whose method runs, for another module's summary of it."""
+    func = site.node.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    value: Optional[cst.BaseExpression] = func.value
+    key = func.value.value if isinstance(func.value, cst.Name) else self_attribute(func.value)
+    if key is not None:
+        bindings = site.context.scope.lookup(key)
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        value = bindings[0].value
+    return value if isinstance(value, cst.Call) else None
+
+
+def self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    """"self.trainer" for `self.trainer`, else None."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return None
+
+
 def _asserts(function: cst.FunctionDef) -> bool:
     for node in walk(function.body):
         if isinstance(node, cst.Assert):

@@ -237,7 +237,9 @@ class ModuleSummary:
         )
 
     def offered_names(self) -> set[str]:
-        return {name for table in self._tables() for name in table}
+        """The names a caller must use to reach something recorded: a function, or the class
+        of a method recorded as `Class.method` (called on an instance the caller builds)."""
+        return {name.split(".", 1)[0] for table in self._tables() for name in table}
 
     def offers_anything(self) -> bool:
         return any(self._tables())
@@ -260,6 +262,10 @@ def summarise(model: "ModuleModel", display_name: str) -> ModuleSummary:
         factory = _factory_loader(model, function, display_name)
         if factory is not None:
             summary.loader_factories[function.name] = factory
+    for function in _plain_methods(facts):  # `DataModule(cfg).train_loader()` in the caller
+        factory = _factory_loader(model, function, display_name)
+        if factory is not None:
+            summary.loader_factories[f"{function.class_name}.{function.name}"] = factory
     for function in top_level:
         inner = model.ranks.collective_inside(function)
         if inner is not None:
@@ -444,6 +450,17 @@ def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
     return found
 
 
+def _plain_methods(facts: "ModuleFacts") -> list:
+    """Methods defined directly in a top-level class: what a caller's `C(...).method()` runs."""
+    return [
+        function
+        for function in facts.functions
+        if function.class_name in facts.classes
+        and function.scope.parent is not None
+        and function.scope.parent.parent is facts.module_scope
+    ]
+
+
 def _factory_loader(model: "ModuleModel", function, display_name: str) -> Optional[FactoryLoader]:
     """The DataLoader this function returns (alone or in a tuple), described for callers."""
     facts = model.facts
@@ -459,7 +476,9 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
                 sampler=_sampler_verdict(model, loader),
                 shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
                 shuffle=loader.shuffle,
-                judged_there=bool(model.distributed) and data.is_training_loader(loader),
+                # not where its dataset comes from a caller there (a constructor's parameter): the
+                # module is silent about it, and the caller that builds the object knows more
+                judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
                 **_dataset_parameter(facts, function, loader),
             )
     return None
@@ -693,6 +712,7 @@ _CURRENT_DEVICE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in CURRENT_DE
 # Calls that step a model (`loss.backward()`, `optimizer.step()`); a call named for training
 # (`train_step`) counts too (training.loop_trains).
 _TRAINING_WORDS = frozenset({"backward", "step"})
+_LOADER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DATALOADER)
 
 
 def offerable_names(data: bytes) -> Optional[frozenset[str]]:
@@ -730,7 +750,10 @@ def offerable_names(data: bytes) -> Optional[frozenset[str]]:
     for position, statement in enumerate(statements):
         trains = statement.loops and training[position]
         if statement.is_class:
-            offers = not statement.defines.isdisjoint(derived) or trains or on_the_current_device[position]
+            offers = (
+                not statement.defines.isdisjoint(derived) or trains or on_the_current_device[position]
+                or statement.returns_a_loader
+            )
         else:
             offers = (
                 naming[position] or forwarding[position] or dicts[position] or trains or statement.own_entry
@@ -909,6 +932,9 @@ class _Statement:
         self.calls_a_parameter = not called.isdisjoint(parameters)
         self.builds_a_dict = builds_a_dict or "dict" in called
         self.trains = not called.isdisjoint(_TRAINING_WORDS) or any("train" in name.lower() for name in called)
+        # A method that builds a DataLoader and returns a value: a loader factory for the callers
+        # of `Class(...).method()`.
+        self.returns_a_loader = returns_a_value and not called.isdisjoint(_LOADER_CLASS_NAMES)
         self.works_on_the_current_device = (
             pins_memory or not called.isdisjoint(_CURRENT_DEVICE_WORDS) or any(word.startswith("cuda") for word in words)
         )
