@@ -298,7 +298,7 @@ def _named_outside_calls(facts: "ModuleFacts", name: str) -> bool:
         if isinstance(node, cst.Call):
             func = node.func
             allowed.add(id(func.attr if isinstance(func, cst.Attribute) else func))
-        elif isinstance(node, cst.FunctionDef):
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):  # a definition, not a use
             allowed.add(id(node.name))
         elif isinstance(node, cst.ImportAlias) and isinstance(node.name, cst.Name) and node.name.value == name:
             if node.asname is not None:

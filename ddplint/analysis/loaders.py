@@ -500,18 +500,20 @@ class Loaders:
             return True
         if loader.dataset is None:
             return False
-        ranks = self.ranks
         scope = loader.site.context.scope
-        for source in self.flow.sources(loader.dataset, scope):
-            if source.node is None:
-                continue
-            if ranks.depends_on_rank(source.node, source.scope):
-                return True
-            for sub in walk(source.node):
-                # split_dataset_by_node(...), .shard(...), nodesplitter=wds.split_by_node
-                if isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS:
-                    return True
-        return False
+        return any(self.split_by_rank(source) for source in self.flow.sources(loader.dataset, scope))
+
+    def split_by_rank(self, source) -> bool:
+        """A dataset value that holds this rank's part only: built from the rank
+        (`Subset(ds, range(rank, n, world))`) or by a sharding call (`split_dataset_by_node(...)`,
+        `.shard(...)`, `nodesplitter=wds.split_by_node`)."""
+        if source.node is None:
+            return False
+        if self.ranks.depends_on_rank(source.node, source.scope):
+            return True
+        return any(
+            isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS for sub in walk(source.node)
+        )
 
     def built_by_sharded_factory(self, loader: LoaderInfo) -> bool:
         """The configuration's `sharded-loader-factories` declare that the loader is already this
@@ -624,6 +626,77 @@ def attribute_assignments(facts, attributes: tuple[str, ...]) -> list[tuple]:
                         if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key
                     ]
     return out
+
+
+def builders_hand_whole_datasets(model, loader: LoaderInfo) -> bool:
+    """The loader's dataset is a parameter of the constructor of a top-level class (`class
+    Trainer: def __init__(self, model, train_set): ... DataLoader(train_set, shuffle=True)`),
+    and every call in the project that builds the class passes there a dataset its module makes
+    itself (a constructor or a helper's call, `Trainer(net, FolderSet(root))`), not split by rank:
+    the caller that `dataset_comes_from_caller` defers to is known, and shards nothing. False when
+    a call leaves the parameter to its default, unpacks arguments, hands on a parameter of its own,
+    or when the project builds the class nowhere (a library's class: its users are unknown)."""
+    from ddplint.analysis.caller_values import modules_naming
+
+    if loader.dataset is None:
+        return False
+    scope, arms = loader.site.context.scope, loader.site.context.branches
+    sources = model.flow.sources(loader.dataset, scope, arms)
+    owners = {id(source.parameter_of): source for source in sources if source.parameter_of is not None}
+    if len(owners) != 1 or any(source.parameter_of is None for source in sources):
+        return False
+    init = next(iter(owners.values())).parameter_of
+    facts = model.facts
+    owner = facts.classes.get(init.class_name or "")
+    if init.name != "__init__" or owner is None or owner.scope is None or owner.scope.parent is not facts.module_scope:
+        return False
+    parameter = _parameter_named_by(init, owner.scope, loader.dataset)
+    if parameter is None:
+        return False
+    modules = modules_naming(model, init.class_name)
+    if modules is None:
+        return False
+    builds = [
+        (module, site)
+        for module in modules
+        for site in module.facts.calls
+        if isinstance(site.node.func, (cst.Name, cst.Attribute)) and last_name(site.node.func) == init.class_name
+    ]
+    return bool(builds) and all(_makes_whole_dataset(module, site, init, parameter) for module, site in builds)
+
+
+def _parameter_named_by(init, class_scope, dataset: cst.BaseExpression) -> Optional[str]:
+    """The constructor parameter the dataset is: the parameter itself (`DataLoader(train_set)`
+    in `__init__`), or the attribute set to it once (`self.train_set = train_set`), in
+    `__init__` (the class's scope holds its `self.` bindings)."""
+    if isinstance(dataset, cst.Name):
+        return dataset.value if dataset.value in init.params else None
+    key = dotted_name(dataset)
+    if key is None or not key.startswith("self."):
+        return None
+    bindings = class_scope.bindings.get(key, [])
+    if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name):
+        return None
+    if bindings[0].scope is not init.scope:
+        return None  # set by another method: not the constructor's parameter
+    name = bindings[0].value.value
+    return name if name in init.params else None
+
+
+def _makes_whole_dataset(module, site: "CallSite", init, parameter: str) -> bool:
+    """The call builds the class handing `parameter` a dataset made in the caller's module
+    (every value a call), none of them split by rank."""
+    if has_star_args(site.node) or double_star_args(site.node):
+        return False
+    value = init.param_for(site.node, True).get(parameter)
+    if value is None:
+        return False
+    loaders = module.data.loader_model
+    sources = module.flow.sources(value, site.context.scope, site.context.branches)
+    return bool(sources) and all(
+        isinstance(source.node, cst.Call) and source.parameter_of is None and not loaders.split_by_rank(source)
+        for source in sources
+    )
 
 
 def constructor_call_for_receiver(site: "CallSite") -> Optional[cst.Call]:

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
-from ddplint.analysis.loaders import SamplerKind
+from ddplint.analysis.loaders import SamplerKind, builders_hand_whole_datasets
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_MODULES
@@ -33,7 +33,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # the `else` of `if args.distributed:`, the launcher: one process, the whole dataset is right
         if data.is_test_on_made_up_data(loader):
             continue  # a test: every rank gets the same made-up batches on purpose
-        if data.dataset_comes_from_caller(loader):
+        if data.dataset_comes_from_caller(loader) and not builders_hand_whole_datasets(model, loader):
             continue  # the caller, in another file, may have sharded it already
         if data.is_filled_as_it_runs(loader):
             continue  # a buffer of this rank's own rollouts: per-rank data, shuffled locally
