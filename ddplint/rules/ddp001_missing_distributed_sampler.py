@@ -204,6 +204,20 @@ RULE = Rule(
         should not be set after DataLoader is initialized"), so the loader keeps no sampler and
         the script stops there; the message says so, and there is no automatic fix (the
         assignment must go as well).
+
+        A sampler picked by a test on the run's mode the wrong way round (`sampler = None if
+        args.distributed else DistributedSampler(ds)`, or `if not dist.is_initialized():
+        sampler = DistributedSampler(ds)`) is built only on the single-process path: the ranks
+        get None (or a RandomSampler) and iterate the whole dataset. Where it runs is what
+        analysis/where.py says of the test; the message names the sampler, with no automatic
+        fix. A DataLoader returned by a method of a class of another project module, called on
+        an object the script builds (`data = DataModule(cfg)` then `data.train_loader()`, or
+        `DataModule(cfg).train_loader()`), is judged in the script as a loader from a
+        top-level factory is. A DataLoader the constructor of a class builds over a dataset
+        it is handed (`def __init__(self, model, train_set): self.loader = DataLoader(train_set,
+        shuffle=True)`) is judged where it is built when every call in the project that
+        builds the class hands it a dataset its own module makes, not split by rank
+        (`Trainer(model, MyDataset(...))`).
     """,
     why="""
         Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
@@ -244,7 +258,11 @@ RULE = Rule(
           local_rank == -1`; test classes (`*Test`, torch's `MultiProcessTestCase` /
           `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Loaders over a dataset handed in by a caller outside the file (a parameter no code in
-          the file passes, as in a `Trainer` class): the caller may have sharded it.
+          the file passes, as in a `Trainer` class): the caller may have sharded it. Unless
+          the parameter is one of a top-level class's constructor and the project builds the
+          class only with datasets the calling modules make themselves, none split by rank; a
+          call that passes its own parameter, leaves the default or unpacks `*args` keeps the
+          loader silent, and so does a class the project never builds (a library's).
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
         - Tests that give every rank the same made-up data on purpose: the dataset is a few
@@ -296,12 +314,14 @@ RULE = Rule(
           (its module is not read for it).
         - A loader whose distributed placement is decided by a framework's own object (a NeMo
           data layer told to place itself on all GPUs) is not known to run in several ranks.
-          Nor is a loader built in the constructor or a method of a class in a module with no
-          distributed code of its own (a data layer's `__init__` building `DataLoader(ds,
-          shuffle=shuffle)`, a dataset config's `get_dataloader()`), even when a distributed
-          script of the project builds that class with `shuffle=True` or trains on what the
-          method returns: such a module is judged by itself, and which calls reach a method
-          through a configuration object is known only at run time. Unlike a missing
+          Nor is a loader built in the constructor of a class in a module with no distributed
+          code of its own (a data layer's `__init__` building `DataLoader(ds,
+          shuffle=shuffle)`), even when a distributed script of the project builds that class
+          with `shuffle=True`: the value of `shuffle` comes from the caller. A method returning
+          a loader is followed only when called on an object the script builds itself (a
+          name bound once to `C(...)`, or `C(...).method()`); reached through a configuration
+          object (`self.config.data.get_dataloader()`) it is not, as which class that is is
+          known only at run time. Unlike a missing
           `set_epoch` (DDP002), the absence of a DistributedSampler in the whole project is no
           evidence on its own: datasets sharded by hand, iterable datasets and frameworks shard
           without one.
@@ -313,6 +333,11 @@ RULE = Rule(
           process group ...); otherwise it is assumed to hold a sampler.
         - A DataLoader subclass of another module is recognised one level deep: a class of this
           file deriving from it is not a loader.
+        - A sampler built only on the single-process path is recognised by a test ddplint
+          reads as the run's mode (`args.distributed`, `world_size > 1`, `local_rank != -1`,
+          `dist.is_initialized()`, a variable assigned one of those); a test that reads the
+          environment inline (`int(os.environ.get("WORLD_SIZE", "1")) == 1`) is not, and the
+          sampler then counts as given to the ranks.
         - A single-process entry point is recognised by the `if` that picks it beside the
           distributed one (or a spawn); one chosen elsewhere (a command-line table of entry
           points, another module) is still checked as if every rank ran it.
