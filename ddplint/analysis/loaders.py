@@ -69,6 +69,9 @@ class LoaderInfo:
     # For a loader built by a function of another project module (`build_loader(ds)`): where
     # ("data.py:12"). `site` is then the call of that function in this file.
     built_in: Optional[str] = None
+    # Such a factory's loader for the single-process run, which the call's mode argument picks
+    # (`build_loader(ds, distributed=False)`): the factory's module never judges that choice.
+    single_process_arm: bool = False
 
 
 def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
@@ -123,8 +126,35 @@ class Loaders:
                 dataset = argument(site.node, factory.dataset_keyword, factory.dataset_parameter)
             words = {w for name in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(name)}
             words.update(identifier_words(site.name or ""))
+            if self._picks_single_process_loader(site, factory):
+                assert factory.single_process_sampler is not None
+                out.append(
+                    LoaderInfo(
+                        site, factory.single_process_sampler, dataset, factory.single_process_shuffle, words,
+                        built_in=factory.single_process_where, single_process_arm=True,
+                    )
+                )
+                continue
             out.append(LoaderInfo(site, factory.sampler, dataset, factory.shuffle, words, built_in=factory.where))
         return out
+
+    def _picks_single_process_loader(self, site: "CallSite", factory) -> bool:
+        """The call gives the factory's mode parameter a value that is false in a rank of a
+        distributed run (`distributed=False`, nothing over a false default, `world_size == 1`),
+        so the factory returns its single-process loader (`if not distributed: return
+        DataLoader(ds, shuffle=True)`). A value the tool cannot read is taken as distributed."""
+        if factory.mode_parameter is None:
+            return False
+        if has_star_args(site.node) or double_star_args(site.node):
+            return False
+        value = argument(site.node, factory.mode_parameter, factory.mode_position)
+        if value is None:
+            return factory.mode_default is False
+        if is_true(value):
+            return False
+        if is_false(value) or is_none(value):
+            return True
+        return self.ranks.distributed_polarity(value, site.context.scope) is False
 
     def _describe(self, site: "CallSite") -> LoaderInfo:
         call = site.node

@@ -150,6 +150,16 @@ class FactoryLoader:
     # The module is distributed on its own and trains on the loader there: rules judge it there,
     # and the importing file need not report it again.
     judged_there: bool = False
+    # A factory that returns another loader when a parameter says the run is not distributed
+    # (`if not distributed: return DataLoader(ds, shuffle=True)`): that parameter, its position
+    # and its default's truth (None: no default, or not a literal), and that loader. The fields
+    # above describe the loader the ranks get when the caller's value says distributed.
+    mode_parameter: Optional[str] = None
+    mode_position: Optional[int] = None
+    mode_default: Optional[bool] = None
+    single_process_sampler: Optional["SamplerKind"] = None
+    single_process_shuffle: Optional[bool] = None
+    single_process_where: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -462,25 +472,76 @@ def _plain_methods(facts: "ModuleFacts") -> list:
 
 
 def _factory_loader(model: "ModuleModel", function, display_name: str) -> Optional[FactoryLoader]:
-    """The DataLoader this function returns (alone or in a tuple), described for callers."""
+    """The DataLoader this function returns (alone or in a tuple), described for callers: the
+    one the ranks get, and, when a parameter on the run's mode picks another one for the single
+    process (`if not distributed: return DataLoader(ds, shuffle=True)`), that one too."""
+    from ddplint.analysis.where import Where
+
     facts = model.facts
     data = model.data
-    for value, _ in function.returns:
-        for loader in data.loaders:
-            if loader.site.context.scope is not function.scope:
-                continue
-            if not data.flow.feeds(value, function.scope, loader.site.node):
-                continue
-            return FactoryLoader(
-                where=f"{display_name}:{_line_of(facts, loader.site.node)}",
-                sampler=_sampler_verdict(model, loader),
-                shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
-                shuffle=loader.shuffle,
-                # not where its dataset comes from a caller there (a constructor's parameter): the
-                # module is silent about it, and the caller that builds the object knows more
-                judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
-                **_dataset_parameter(facts, function, loader),
-            )
+    returned = [
+        loader
+        for loader in data.loaders
+        if loader.site.context.scope is function.scope
+        and any(data.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns)
+    ]
+    if not returned:
+        return None
+    single = [loader for loader in returned if model.where.of(loader.site.context) is Where.SINGLE_PROCESS]
+    ranks = [loader for loader in returned if loader not in single]
+    loader = (ranks or returned)[0]
+    described = FactoryLoader(
+        where=f"{display_name}:{_line_of(facts, loader.site.node)}",
+        sampler=_sampler_verdict(model, loader),
+        shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
+        shuffle=loader.shuffle,
+        # not where its dataset comes from a caller there (a constructor's parameter): the
+        # module is silent about it, and the caller that builds the object knows more
+        judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
+        **_dataset_parameter(facts, function, loader),
+    )
+    mode = _mode_parameter(model, function, single[0]) if ranks and single else None
+    if mode is None:
+        return described
+    other = single[0]
+    return dataclasses.replace(
+        described,
+        mode_parameter=mode,
+        mode_position=function.params.index(mode) - (1 if function.class_name is not None else 0),
+        mode_default=_default_truth(function, mode),
+        single_process_sampler=_sampler_verdict(model, other),
+        single_process_shuffle=other.shuffle,
+        single_process_where=f"{display_name}:{_line_of(facts, other.site.node)}",
+    )
+
+
+def _mode_parameter(model: "ModuleModel", function, loader) -> Optional[str]:
+    """The parameter of `function` whose test on the run's mode (`if not distributed:`, `if
+    distributed: ... else:`) puts `loader` on the single-process path."""
+    import libcst as cst
+
+    for branch, _ in loader.site.context.branches:
+        test = branch.test
+        tested = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+        if not isinstance(tested, cst.Name) or tested.value not in function.params:
+            continue
+        if model.ranks.distributed_polarity(tested, function.scope) is True:
+            return tested.value
+    return None
+
+
+def _default_truth(function, name: str) -> Optional[bool]:
+    """Whether the parameter's default is true (`distributed=False` -> False, `=None` -> False);
+    None with no default or one that is not a literal."""
+    from ddplint.analysis.syntax import is_false, is_none, is_true
+
+    params = function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.default is not None:
+            if is_true(param.default):
+                return True
+            if is_false(param.default) or is_none(param.default):
+                return False
     return None
 
 

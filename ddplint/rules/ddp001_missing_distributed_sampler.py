@@ -42,15 +42,26 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         named = held_as(facts, loader.site.node, "this DataLoader")
         if loader.built_in is not None and facts.project is not None:
             factory = facts.project.loader_factory(facts, loader.site)
-            if factory is not None and factory.judged_there:
+            if factory is not None and factory.judged_there and not loader.single_process_arm:
                 continue  # reported where it is built
             short = f"`{loader.site.name}(...)` returns a DataLoader with no DistributedSampler: every rank iterates it all"
+            if loader.single_process_arm:
+                short = f"`{loader.site.name}(...)` is told the run is not distributed: it returns a DataLoader with no DistributedSampler"
             message = (
                 f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
                 f"DistributedSampler, and this distributed script trains on it: every rank iterates "
                 f"the whole dataset, so an epoch does world_size times the work; give that "
                 f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
             )
+            if loader.single_process_arm:
+                message = (
+                    f"`{loader.site.name}(...)` picks its loader by an argument on the run's mode, "
+                    f"and this call's value (or the default it leaves) is false in every rank of "
+                    f"this distributed script, so it returns the DataLoader of its single-process "
+                    f"path (built at {loader.built_in}), which has no DistributedSampler: every rank "
+                    f"iterates the whole dataset, so an epoch does world_size times the work; pass "
+                    f"the run's mode (`distributed=dist.is_initialized()`)"
+                )
         elif (assigned := data.loader_model.sampler_set_afterwards(loader)) is not None:
             message = (
                 f"this DataLoader gets its sampler after it is built "
