@@ -479,7 +479,7 @@ class Loaders:
     def handed_to_framework(self, loader: LoaderInfo) -> bool:
         """Whether a framework re-wraps this loader with a sampler of its own."""
         for function in self.facts.functions:
-            if function.name in FRAMEWORK_LOADER_HOOKS and function.class_name is not None:
+            if function.name in FRAMEWORK_LOADER_HOOKS and self._may_be_a_framework_class(function.class_name):
                 for value, _ in function.returns:
                     if self.flow.feeds(value, function.scope, loader.site.node):
                         return True
@@ -488,6 +488,20 @@ class Loaders:
                 if self.flow.feeds(arg.value, site.context.scope, loader.site.node, site.context.branches):
                     return True
         return self._dataset_given_to_deepspeed(loader)
+
+    def _may_be_a_framework_class(self, name: Optional[str]) -> bool:
+        """A class whose `train_dataloader()` a framework may call (a LightningDataModule, an HF
+        Trainer subclass): one deriving from something other than `object` and the file's own
+        base-less classes. A plain `class DataModule:` is the script's own: what its hook
+        returns is iterated by whoever calls it."""
+        if name is None:
+            return False
+        for info in self.facts.class_lineage(name):
+            for base in info.bases:
+                base_name = dotted_name(base) or ""
+                if base_name != "object" and base_name not in self.facts.classes:
+                    return True
+        return False
 
     def _dataset_given_to_deepspeed(self, loader: LoaderInfo) -> bool:
         """`deepspeed.initialize(training_data=ds)` builds the sharded training loader itself; a

@@ -243,7 +243,9 @@ RULE = Rule(
     silent="""
         - Scripts that are not distributed.
         - Loaders handed to something that shards them for you: `accelerator.prepare(...)`,
-          `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks and `trainer.fit(model,
+          `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks (of a class that derives
+          from something other than `object` and the file's own base-less classes: a plain
+          `class Batches:` with a `train_dataloader()` method is the script's own) and `trainer.fit(model,
           loader)` / `validate` / `test` / `predict`, `get_train_dataloader` overrides of the HF
           `Trainer`, `ray.train.torch.prepare_data_loader(...)`.
         - IterableDatasets (their sharding is DDP009's business; also a loader built where an
