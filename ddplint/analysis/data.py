@@ -28,20 +28,22 @@ if TYPE_CHECKING:
     from ddplint.analysis.distributed import RankModel
     from ddplint.analysis.facts import CallSite, LoopSite, ModuleFacts
     from ddplint.analysis.flow import Flow
+    from ddplint.analysis.where import WhereModel
 
 __all__ = ["DataModel", "Iteration", "LoaderInfo", "SamplerInfo", "SamplerKind"]
 
 
 class DataModel:
-    def __init__(self, facts: "ModuleFacts", flow: "Flow", ranks: "RankModel") -> None:
+    def __init__(self, facts: "ModuleFacts", flow: "Flow", ranks: "RankModel", where: Optional["WhereModel"] = None) -> None:
         self.facts = facts
         self.flow = flow  # one flow per file, shared with the other models
         self.ranks = ranks
+        self.where = where  # where each place runs: a sampler only the single-process path builds shards nothing
 
     # -- the narrower models ---------------------------------------------------------------------
     @cached_property
     def loader_model(self) -> Loaders:
-        return Loaders(self.facts, self.flow, self.ranks)
+        return Loaders(self.facts, self.flow, self.ranks, self.where)
 
     @cached_property
     def sampler_model(self) -> Samplers:

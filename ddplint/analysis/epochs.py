@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional, Union
 
 import libcst as cst
 
-from ddplint.analysis.loaders import LoaderInfo, Loaders
+from ddplint.analysis.loaders import LoaderInfo, Loaders, constructor_call_for_receiver, self_attribute
 from ddplint.analysis.records import CallSite, Context, LoopSite
 from ddplint.analysis.syntax import argument, identifier_words, int_value, positional_args, walk
 
@@ -209,7 +209,7 @@ class Epochs:
             if trainer is not None:
                 out.append((site, trainer, site.node))
                 continue
-            built = self._constructor_call_for_receiver(site)
+            built = constructor_call_for_receiver(site)
             if built is None:
                 continue
             trainer = project.loader_trainer(self.facts, site, built.func)
@@ -219,20 +219,6 @@ class Epochs:
             if stored is not None:
                 out.append((site, stored, built))
         return out
-
-    def _constructor_call_for_receiver(self, site: CallSite) -> Optional[cst.Call]:
-        """`C(...)` for a method call on `C(...)`, or on a name bound once, to `C(...)`."""
-        func = site.node.func
-        if not isinstance(func, cst.Attribute):
-            return None
-        value: Optional[cst.BaseExpression] = func.value
-        key = func.value.value if isinstance(func.value, cst.Name) else _self_attribute(func.value)
-        if key is not None:
-            bindings = site.context.scope.lookup(key)
-            if len(bindings) != 1 or bindings[0].kind != "assign":
-                return None
-            value = bindings[0].value
-        return value if isinstance(value, cst.Call) else None
 
     def _context_of_call(self, call: cst.Call, fallback: CallSite) -> Context:
         """Where a constructor call sits, to follow its arguments from there."""
@@ -289,7 +275,7 @@ class Epochs:
                 statement = loop.node
                 if not isinstance(statement, cst.For) or loop.context.scope is not method.scope:
                     continue
-                attribute = _self_attribute(_unwrapped(statement.iter))
+                attribute = self_attribute(_unwrapped(statement.iter))
                 if attribute is None or attribute[len("self."):] not in stored:
                     continue
                 if not any(isinstance(node, cst.Yield) for node in walk(statement.body)) and trains(loop):
@@ -372,13 +358,6 @@ def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    """"self.trainer" for `self.trainer`, else None."""
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return f"self.{expr.attr.value}"
-    return None
-
-
 def _attributes_stored_from_parameters(init) -> dict[str, str]:
     """attribute -> parameter for each `self.<attribute> = <parameter>` in `__init__` (also
     `self.a, self.b = a, b`), the parameter never rebound there."""
@@ -393,7 +372,7 @@ def _attributes_stored_from_parameters(init) -> dict[str, str]:
                     continue
                 pairs = [(t.value, v.value) for t, v in zip(target.target.elements, node.value.elements)]
             for left, right in pairs:
-                attribute = _self_attribute(left)
+                attribute = self_attribute(left)
                 parameter = _parameter_named(init, right)
                 if attribute is not None and parameter is not None and parameter != "self":
                     out.setdefault(attribute[len("self."):], parameter)

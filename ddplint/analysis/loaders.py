@@ -41,9 +41,11 @@ from ddplint.analysis.torch_api import (
     SUBSET_SAMPLERS,
     WHOLE_DATASET_SAMPLERS,
 )
+from ddplint.analysis.where import Where
 
 if TYPE_CHECKING:
     from ddplint.analysis.records import CallSite, Scope
+    from ddplint.analysis.where import WhereModel
 
 # Methods that grow a container in place (`buffer.append(experience)`).
 GROWING_METHODS = frozenset({"append", "extend", "add", "push", "insert", "put"})
@@ -67,6 +69,9 @@ class LoaderInfo:
     # For a loader built by a function of another project module (`build_loader(ds)`): where
     # ("data.py:12"). `site` is then the call of that function in this file.
     built_in: Optional[str] = None
+    # Such a factory's loader for the single-process run, which the call's mode argument picks
+    # (`build_loader(ds, distributed=False)`): the factory's module never judges that choice.
+    single_process_arm: bool = False
 
 
 def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
@@ -75,10 +80,11 @@ def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -
 
 
 class Loaders:
-    def __init__(self, facts, flow, ranks) -> None:
+    def __init__(self, facts, flow, ranks, where: Optional["WhereModel"] = None) -> None:
         self.facts = facts
         self.flow = flow
         self.ranks = ranks
+        self.where = where
 
     @cached_property
     def loader_classes(self) -> set[str]:
@@ -120,8 +126,35 @@ class Loaders:
                 dataset = argument(site.node, factory.dataset_keyword, factory.dataset_parameter)
             words = {w for name in self.facts.assigned_to.get(id(site.node), ()) for w in identifier_words(name)}
             words.update(identifier_words(site.name or ""))
+            if self._picks_single_process_loader(site, factory):
+                assert factory.single_process_sampler is not None
+                out.append(
+                    LoaderInfo(
+                        site, factory.single_process_sampler, dataset, factory.single_process_shuffle, words,
+                        built_in=factory.single_process_where, single_process_arm=True,
+                    )
+                )
+                continue
             out.append(LoaderInfo(site, factory.sampler, dataset, factory.shuffle, words, built_in=factory.where))
         return out
+
+    def _picks_single_process_loader(self, site: "CallSite", factory) -> bool:
+        """The call gives the factory's mode parameter a value that is false in a rank of a
+        distributed run (`distributed=False`, nothing over a false default, `world_size == 1`),
+        so the factory returns its single-process loader (`if not distributed: return
+        DataLoader(ds, shuffle=True)`). A value the tool cannot read is taken as distributed."""
+        if factory.mode_parameter is None:
+            return False
+        if has_star_args(site.node) or double_star_args(site.node):
+            return False
+        value = argument(site.node, factory.mode_parameter, factory.mode_position)
+        if value is None:
+            return factory.mode_default is False
+        if is_true(value):
+            return False
+        if is_false(value) or is_none(value):
+            return True
+        return self.ranks.distributed_polarity(value, site.context.scope) is False
 
     def _describe(self, site: "CallSite") -> LoaderInfo:
         call = site.node
@@ -152,7 +185,9 @@ class Loaders:
             if from_helpers is not None:
                 kind = SamplerKind.WHOLE_DATASET if from_helpers else kind
                 continue
-            sources = self.flow.sources(expr, scope)
+            # what a rank may pass: a sampler only the single-process path builds is never it
+            # (`None if args.distributed else DistributedSampler(ds)`, the arms swapped)
+            sources = [s for s in self.flow.sources(expr, scope) if not self._built_off_the_ranks(s)]
             if all(is_none(s.node) for s in sources):
                 continue
             if all(self._samples_whole_dataset(s) for s in sources):
@@ -160,6 +195,33 @@ class Loaders:
                 continue
             return SamplerKind.PRESENT
         return kind
+
+    def _built_off_the_ranks(self, source) -> bool:
+        """A value only the single-process path builds (analysis/where.py): the arm of `None if
+        args.distributed else DistributedSampler(ds)` that a rank never takes, or a call in the
+        `else:` of `if args.distributed:` (or in a function only that path calls)."""
+        where, node = self.where, source.node
+        if where is None or node is None:
+            return False
+        if where.value_on_single_process_path(node):
+            return True
+        site = self.flow.call_site(node) if isinstance(node, cst.Call) else None
+        return site is not None and where.of(site.context) is Where.SINGLE_PROCESS
+
+    def sampler_built_off_the_ranks(self, loader: LoaderInfo) -> Optional[cst.CSTNode]:
+        """The sampler given to this loader that only the single-process path builds, when the
+        ranks get none (the test of a `sampler=... if distributed else ...` the wrong way round);
+        for the message."""
+        if loader.built_in is not None or loader.sampler is SamplerKind.PRESENT:
+            return None
+        call, scope = loader.site.node, loader.site.context.scope
+        for expr in (argument(call, "sampler", 3), argument(call, "batch_sampler", 4)):
+            if expr is None:
+                continue
+            for source in self.flow.sources(expr, scope):
+                if not is_none(source.node) and self._built_off_the_ranks(source):
+                    return source.node
+        return None
 
     def _unpacked_from_unsharding_helpers(self, expr: cst.BaseExpression, scope) -> Optional[bool]:
         """`train_ds, valid_ds, sampler = get_datasets(...)` where every such assignment calls a
@@ -417,7 +479,7 @@ class Loaders:
     def handed_to_framework(self, loader: LoaderInfo) -> bool:
         """Whether a framework re-wraps this loader with a sampler of its own."""
         for function in self.facts.functions:
-            if function.name in FRAMEWORK_LOADER_HOOKS and function.class_name is not None:
+            if function.name in FRAMEWORK_LOADER_HOOKS and self._may_be_a_framework_class(function.class_name):
                 for value, _ in function.returns:
                     if self.flow.feeds(value, function.scope, loader.site.node):
                         return True
@@ -426,6 +488,20 @@ class Loaders:
                 if self.flow.feeds(arg.value, site.context.scope, loader.site.node, site.context.branches):
                     return True
         return self._dataset_given_to_deepspeed(loader)
+
+    def _may_be_a_framework_class(self, name: Optional[str]) -> bool:
+        """A class whose `train_dataloader()` a framework may call (a LightningDataModule, an HF
+        Trainer subclass): one deriving from something other than `object` and the file's own
+        base-less classes. A plain `class DataModule:` is the script's own: what its hook
+        returns is iterated by whoever calls it."""
+        if name is None:
+            return False
+        for info in self.facts.class_lineage(name):
+            for base in info.bases:
+                base_name = dotted_name(base) or ""
+                if base_name != "object" and base_name not in self.facts.classes:
+                    return True
+        return False
 
     def _dataset_given_to_deepspeed(self, loader: LoaderInfo) -> bool:
         """`deepspeed.initialize(training_data=ds)` builds the sharded training loader itself; a
@@ -468,18 +544,20 @@ class Loaders:
             return True
         if loader.dataset is None:
             return False
-        ranks = self.ranks
         scope = loader.site.context.scope
-        for source in self.flow.sources(loader.dataset, scope):
-            if source.node is None:
-                continue
-            if ranks.depends_on_rank(source.node, source.scope):
-                return True
-            for sub in walk(source.node):
-                # split_dataset_by_node(...), .shard(...), nodesplitter=wds.split_by_node
-                if isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS:
-                    return True
-        return False
+        return any(self.split_by_rank(source) for source in self.flow.sources(loader.dataset, scope))
+
+    def split_by_rank(self, source) -> bool:
+        """A dataset value that holds this rank's part only: built from the rank
+        (`Subset(ds, range(rank, n, world))`) or by a sharding call (`split_dataset_by_node(...)`,
+        `.shard(...)`, `nodesplitter=wds.split_by_node`)."""
+        if source.node is None:
+            return False
+        if self.ranks.depends_on_rank(source.node, source.scope):
+            return True
+        return any(
+            isinstance(sub, (cst.Name, cst.Attribute)) and last_name(sub) in SHARDING_FUNCTIONS for sub in walk(source.node)
+        )
 
     def built_by_sharded_factory(self, loader: LoaderInfo) -> bool:
         """The configuration's `sharded-loader-factories` declare that the loader is already this
@@ -592,6 +670,100 @@ def attribute_assignments(facts, attributes: tuple[str, ...]) -> list[tuple]:
                         if isinstance(target.target, cst.Attribute) and dotted_name(target.target) == key
                     ]
     return out
+
+
+def builders_hand_whole_datasets(model, loader: LoaderInfo) -> bool:
+    """The loader's dataset is a parameter of the constructor of a top-level class (`class
+    Trainer: def __init__(self, model, train_set): ... DataLoader(train_set, shuffle=True)`),
+    and every call in the project that builds the class passes there a dataset its module makes
+    itself (a constructor or a helper's call, `Trainer(net, FolderSet(root))`), not split by rank:
+    the caller that `dataset_comes_from_caller` defers to is known, and shards nothing. False when
+    a call leaves the parameter to its default, unpacks arguments, hands on a parameter of its own,
+    or when the project builds the class nowhere (a library's class: its users are unknown)."""
+    from ddplint.analysis.caller_values import modules_naming
+
+    if loader.dataset is None:
+        return False
+    scope, arms = loader.site.context.scope, loader.site.context.branches
+    sources = model.flow.sources(loader.dataset, scope, arms)
+    owners = {id(source.parameter_of): source for source in sources if source.parameter_of is not None}
+    if len(owners) != 1 or any(source.parameter_of is None for source in sources):
+        return False
+    init = next(iter(owners.values())).parameter_of
+    facts = model.facts
+    owner = facts.classes.get(init.class_name or "")
+    if init.name != "__init__" or owner is None or owner.scope is None or owner.scope.parent is not facts.module_scope:
+        return False
+    parameter = _parameter_named_by(init, owner.scope, loader.dataset)
+    if parameter is None:
+        return False
+    modules = modules_naming(model, init.class_name)
+    if modules is None:
+        return False
+    builds = [
+        (module, site)
+        for module in modules
+        for site in module.facts.calls
+        if isinstance(site.node.func, (cst.Name, cst.Attribute)) and last_name(site.node.func) == init.class_name
+    ]
+    return bool(builds) and all(_makes_whole_dataset(module, site, init, parameter) for module, site in builds)
+
+
+def _parameter_named_by(init, class_scope, dataset: cst.BaseExpression) -> Optional[str]:
+    """The constructor parameter the dataset is: the parameter itself (`DataLoader(train_set)`
+    in `__init__`), or the attribute set to it once (`self.train_set = train_set`), in
+    `__init__` (the class's scope holds its `self.` bindings)."""
+    if isinstance(dataset, cst.Name):
+        return dataset.value if dataset.value in init.params else None
+    key = dotted_name(dataset)
+    if key is None or not key.startswith("self."):
+        return None
+    bindings = class_scope.bindings.get(key, [])
+    if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name):
+        return None
+    if bindings[0].scope is not init.scope:
+        return None  # set by another method: not the constructor's parameter
+    name = bindings[0].value.value
+    return name if name in init.params else None
+
+
+def _makes_whole_dataset(module, site: "CallSite", init, parameter: str) -> bool:
+    """The call builds the class handing `parameter` a dataset made in the caller's module
+    (every value a call), none of them split by rank."""
+    if has_star_args(site.node) or double_star_args(site.node):
+        return False
+    value = init.param_for(site.node, True).get(parameter)
+    if value is None:
+        return False
+    loaders = module.data.loader_model
+    sources = module.flow.sources(value, site.context.scope, site.context.branches)
+    return bool(sources) and all(
+        isinstance(source.node, cst.Call) and source.parameter_of is None and not loaders.split_by_rank(source)
+        for source in sources
+    )
+
+
+def constructor_call_for_receiver(site: "CallSite") -> Optional[cst.Call]:
+    """`C(...)` for a method call on `C(...)`, or on a name (or `self.` attribute) bound once,
+    to `C(...)`: the class whose method runs, for another module's summary of it."""
+    func = site.node.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    value: Optional[cst.BaseExpression] = func.value
+    key = func.value.value if isinstance(func.value, cst.Name) else self_attribute(func.value)
+    if key is not None:
+        bindings = site.context.scope.lookup(key)
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        value = bindings[0].value
+    return value if isinstance(value, cst.Call) else None
+
+
+def self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    """"self.trainer" for `self.trainer`, else None."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return None
 
 
 def _asserts(function: cst.FunctionDef) -> bool:

@@ -8,7 +8,7 @@ other models it needs as constructor arguments:
     ranks        RankModel(facts, flow)                      rank guards and collectives
     where        WhereModel(facts, flow, ranks)              where each place runs
     devices      DeviceModel(facts, flow, ranks, where)      device placement, process-group set-up
-    data         DataModel(facts, flow, ranks)               loaders, samplers, epochs, training
+    data         DataModel(facts, flow, ranks, where)        loaders, samplers, epochs, training
     distributed  detect_distributed(facts)                   is the script distributed
 
 Lazily, because a rule asks only the models it needs (the screen and the language server count on
@@ -67,7 +67,7 @@ class ModuleModel:
     def data(self) -> "DataModel":
         from ddplint.analysis.data import DataModel
 
-        return DataModel(self.facts, self.flow, self.ranks)
+        return DataModel(self.facts, self.flow, self.ranks, self.where)
 
     @cached_property
     def distributed(self) -> "DistributedContext":

@@ -1271,8 +1271,18 @@ class ProjectView:
         return self.index.star_exports(self.path, module)
 
     def loader_factory(self, facts: "ModuleFacts", site: "CallSite") -> Optional[FactoryLoader]:
+        """What a project function returns, or a method of a project class called on an instance
+        the file builds (`data = DataModule(cfg)`, then `data.train_loader()`), as a loader."""
         target = self._target(facts, site.node.func)
-        return target[0].loader_factories.get(target[1]) if target else None
+        if target is not None:
+            return target[0].loader_factories.get(target[1])
+        from ddplint.analysis.loaders import constructor_call_for_receiver
+
+        built = constructor_call_for_receiver(site)
+        target = self._target(facts, built.func) if built is not None else None
+        if target is None:
+            return None
+        return target[0].loader_factories.get(f"{target[1]}.{site.name}")
 
     def starts_process_group(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)

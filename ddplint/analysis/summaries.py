@@ -150,6 +150,16 @@ class FactoryLoader:
     # The module is distributed on its own and trains on the loader there: rules judge it there,
     # and the importing file need not report it again.
     judged_there: bool = False
+    # A factory that returns another loader when a parameter says the run is not distributed
+    # (`if not distributed: return DataLoader(ds, shuffle=True)`): that parameter, its position
+    # and its default's truth (None: no default, or not a literal), and that loader. The fields
+    # above describe the loader the ranks get when the caller's value says distributed.
+    mode_parameter: Optional[str] = None
+    mode_position: Optional[int] = None
+    mode_default: Optional[bool] = None
+    single_process_sampler: Optional["SamplerKind"] = None
+    single_process_shuffle: Optional[bool] = None
+    single_process_where: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -237,7 +247,9 @@ class ModuleSummary:
         )
 
     def offered_names(self) -> set[str]:
-        return {name for table in self._tables() for name in table}
+        """The names a caller must use to reach something recorded: a function, or the class
+        of a method recorded as `Class.method` (called on an instance the caller builds)."""
+        return {name.split(".", 1)[0] for table in self._tables() for name in table}
 
     def offers_anything(self) -> bool:
         return any(self._tables())
@@ -260,6 +272,10 @@ def summarise(model: "ModuleModel", display_name: str) -> ModuleSummary:
         factory = _factory_loader(model, function, display_name)
         if factory is not None:
             summary.loader_factories[function.name] = factory
+    for function in _plain_methods(facts):  # `DataModule(cfg).train_loader()` in the caller
+        factory = _factory_loader(model, function, display_name)
+        if factory is not None:
+            summary.loader_factories[f"{function.class_name}.{function.name}"] = factory
     for function in top_level:
         inner = model.ranks.collective_inside(function)
         if inner is not None:
@@ -444,24 +460,88 @@ def _reaching_in_process(facts: "ModuleFacts", predicate) -> set:
     return found
 
 
+def _plain_methods(facts: "ModuleFacts") -> list:
+    """Methods defined directly in a top-level class: what a caller's `C(...).method()` runs."""
+    return [
+        function
+        for function in facts.functions
+        if function.class_name in facts.classes
+        and function.scope.parent is not None
+        and function.scope.parent.parent is facts.module_scope
+    ]
+
+
 def _factory_loader(model: "ModuleModel", function, display_name: str) -> Optional[FactoryLoader]:
-    """The DataLoader this function returns (alone or in a tuple), described for callers."""
+    """The DataLoader this function returns (alone or in a tuple), described for callers: the
+    one the ranks get, and, when a parameter on the run's mode picks another one for the single
+    process (`if not distributed: return DataLoader(ds, shuffle=True)`), that one too."""
+    from ddplint.analysis.where import Where
+
     facts = model.facts
     data = model.data
-    for value, _ in function.returns:
-        for loader in data.loaders:
-            if loader.site.context.scope is not function.scope:
-                continue
-            if not data.flow.feeds(value, function.scope, loader.site.node):
-                continue
-            return FactoryLoader(
-                where=f"{display_name}:{_line_of(facts, loader.site.node)}",
-                sampler=_sampler_verdict(model, loader),
-                shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
-                shuffle=loader.shuffle,
-                judged_there=bool(model.distributed) and data.is_training_loader(loader),
-                **_dataset_parameter(facts, function, loader),
-            )
+    returned = [
+        loader
+        for loader in data.loaders
+        if loader.site.context.scope is function.scope
+        and any(data.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns)
+    ]
+    if not returned:
+        return None
+    single = [loader for loader in returned if model.where.of(loader.site.context) is Where.SINGLE_PROCESS]
+    ranks = [loader for loader in returned if loader not in single]
+    loader = (ranks or returned)[0]
+    described = FactoryLoader(
+        where=f"{display_name}:{_line_of(facts, loader.site.node)}",
+        sampler=_sampler_verdict(model, loader),
+        shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
+        shuffle=loader.shuffle,
+        # not where its dataset comes from a caller there (a constructor's parameter): the
+        # module is silent about it, and the caller that builds the object knows more
+        judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
+        **_dataset_parameter(facts, function, loader),
+    )
+    mode = _mode_parameter(model, function, single[0]) if ranks and single else None
+    if mode is None:
+        return described
+    other = single[0]
+    return dataclasses.replace(
+        described,
+        mode_parameter=mode,
+        mode_position=function.params.index(mode) - (1 if function.class_name is not None else 0),
+        mode_default=_default_truth(function, mode),
+        single_process_sampler=_sampler_verdict(model, other),
+        single_process_shuffle=other.shuffle,
+        single_process_where=f"{display_name}:{_line_of(facts, other.site.node)}",
+    )
+
+
+def _mode_parameter(model: "ModuleModel", function, loader) -> Optional[str]:
+    """The parameter of `function` whose test on the run's mode (`if not distributed:`, `if
+    distributed: ... else:`) puts `loader` on the single-process path."""
+    import libcst as cst
+
+    for branch, _ in loader.site.context.branches:
+        test = branch.test
+        tested = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+        if not isinstance(tested, cst.Name) or tested.value not in function.params:
+            continue
+        if model.ranks.distributed_polarity(tested, function.scope) is True:
+            return tested.value
+    return None
+
+
+def _default_truth(function, name: str) -> Optional[bool]:
+    """Whether the parameter's default is true (`distributed=False` -> False, `=None` -> False);
+    None with no default or one that is not a literal."""
+    from ddplint.analysis.syntax import is_false, is_none, is_true
+
+    params = function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.default is not None:
+            if is_true(param.default):
+                return True
+            if is_false(param.default) or is_none(param.default):
+                return False
     return None
 
 
@@ -693,6 +773,7 @@ _CURRENT_DEVICE_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in CURRENT_DE
 # Calls that step a model (`loss.backward()`, `optimizer.step()`); a call named for training
 # (`train_step`) counts too (training.loop_trains).
 _TRAINING_WORDS = frozenset({"backward", "step"})
+_LOADER_CLASS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in DATALOADER)
 
 
 def offerable_names(data: bytes) -> Optional[frozenset[str]]:
@@ -730,7 +811,10 @@ def offerable_names(data: bytes) -> Optional[frozenset[str]]:
     for position, statement in enumerate(statements):
         trains = statement.loops and training[position]
         if statement.is_class:
-            offers = not statement.defines.isdisjoint(derived) or trains or on_the_current_device[position]
+            offers = (
+                not statement.defines.isdisjoint(derived) or trains or on_the_current_device[position]
+                or statement.returns_a_loader
+            )
         else:
             offers = (
                 naming[position] or forwarding[position] or dicts[position] or trains or statement.own_entry
@@ -909,6 +993,9 @@ class _Statement:
         self.calls_a_parameter = not called.isdisjoint(parameters)
         self.builds_a_dict = builds_a_dict or "dict" in called
         self.trains = not called.isdisjoint(_TRAINING_WORDS) or any("train" in name.lower() for name in called)
+        # A method that builds a DataLoader and returns a value: a loader factory for the callers
+        # of `Class(...).method()`.
+        self.returns_a_loader = returns_a_value and not called.isdisjoint(_LOADER_CLASS_NAMES)
         self.works_on_the_current_device = (
             pins_memory or not called.isdisjoint(_CURRENT_DEVICE_WORDS) or any(word.startswith("cuda") for word in words)
         )

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import ModuleFacts
-from ddplint.analysis.loaders import SamplerKind
+from ddplint.analysis.loaders import SamplerKind, builders_hand_whole_datasets
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import keyword_arg, positional_args
 from ddplint.analysis.torch_api import DISTRIBUTED_SAMPLER_MODULES
@@ -33,7 +33,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # the `else` of `if args.distributed:`, the launcher: one process, the whole dataset is right
         if data.is_test_on_made_up_data(loader):
             continue  # a test: every rank gets the same made-up batches on purpose
-        if data.dataset_comes_from_caller(loader):
+        if data.dataset_comes_from_caller(loader) and not builders_hand_whole_datasets(model, loader):
             continue  # the caller, in another file, may have sharded it already
         if data.is_filled_as_it_runs(loader):
             continue  # a buffer of this rank's own rollouts: per-rank data, shuffled locally
@@ -42,15 +42,26 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         named = held_as(facts, loader.site.node, "this DataLoader")
         if loader.built_in is not None and facts.project is not None:
             factory = facts.project.loader_factory(facts, loader.site)
-            if factory is not None and factory.judged_there:
+            if factory is not None and factory.judged_there and not loader.single_process_arm:
                 continue  # reported where it is built
             short = f"`{loader.site.name}(...)` returns a DataLoader with no DistributedSampler: every rank iterates it all"
+            if loader.single_process_arm:
+                short = f"`{loader.site.name}(...)` is told the run is not distributed: it returns a DataLoader with no DistributedSampler"
             message = (
                 f"`{loader.site.name}(...)` returns a DataLoader (built at {loader.built_in}) with no "
                 f"DistributedSampler, and this distributed script trains on it: every rank iterates "
                 f"the whole dataset, so an epoch does world_size times the work; give that "
                 f"DataLoader sampler=DistributedSampler(dataset) (and drop shuffle=True)"
             )
+            if loader.single_process_arm:
+                message = (
+                    f"`{loader.site.name}(...)` picks its loader by an argument on the run's mode, "
+                    f"and this call's value (or the default it leaves) is false in every rank of "
+                    f"this distributed script, so it returns the DataLoader of its single-process "
+                    f"path (built at {loader.built_in}), which has no DistributedSampler: every rank "
+                    f"iterates the whole dataset, so an epoch does world_size times the work; pass "
+                    f"the run's mode (`distributed=dist.is_initialized()`)"
+                )
         elif (assigned := data.loader_model.sampler_set_afterwards(loader)) is not None:
             message = (
                 f"this DataLoader gets its sampler after it is built "
@@ -62,6 +73,19 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             )
             short = f"{named} gets its sampler after it is built, which DataLoader refuses (ValueError)"
             yield RULE.finding(loader.site.node, short, why=message)  # no fix: the assignment must go too
+            continue
+        elif (off_ranks := data.loader_model.sampler_built_off_the_ranks(loader)) is not None:
+            built = " ".join(facts.module.code_for_node(off_ranks).split())
+            message = (
+                f"the sampler of this DataLoader (`{built}`) is built only on the single-process "
+                f"path: the test that picks it is the wrong way round, so every rank of the "
+                f"distributed run gets {'a sampler over the whole dataset' if loader.sampler is SamplerKind.WHOLE_DATASET else 'no sampler'} "
+                f"and iterates the whole dataset (an epoch does world_size times the work), while "
+                f"the single process gets a DistributedSampler; swap the arms (`DistributedSampler(ds) "
+                f"if distributed else None`)"
+            )
+            short = f"{named} gets its DistributedSampler only on the single-process path: every rank iterates the whole dataset"
+            yield RULE.finding(loader.site.node, short, why=message)  # no fix: which test is meant is the author's call
             continue
         elif loader.sampler is SamplerKind.WHOLE_DATASET and (helper := data.loader_model.unsharding_helper_of(loader)):
             message = (
@@ -191,6 +215,20 @@ RULE = Rule(
         should not be set after DataLoader is initialized"), so the loader keeps no sampler and
         the script stops there; the message says so, and there is no automatic fix (the
         assignment must go as well).
+
+        A sampler picked by a test on the run's mode the wrong way round (`sampler = None if
+        args.distributed else DistributedSampler(ds)`, or `if not dist.is_initialized():
+        sampler = DistributedSampler(ds)`) is built only on the single-process path: the ranks
+        get None (or a RandomSampler) and iterate the whole dataset. Where it runs is what
+        analysis/where.py says of the test; the message names the sampler, with no automatic
+        fix. A DataLoader returned by a method of a class of another project module, called on
+        an object the script builds (`data = DataModule(cfg)` then `data.train_loader()`, or
+        `DataModule(cfg).train_loader()`), is judged in the script as a loader from a
+        top-level factory is. A DataLoader the constructor of a class builds over a dataset
+        it is handed (`def __init__(self, model, train_set): self.loader = DataLoader(train_set,
+        shuffle=True)`) is judged where it is built when every call in the project that
+        builds the class hands it a dataset its own module makes, not split by rank
+        (`Trainer(model, MyDataset(...))`).
     """,
     why="""
         Without a DistributedSampler every rank walks the entire dataset. An epoch then costs
@@ -205,7 +243,9 @@ RULE = Rule(
     silent="""
         - Scripts that are not distributed.
         - Loaders handed to something that shards them for you: `accelerator.prepare(...)`,
-          `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks and `trainer.fit(model,
+          `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks (of a class that derives
+          from something other than `object` and the file's own base-less classes: a plain
+          `class Batches:` with a `train_dataloader()` method is the script's own) and `trainer.fit(model,
           loader)` / `validate` / `test` / `predict`, `get_train_dataloader` overrides of the HF
           `Trainer`, `ray.train.torch.prepare_data_loader(...)`.
         - IterableDatasets (their sharding is DDP009's business; also a loader built where an
@@ -231,7 +271,11 @@ RULE = Rule(
           local_rank == -1`; test classes (`*Test`, torch's `MultiProcessTestCase` /
           `DistributedTestBase`, `unittest.TestCase`) and, in a script, classes nothing builds.
         - Loaders over a dataset handed in by a caller outside the file (a parameter no code in
-          the file passes, as in a `Trainer` class): the caller may have sharded it.
+          the file passes, as in a `Trainer` class): the caller may have sharded it. Unless
+          the parameter is one of a top-level class's constructor and the project builds the
+          class only with datasets the calling modules make themselves, none split by rank; a
+          call that passes its own parameter, leaves the default or unpacks `*args` keeps the
+          loader silent, and so does a class the project never builds (a library's).
         - Loaders over the dataset given to `deepspeed.initialize(training_data=...)`, which builds
           the sharded training loader itself.
         - Tests that give every rank the same made-up data on purpose: the dataset is a few
@@ -283,12 +327,14 @@ RULE = Rule(
           (its module is not read for it).
         - A loader whose distributed placement is decided by a framework's own object (a NeMo
           data layer told to place itself on all GPUs) is not known to run in several ranks.
-          Nor is a loader built in the constructor or a method of a class in a module with no
-          distributed code of its own (a data layer's `__init__` building `DataLoader(ds,
-          shuffle=shuffle)`, a dataset config's `get_dataloader()`), even when a distributed
-          script of the project builds that class with `shuffle=True` or trains on what the
-          method returns: such a module is judged by itself, and which calls reach a method
-          through a configuration object is known only at run time. Unlike a missing
+          Nor is a loader built in the constructor of a class in a module with no distributed
+          code of its own (a data layer's `__init__` building `DataLoader(ds,
+          shuffle=shuffle)`), even when a distributed script of the project builds that class
+          with `shuffle=True`: the value of `shuffle` comes from the caller. A method returning
+          a loader is followed only when called on an object the script builds itself (a
+          name bound once to `C(...)`, or `C(...).method()`); reached through a configuration
+          object (`self.config.data.get_dataloader()`) it is not, as which class that is is
+          known only at run time. Unlike a missing
           `set_epoch` (DDP002), the absence of a DistributedSampler in the whole project is no
           evidence on its own: datasets sharded by hand, iterable datasets and frameworks shard
           without one.
@@ -300,6 +346,11 @@ RULE = Rule(
           process group ...); otherwise it is assumed to hold a sampler.
         - A DataLoader subclass of another module is recognised one level deep: a class of this
           file deriving from it is not a loader.
+        - A sampler built only on the single-process path is recognised by a test ddplint
+          reads as the run's mode (`args.distributed`, `world_size > 1`, `local_rank != -1`,
+          `dist.is_initialized()`, a variable assigned one of those); a test that reads the
+          environment inline (`int(os.environ.get("WORLD_SIZE", "1")) == 1`) is not, and the
+          sampler then counts as given to the ranks.
         - A single-process entry point is recognised by the `if` that picks it beside the
           distributed one (or a spawn); one chosen elsewhere (a command-line table of entry
           points, another module) is still checked as if every rank ran it.

@@ -359,7 +359,9 @@ RULE = Rule(
         itself or through another method of the class (`trainer.fit()`, its epoch loop calling
         `self.train_one_epoch()`), or makes one pass inside the script's epoch loop; that class
         module calling set_epoch anywhere counts as setting it. The sampler
-        may come from a helper of another module too: a loader factory, a function returning
+        may come from a helper of another module too: a loader factory (also a method of a
+        class of another module called on an object the script builds, `data =
+        DataModule(cfg)` then `data.train_loader()`), a function returning
         the sampler (`sampler=make_sampler(ds)`), or one returning DataLoader keyword arguments
         with a "sampler" entry (`DataLoader(ds, **get_dataloader_kwargs(ds))`). Those helpers
         are found through a package's re-exports (`from .build import make_dataloader` in its
