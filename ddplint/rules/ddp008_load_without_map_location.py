@@ -36,7 +36,8 @@ from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 def check(model: ModuleModel) -> Iterator[Finding]:
     facts = model.facts
     for site in facts.calls_named(TORCH_LOAD):
-        if _places_its_tensors(model, site):
+        onto_gpu_zero = _maps_onto_gpu_zero(model, site)
+        if not onto_gpu_zero and _places_its_tensors(model, site):
             continue
         if not model.distributed and not _rank_callers(facts, site) and not lightning_module_on_many_gpus(model.facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
@@ -60,14 +61,35 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # `if trt_file is not None:` that no caller enters in a rank
         yield RULE.finding(
             site.node,
-            "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
+            onto_gpu_zero or "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
             why="torch.load without map_location restores every tensor onto the device it was saved "
             "from: a checkpoint saved by rank 0 goes to cuda:0 on every rank, so each process "
             "allocates (and keeps a CUDA context) on GPU 0, which runs out of memory or slows down "
-            "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
+            "while the other GPUs idle (a map_location of cuda:0, or of the current device before "
+            "set_device makes the rank's own GPU current, does the same); pass map_location='cpu' (then load_state_dict) or "
             "map_location=f'cuda:{local_rank}'",
             fix=_map_location_fix(site.node),
         )
+
+
+def _maps_onto_gpu_zero(model: ModuleModel, site: CallSite) -> Optional[str]:
+    """The message when the map_location given puts every rank's tensors on GPU 0: it names
+    it (`"cuda:0"`, `torch.device("cuda", 0)`), or it names the current device (`"cuda"`) and
+    the load runs before the statement that makes the rank's device current, when the current
+    device is still GPU 0. Not where each process sees only its own GPU (CUDA_VISIBLE_DEVICES
+    per rank, `set_device(0)`): there cuda:0 is the rank's GPU."""
+    location = argument(site.node, "map_location", 1)
+    if location is None or model.devices.one_gpu_per_process:
+        return None
+    named = model.devices.device_named(site, location)
+    if named == "gpu0":
+        return "torch.load(map_location=cuda:0): every rank loads the tensors onto GPU 0"
+    if named == "current" and model.devices.made_current_only_after(site):
+        return (
+            "torch.load maps to the current device before this rank's device is made current: "
+            "every rank loads the tensors onto GPU 0"
+        )
+    return None
 
 
 def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
