@@ -293,6 +293,14 @@ class ProjectIndex:
             return None
         return candidates[0], ""
 
+    def defines_class(self, file: str, name: str) -> bool:
+        """Module `file` has a top-level `class name` (read off its text, not parsed)."""
+        try:
+            data = read_file(file)
+        except OSError:
+            return False
+        return re.search(rb"(?m)^class[ \t]+" + re.escape(name.encode()) + rb"\b", data) is not None
+
     def _defines(self, file: str, attribute: str) -> bool:
         defined, _ = self._outline_of_names(file)
         return defined is None or attribute in defined
@@ -836,7 +844,8 @@ class ProjectIndex:
             self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
             data = _caller_source(path)
             found = _CALLED_NAME.findall(data) if data is not None else []
-            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in found)
+            words = {word for pair in found for word in pair if word}
+            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in words)
         return known
 
     def _called_in_ranks(self, caller: str, data: bytes) -> dict[tuple[str, str], str]:
@@ -972,7 +981,7 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
     facts = model.facts
     first: dict[tuple[str, str], "cst.CSTNode"] = {}
     for site in facts.calls:
-        targets = {t for t in (index.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
+        targets = _call_targets(index, caller, facts, site)
         if not targets or set(first).issuperset(targets):
             continue
         if model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
@@ -984,6 +993,23 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
 
     lines = positions_of(facts.module, list(first.values()))
     return {target: f"{os.path.basename(caller)}:{lines[node].start.line}" for target, node in first.items()}
+
+
+def _call_targets(index: ProjectIndex, importer: str, facts: "ModuleFacts", site: "CallSite") -> set[tuple[str, str]]:
+    """The project functions and classes a call may run: what its qualified names resolve to;
+    for a method called on a project class (`Net.from_pretrained(path)`, a classmethod or static
+    method), the class, whose methods count as run as when the class is built."""
+    import libcst as cst
+
+    targets = set()
+    for qualified in facts.qualified_names(site.node.func):
+        target = index.resolve(importer, qualified)
+        if target is None and isinstance(site.node.func, cst.Attribute) and qualified.count(".") >= 2:
+            owner = index.resolve(importer, qualified.rsplit(".", 1)[0])
+            target = owner if owner is not None and owner[1] and index.defines_class(*owner) else None
+        if target is not None:
+            targets.add(target)
+    return targets
 
 
 def top_level_entries(facts: "ModuleFacts", predicate: Callable[["CallSite"], bool]) -> set[str]:
@@ -1011,7 +1037,7 @@ def _relay_calls_of(index: ProjectIndex, relay: str, model: "ModuleModel") -> di
     facts = model.facts
     by_target: dict[tuple[str, str], list["cst.CSTNode"]] = {}
     for site in facts.calls:
-        targets = {t for t in (index.resolve(relay, q) for q in facts.qualified_names(site.node.func)) if t}
+        targets = _call_targets(index, relay, facts, site)
         if targets and model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
             for target in targets:
                 by_target.setdefault(target, []).append(site.node)
@@ -1032,7 +1058,8 @@ def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
     return lambda call: id(call.node) in chosen
 
 
-_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
+# `restore(`, `ckpt.restore(`, and the class of `Net.from_pretrained(` (its method is called)
+_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(|(?<![\w.])([A-Za-z_]\w*)(?=\.[A-Za-z_]\w*\s*\()")
 
 
 def _caller_source(path: str) -> Optional[bytes]:
