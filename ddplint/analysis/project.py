@@ -77,6 +77,7 @@ _IMPORT_STATEMENT = re.compile(
 )
 # `def name` / `class name` anywhere in a module (a re-export is followed only past a module
 # that does not define the name itself).
+_MAX_RELAYS = 2  # modules with no distributed code followed in a row from a helper to a rank caller
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _NO_PLACES: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
@@ -725,8 +726,8 @@ class ProjectIndex:
         distributed code of its own calls one of `functions` from one of its top-level functions
         or classes that a distributed module calls (or builds) on every rank: the helper runs in
         the ranks one module further away (`training_state.load_state` called by the `Trainer`
-        of trainer.py, which the training script builds in each rank). One such module in
-        between, no more."""
+        of trainer.py, which the training script builds in each rank). Up to two such modules
+        in a row (train.py -> engine.py -> runner.py -> the helper), no more."""
         direct = self.rank_callers(path, functions)
         if direct:
             return direct
@@ -739,7 +740,7 @@ class ProjectIndex:
             found.extend(place for _, place in self._relayed_callers[key])
         return found
 
-    def _find_relayed_callers(self, path: str, name: str) -> list[tuple[str, str]]:
+    def _find_relayed_callers(self, path: str, name: str, relays: int = _MAX_RELAYS) -> list[tuple[str, str]]:
         targets, modules = self._modules_calling(path, name)
         places: list[tuple[str, str]] = []
         for relay, data in modules:
@@ -747,7 +748,10 @@ class ProjectIndex:
                 if target not in targets:
                     continue
                 for entry, place in sorted(entries.items()):
-                    places.extend((relay, f"{outer} -> {place}") for outer in self.rank_callers(relay, {entry}))
+                    outers = self.rank_callers(relay, {entry})
+                    if not outers and relays > 1:  # the relay's own callers may be relays too
+                        outers = [outer for _, outer in self._find_relayed_callers(relay, entry, relays - 1)]
+                    places.extend((relay, f"{outer} -> {place}") for outer in outers)
         return places
 
     def _relayed_calls(self, relay: str, data: bytes) -> dict[tuple[str, str], dict[str, str]]:
