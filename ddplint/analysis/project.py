@@ -1063,7 +1063,7 @@ def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
 
 
 # `restore(`, `ckpt.restore(`, and the class of `Net.from_pretrained(` (its method is called)
-_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(|(?<![\w.])([A-Za-z_]\w*)(?=\.[A-Za-z_]\w*\s*\()")
+_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(|(?<![\w])([A-Za-z_]\w*)(?=\.[A-Za-z_]\w*\s*\()")
 
 
 def _caller_source(path: str) -> Optional[bytes]:
