@@ -294,13 +294,18 @@ class ProjectIndex:
             return None
         return candidates[0], ""
 
-    def defines_class(self, file: str, name: str) -> bool:
-        """Module `file` has a top-level `class name` (read off its text, not parsed)."""
+    def defines_class_method(self, file: str, name: str, method: str) -> bool:
+        """Module `file` has a top-level `class name` and a `@classmethod` / `@staticmethod`
+        called `method` (read off its text, not parsed): `Net.from_pretrained(path)` makes or
+        uses the class itself, where `Base.helper(self, x)` is a subclass borrowing a method."""
         try:
             data = read_file(file)
         except OSError:
             return False
-        return re.search(rb"(?m)^class[ \t]+" + re.escape(name.encode()) + rb"\b", data) is not None
+        if re.search(rb"(?m)^class[ \t]+" + re.escape(name.encode()) + rb"\b", data) is None:
+            return False
+        decorated = rb"@(?:classmethod|staticmethod)[ \t]*\r?\n[ \t]*(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"\b"
+        return re.search(decorated, data) is not None
 
     def _defines(self, file: str, attribute: str) -> bool:
         defined, _ = self._outline_of_names(file)
@@ -1001,8 +1006,8 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
 
 def _call_targets(index: ProjectIndex, importer: str, facts: "ModuleFacts", site: "CallSite") -> set[tuple[str, str]]:
     """The project functions and classes a call may run: what its qualified names resolve to;
-    for a method called on a project class (`Net.from_pretrained(path)`, a classmethod or static
-    method), the class, whose methods count as run as when the class is built."""
+    for a classmethod or static method called on a project class (`Net.from_pretrained(path)`),
+    the class, whose methods count as run as when the class is built."""
     import libcst as cst
 
     targets = set()
@@ -1010,7 +1015,8 @@ def _call_targets(index: ProjectIndex, importer: str, facts: "ModuleFacts", site
         target = index.resolve(importer, qualified)
         if target is None and isinstance(site.node.func, cst.Attribute) and qualified.count(".") >= 2:
             owner = index.resolve(importer, qualified.rsplit(".", 1)[0])
-            target = owner if owner is not None and owner[1] and index.defines_class(*owner) else None
+            method = site.node.func.attr.value
+            target = owner if owner is not None and owner[1] and index.defines_class_method(*owner, method) else None
         if target is not None:
             targets.add(target)
     return targets

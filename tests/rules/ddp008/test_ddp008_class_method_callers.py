@@ -85,3 +85,11 @@ def test_classmethod_called_under_a_rank_zero_guard_is_left_alone(tmp_path):
 def test_classmethod_mapping_its_load_is_left_alone(tmp_path):
     mapped = NETWORK.replace("torch.load(weights_file)", 'torch.load(weights_file, map_location="cpu")')
     assert _project(tmp_path, DISTRIBUTED_SCRIPT, network=mapped) == []
+
+
+def test_plain_method_borrowed_through_the_class_is_left_alone(tmp_path):
+    # `Tower.describe(other)`: an instance method called through the class with an explicit
+    # object (a subclass borrowing it) neither builds the class nor runs its loading classmethod
+    network = NETWORK + "\n    def describe(self):\n        return repr(self.proj)\n"
+    call = "print(Tower.describe(torch.nn.Linear(8, 8)))"
+    assert _project(tmp_path, DISTRIBUTED_SCRIPT, network=network, call=call) == []
