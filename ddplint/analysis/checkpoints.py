@@ -11,7 +11,8 @@ and every value saved there lives on the CPU:
   `net.module.state_dict()`);
 - a tensor a factory makes without a `device` (`torch.zeros(n, 2)`), an element of a CPU value;
 - a dict, list or tuple of such values, also one filled item by item (`state = {}` ...
-  `state["epoch"] = epoch`);
+  `state["epoch"] = epoch`), and a comprehension whose every element is a CPU copy
+  (`{k: v.cpu() for k, v in net.state_dict().items()}`);
 - a plain Python value, which holds no tensor at all: a string (`f"{name}_state_dict.pt"`), a
   number, a parameter annotated `int`, `float`, `str` or `bool` that the function never rebinds.
 
@@ -120,6 +121,8 @@ def _on_cpu(
         return True  # no tensor: loads on no device
     if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
         return _all_on_cpu(model, _elements(node), save, reading, depth)
+    if isinstance(node, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
+        return _comprehension_on_cpu(node)
     if isinstance(node, cst.Subscript):  # an element of a CPU tensor or of a dict of them
         return _on_cpu(model, node.value, save, reading, depth + 1)
     if isinstance(node, (cst.Name, cst.Attribute)):
@@ -132,15 +135,34 @@ def _on_cpu(
         return _all_on_cpu(model, values + _filled_items(save.context.scope, node), save, reading, depth)
     if isinstance(node, cst.Call) and _factory_on_cpu(facts, node):
         return True
+    if _is_cpu_copy(node):
+        return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         method, owner = node.func.attr.value, node.func.value
-        if method in CPU_COPY_METHODS or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
-            return True
         if method in SAME_DEVICE_METHODS:
             return _on_cpu(model, owner, save, reading, depth + 1)
         if method == "state_dict" and _moved_to_cpu_before(facts, owner, save):
             return True
     return False
+
+
+def _comprehension_on_cpu(node: "cst.DictComp | cst.ListComp | cst.GeneratorExp") -> bool:
+    """`{k: v.cpu() for k, v in model.state_dict().items()}`: every element is a CPU copy made
+    in the comprehension. The names it binds are not followed (the save's scope does not see
+    them), so an element that is not itself a copy (`v.detach()`, `v`) may be on a GPU."""
+    element = node.value if isinstance(node, cst.DictComp) else node.elt
+    return _is_cpu_copy(element)
+
+
+def _is_cpu_copy(node: cst.BaseExpression) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.numpy()`, `x.tolist()`, or such a copy kept on its device
+    (`x.cpu().clone()`)."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return False
+    method, owner = node.func.attr.value, node.func.value
+    if method in CPU_COPY_METHODS or (method == "to" and node.args and string_value(node.args[0].value) == "cpu"):
+        return True
+    return method in SAME_DEVICE_METHODS and _is_cpu_copy(owner)
 
 
 def maps_to_cpu(model: "ModuleModel", location: Optional[cst.BaseExpression], site: "CallSite") -> bool:

@@ -341,6 +341,32 @@ class DeviceModel:
                 out.append((work, later))
         return out
 
+    def made_current_only_after(self, site: "CallSite") -> bool:
+        """The call runs before the statement of its function that makes the rank's device
+        current, and nothing makes one current before it there or in the file's code calling
+        the function (device_made_current_late's order, asked of one call that is not work on
+        the device itself: `torch.load(p, map_location="cuda")` resolves "cuda" when it runs)."""
+        facts = self.facts
+        direct = [s for s in facts.calls if self._makes_device_current(s)]
+        if not direct or not self._all_sets_on_the_path_of(site, direct):
+            return False
+        direct_ids = {id(s) for s in direct}
+        makes_current = facts.reaching_test(lambda s: id(s) in direct_ids)
+        sets = [s for s in facts.calls if id(s) in direct_ids or any(f in makes_current for f in self._local_callees(s))]
+        later = _first_later(site, sets)
+        return later is not None and not _set_before(site, sets) and not self._callers_set_before(site, sets)
+
+    def device_named(self, site: "CallSite", expr: cst.BaseExpression) -> Optional[str]:
+        """"gpu0" when a value handed to a call names GPU 0 (`"cuda:0"`, `torch.device("cuda", 0)`,
+        also through a variable), "current" for the current device (`"cuda"`), as `placements`
+        judges a `.to(...)` target; None for anything else."""
+        if isinstance(expr, cst.Call) and TORCH_DEVICE in self.facts.qualified_names(expr.func):
+            inner = next((s for s in self.facts.calls if s.node is expr), None)
+            found = self._device_call(inner) if inner is not None else None
+        else:
+            found = self._device_value(site, expr, integer_means_gpu=False)
+        return found.kind if found is not None else None
+
     def _makes_device_current(self, site: "CallSite") -> bool:
         """`torch.cuda.set_device(i)`, `with torch.cuda.device(i)`, a framework call that sets it
         (`deepspeed.initialize`), DeepSpeed's `get_accelerator().set_device(i)`,

@@ -77,6 +77,7 @@ _IMPORT_STATEMENT = re.compile(
 )
 # `def name` / `class name` anywhere in a module (a re-export is followed only past a module
 # that does not define the name itself).
+_MAX_RELAYS = 2  # modules with no distributed code followed in a row from a helper to a rank caller
 _DEFINED_NAME = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _IMPORTED_NAMES = re.compile(rb"(?m)^[ \t]*((?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]+[^\n]*)")
 _NO_PLACES: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
@@ -292,6 +293,19 @@ class ProjectIndex:
         if re.search(rb"(?m)^" + word + rb"[ \t]*[:=,]|\bas[ \t]+" + word + rb"\b", data):
             return None
         return candidates[0], ""
+
+    def defines_class_method(self, file: str, name: str, method: str) -> bool:
+        """Module `file` has a top-level `class name` and a `@classmethod` / `@staticmethod`
+        called `method` (read off its text, not parsed): `Net.from_pretrained(path)` makes or
+        uses the class itself, where `Base.helper(self, x)` is a subclass borrowing a method."""
+        try:
+            data = read_file(file)
+        except OSError:
+            return False
+        if re.search(rb"(?m)^class[ \t]+" + re.escape(name.encode()) + rb"\b", data) is None:
+            return False
+        decorated = rb"@(?:classmethod|staticmethod)[ \t]*\r?\n[ \t]*(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"\b"
+        return re.search(decorated, data) is not None
 
     def _defines(self, file: str, attribute: str) -> bool:
         defined, _ = self._outline_of_names(file)
@@ -717,8 +731,8 @@ class ProjectIndex:
         distributed code of its own calls one of `functions` from one of its top-level functions
         or classes that a distributed module calls (or builds) on every rank: the helper runs in
         the ranks one module further away (`training_state.load_state` called by the `Trainer`
-        of trainer.py, which the training script builds in each rank). One such module in
-        between, no more."""
+        of trainer.py, which the training script builds in each rank). Up to two such modules
+        in a row (train.py -> engine.py -> runner.py -> the helper), no more."""
         direct = self.rank_callers(path, functions)
         if direct:
             return direct
@@ -731,7 +745,7 @@ class ProjectIndex:
             found.extend(place for _, place in self._relayed_callers[key])
         return found
 
-    def _find_relayed_callers(self, path: str, name: str) -> list[tuple[str, str]]:
+    def _find_relayed_callers(self, path: str, name: str, relays: int = _MAX_RELAYS) -> list[tuple[str, str]]:
         targets, modules = self._modules_calling(path, name)
         places: list[tuple[str, str]] = []
         for relay, data in modules:
@@ -739,7 +753,10 @@ class ProjectIndex:
                 if target not in targets:
                     continue
                 for entry, place in sorted(entries.items()):
-                    places.extend((relay, f"{outer} -> {place}") for outer in self.rank_callers(relay, {entry}))
+                    outers = self.rank_callers(relay, {entry})
+                    if not outers and relays > 1:  # the relay's own callers may be relays too
+                        outers = [outer for _, outer in self._find_relayed_callers(relay, entry, relays - 1)]
+                    places.extend((relay, f"{outer} -> {place}") for outer in outers)
         return places
 
     def _relayed_calls(self, relay: str, data: bytes) -> dict[tuple[str, str], dict[str, str]]:
@@ -836,7 +853,8 @@ class ProjectIndex:
             self._stamps.setdefault(path, _stamp(path))  # forget_changed then sees it change
             data = _caller_source(path)
             found = _CALLED_NAME.findall(data) if data is not None else []
-            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in found)
+            words = {word for pair in found for word in pair if word}
+            known = self._calls_named[path] = frozenset(word.decode("ascii", "replace") for word in words)
         return known
 
     def _called_in_ranks(self, caller: str, data: bytes) -> dict[tuple[str, str], str]:
@@ -972,7 +990,7 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
     facts = model.facts
     first: dict[tuple[str, str], "cst.CSTNode"] = {}
     for site in facts.calls:
-        targets = {t for t in (index.resolve(caller, q) for q in facts.qualified_names(site.node.func)) if t}
+        targets = _call_targets(index, caller, facts, site)
         if not targets or set(first).issuperset(targets):
             continue
         if model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
@@ -984,6 +1002,24 @@ def _rank_calls_of(index: ProjectIndex, caller: str, model: "ModuleModel") -> di
 
     lines = positions_of(facts.module, list(first.values()))
     return {target: f"{os.path.basename(caller)}:{lines[node].start.line}" for target, node in first.items()}
+
+
+def _call_targets(index: ProjectIndex, importer: str, facts: "ModuleFacts", site: "CallSite") -> set[tuple[str, str]]:
+    """The project functions and classes a call may run: what its qualified names resolve to;
+    for a classmethod or static method called on a project class (`Net.from_pretrained(path)`),
+    the class, whose methods count as run as when the class is built."""
+    import libcst as cst
+
+    targets = set()
+    for qualified in facts.qualified_names(site.node.func):
+        target = index.resolve(importer, qualified)
+        if target is None and isinstance(site.node.func, cst.Attribute) and qualified.count(".") >= 2:
+            owner = index.resolve(importer, qualified.rsplit(".", 1)[0])
+            method = site.node.func.attr.value
+            target = owner if owner is not None and owner[1] and index.defines_class_method(*owner, method) else None
+        if target is not None:
+            targets.add(target)
+    return targets
 
 
 def top_level_entries(facts: "ModuleFacts", predicate: Callable[["CallSite"], bool]) -> set[str]:
@@ -1011,7 +1047,7 @@ def _relay_calls_of(index: ProjectIndex, relay: str, model: "ModuleModel") -> di
     facts = model.facts
     by_target: dict[tuple[str, str], list["cst.CSTNode"]] = {}
     for site in facts.calls:
-        targets = {t for t in (index.resolve(relay, q) for q in facts.qualified_names(site.node.func)) if t}
+        targets = _call_targets(index, relay, facts, site)
         if targets and model.where.call_in_a_rank(site) and not model.ranks.call_runs_on_one_rank_only(site):
             for target in targets:
                 by_target.setdefault(target, []).append(site.node)
@@ -1032,7 +1068,8 @@ def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
     return lambda call: id(call.node) in chosen
 
 
-_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(")
+# `restore(`, `ckpt.restore(`, and the class of `Net.from_pretrained(` (its method is called)
+_CALLED_NAME = re.compile(rb"(?<![\w])([A-Za-z_]\w*)\s*\(|(?<![\w])([A-Za-z_]\w*)(?=\.[A-Za-z_]\w*\s*\()")
 
 
 def _caller_source(path: str) -> Optional[bytes]:

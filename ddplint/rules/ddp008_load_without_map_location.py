@@ -36,7 +36,8 @@ from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 def check(model: ModuleModel) -> Iterator[Finding]:
     facts = model.facts
     for site in facts.calls_named(TORCH_LOAD):
-        if _places_its_tensors(model, site):
+        onto_gpu_zero = _maps_onto_gpu_zero(model, site)
+        if not onto_gpu_zero and _places_its_tensors(model, site):
             continue
         if not model.distributed and not _rank_callers(facts, site) and not lightning_module_on_many_gpus(model.facts, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
@@ -60,14 +61,35 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # `if trt_file is not None:` that no caller enters in a rank
         yield RULE.finding(
             site.node,
-            "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
+            onto_gpu_zero or "torch.load without map_location: every rank loads the tensors onto the GPU they were saved from",
             why="torch.load without map_location restores every tensor onto the device it was saved "
             "from: a checkpoint saved by rank 0 goes to cuda:0 on every rank, so each process "
             "allocates (and keeps a CUDA context) on GPU 0, which runs out of memory or slows down "
-            "while the other GPUs idle; pass map_location='cpu' (then load_state_dict) or "
+            "while the other GPUs idle (a map_location of cuda:0, or of the current device before "
+            "set_device makes the rank's own GPU current, does the same); pass map_location='cpu' (then load_state_dict) or "
             "map_location=f'cuda:{local_rank}'",
             fix=_map_location_fix(site.node),
         )
+
+
+def _maps_onto_gpu_zero(model: ModuleModel, site: CallSite) -> Optional[str]:
+    """The message when the map_location given puts every rank's tensors on GPU 0: it names
+    it (`"cuda:0"`, `torch.device("cuda", 0)`), or it names the current device (`"cuda"`) and
+    the load runs before the statement that makes the rank's device current, when the current
+    device is still GPU 0. Not where each process sees only its own GPU (CUDA_VISIBLE_DEVICES
+    per rank, `set_device(0)`): there cuda:0 is the rank's GPU."""
+    location = argument(site.node, "map_location", 1)
+    if location is None or model.devices.one_gpu_per_process:
+        return None
+    named = model.devices.device_named(site, location)
+    if named == "gpu0":
+        return "torch.load(map_location=cuda:0): every rank loads the tensors onto GPU 0"
+    if named == "current" and model.devices.made_current_only_after(site):
+        return (
+            "torch.load maps to the current device before this rank's device is made current: "
+            "every rank loads the tensors onto GPU 0"
+        )
+    return None
 
 
 def _map_location_fix(call: cst.Call) -> Optional[FindingFix]:
@@ -230,9 +252,11 @@ RULE = Rule(
         the function holding it (or a top-level function of the helper's module that reaches it,
         also through a package `__init__` that re-exports it) from code every rank runs, or
         builds there the helper's class whose method holds or reaches the load (a checkpointer
-        every rank makes to resume with); also through one module in between that has no
-        distributed code of its own (the `Trainer` class of trainer.py, which the training script
-        builds in each rank, resumes through `load_training_state()` of training_state.py). So is
+        every rank makes to resume with), or calls a method on that class (a classmethod such as
+        `Net.from_pretrained(path)`); also through one or two modules in a row that have no
+        distributed code of their own (the `Trainer` class of trainer.py, which the training
+        script builds in each rank, resumes through `load_training_state()` of
+        training_state.py; train.py -> engine.py -> runner.py -> the helper). So is
         a load in a method of a `LightningModule` (its `__init__`, a hook such as
         `on_fit_start`): Lightning's Trainer takes every GPU by default (`devices="auto"`), one
         process each, and each process builds the module and runs its hooks; unless every
@@ -243,7 +267,12 @@ RULE = Rule(
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
         takes, passes nothing. So does `torch.load(path, map_location=map_location)` in a
         helper whose `map_location` defaults to None when every call of the helper in the
-        project leaves it at None (analysis/caller_values.py).
+        project leaves it at None (analysis/caller_values.py). A map_location that is given but
+        still puts every rank on GPU 0 is flagged too: one naming it (`map_location="cuda:0"`,
+        `torch.device("cuda", 0)`, also through a variable), and the current device
+        (`map_location="cuda"`) asked for before the statement of the same function that makes
+        the rank's own GPU current (`torch.cuda.set_device(local_rank)` on a later line): until
+        then the current device is GPU 0 in every rank.
     """,
     why="""
         `torch.load` puts every tensor back on the device it was saved from. Checkpoints are
@@ -259,6 +288,9 @@ RULE = Rule(
     """,
     silent="""
         - Scripts that are not distributed.
+        - `map_location="cuda"` after the rank's device is made current (or in a file that
+          never makes one current: the order is not shown), and `"cuda:0"` where each process
+          sees only its own GPU (`CUDA_VISIBLE_DEVICES` set per rank, `set_device(0)`).
         - Loads under a rank-0 guard (one rank restores onto its own GPU) and on the single-process
           path (`else:` of `if args.distributed:`).
         - Loads in code that runs in one process rather than in the ranks (analysis/where.py):
@@ -281,7 +313,8 @@ RULE = Rule(
           (`torch.save(features.cpu(), ".../trainfeat.pth")` ... `torch.load(".../trainfeat.pth")`,
           the name also read through the variable holding the path): CPU copies, tensors a factory
           makes without a `device` (`torch.zeros(n, 2)`), dicts of them, the state of a module
-          moved by `net.cpu()` before the save (analysis/checkpoints.py); also files of plain
+          moved by `net.cpu()` before the save, a comprehension of CPU copies
+          (`{k: v.cpu() for k, v in net.state_dict().items()}`) (analysis/checkpoints.py); also files of plain
           Python values, which hold no tensor at all (an index `{"model": f"{name}.pt",
           "epoch": epoch}` with `epoch: int`, also filled item by item after `index = {}`).
         - Files that the modules importing this one (the training script that calls the evaluation
@@ -319,12 +352,13 @@ RULE = Rule(
           importing it, saves it under a literal name; a checkpoint saved from CPU tensors by an
           unrelated module (or a released pretrained file) is flagged although it loads to CPU.
         - A helper is followed to its callers by import and direct call (or the building of
-          its class) only, through at most one module with no distributed code in between: a
+          its class, or a method called on it) only, through at most two modules with no
+          distributed code in between: a
           load reached through a registry (`BACKBONE_REGISTRY.get(name)(cfg)`, a backbone whose
           pretrained weights load when a config names it), a table of hooks
           (`DEFAULT_LOAD_HOOKS[type](obj, path)`), a callback object the user hands the
-          project's trainer (`Trainer(callbacks=[CheckpointCallback(...)])`), or a chain of two
-          plain modules (script -> engine.py -> runner.py -> the helper) is missed. A
+          project's trainer (`Trainer(callbacks=[CheckpointCallback(...)])`), or a chain of three
+          plain modules (script -> app.py -> engine.py -> runner.py -> the helper) is missed. A
           rank-0-only load is left alone by design (rank 0 restores onto its own GPU), even
           where the fix maps it for CPU-only machines.
         - A helper's class built on every rank counts all its methods as run there, also one
@@ -367,6 +401,10 @@ RULE = Rule(
           configuration that always says one device) is flagged although it runs one process.
           Lightning's own reader (`load_from_checkpoint`, which maps to the module's device)
           is not a `torch.load` and is not judged.
+        - A map_location of the current device (`"cuda"`) is judged by the order of the load and
+          the statement making the rank's device current in the same function (or the file's
+          callers of it); a device made current in another module, or never in the file, leaves
+          it silent.
         - A helper reached only through a component registry (a model class a config names,
           whose `from_config` builds its sub-modules through the helper) has no caller the
           analysis can see, in any module.
