@@ -641,24 +641,41 @@ class DeviceModel:
 
     @cached_property
     def sets_visible_devices(self) -> bool:
-        """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU."""
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU.
+        Not a literal list of several GPUs (`"0,1,2,3"`), written once for every process: each
+        rank still sees them all, and the current device is still GPU 0 until one is set."""
         scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]
         for scope in scopes:
             for key, bindings in scope.bindings.items():
-                if key.split(".")[-1] == "environ" and any(b.item == "CUDA_VISIBLE_DEVICES" for b in bindings):
+                if key.split(".")[-1] == "environ" and any(
+                    b.item == "CUDA_VISIBLE_DEVICES" and not _several_gpus(b.value) for b in bindings
+                ):
                     return True
         for site in self.facts.calls:  # os.environ.update(CUDA_VISIBLE_DEVICES=...), setdefault(...)
             owner = receiver(site.node.func)
             if owner is None or not (last_name(owner) or "").endswith("environ"):
                 continue  # a dotted name ends with its last name: the cheap test first
-            if (dotted_name(owner) or "").endswith("environ"):
-                if any(
-                    (arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES")
-                    or string_value(arg.value) == "CUDA_VISIBLE_DEVICES"
-                    for arg in site.node.args
-                ):
-                    return True
+            if (dotted_name(owner) or "").endswith("environ") and _visible_devices_per_process(site.node.args):
+                return True
         return False
+
+
+def _visible_devices_per_process(args) -> bool:
+    """The arguments of `environ.update(CUDA_VISIBLE_DEVICES=v)` / `environ.setdefault("CUDA_VISIBLE_DEVICES", v)`
+    set the variable to something other than a literal list of several GPUs."""
+    for position, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES":
+            return not _several_gpus(arg.value)
+        if arg.keyword is None and string_value(arg.value) == "CUDA_VISIBLE_DEVICES":
+            value = args[position + 1].value if position + 1 < len(args) else None
+            return not _several_gpus(value)
+    return False
+
+
+def _several_gpus(value: Optional[cst.BaseExpression]) -> bool:
+    """A literal naming more than one GPU (`"0,1,2,3"`): every process that sets it sees them all."""
+    text = string_value(value) if value is not None else None
+    return text is not None and len([part for part in text.split(",") if part.strip()]) > 1
 
 
 def _first_later(work: "CallSite", sets: list["CallSite"]) -> Optional["CallSite"]:
