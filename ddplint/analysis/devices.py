@@ -225,18 +225,37 @@ class DeviceModel:
         """Where ("trainer.py:12") the project function or class this call runs works on the
         current device (`offered_current_device_work` of its module's summary), if it does."""
         project = self.facts.project
-        return project.current_device_work(self.facts, site) if project is not None else None
+        if project is None:
+            return None
+        found = project.current_device_work(self.facts, site)
+        if found is None:
+            built = self._project_instance_of(site)
+            found = project.current_device_work(self.facts, site, built) if built is not None else None
+        return found
+
+    def _project_instance_of(self, site: "CallSite") -> Optional[cst.Call]:
+        """`C(...)`, the one call that builds the receiver of a method call (`trainer.fit()` after
+        `trainer = C(...)`, or `C(...).fit()`), when the project may resolve `C`."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or self._is_module(func.value):
+            return None
+        if isinstance(func.value, cst.Call):
+            return func.value
+        sources = self.flow.sources(func.value, site.context.scope, site.context.branches)
+        calls = [source.node for source in sources if isinstance(source.node, cst.Call)]
+        return calls[0] if len(calls) == 1 and len(sources) == 1 else None
 
     @cached_property
     def offered_current_device_work(self) -> dict[str, "CallSite"]:
         """For the module's summary: its top-level functions and classes whose code works on the
-        current CUDA device when a caller runs it (a class: its `__init__`), itself or through
-        the module's own functions and methods: current_device_work, or a placement written on
-        the current device (`.cuda()`, `.to("cuda")`; a device handed in as a parameter is the
-        caller's, and no value is followed, which keeps a summary cheap). Name -> the first such
-        call. Nothing in a module that makes a device current anywhere (or declares one GPU per
-        process): the order to its work is the caller's business there, and the rule prefers
-        silence."""
+        current CUDA device when a caller runs it (a class: its `__init__`; `Class.method`: a
+        public method of a top-level class, for callers that call it on an instance they built),
+        itself or through the module's own functions and methods: current_device_work, or a
+        placement on the current device (`.cuda()`, `.to("cuda")`, `.to(self.device)` holding
+        `torch.device("cuda")`; a device handed in as a parameter is the caller's). Name -> the
+        first such call. Nothing in a module that makes a device current anywhere (or declares
+        one GPU per process): the order to its work is the caller's business there, and the
+        rule prefers silence."""
         facts = self.facts
         if self.sets_device_per_rank or self.one_gpu_per_process:
             return {}
@@ -261,11 +280,18 @@ class DeviceModel:
             found = self._first_work_reached(facts.methods_of(name, "__init__"), work)
             if found is not None:
                 out[name] = found
+            for method in facts.functions:
+                if method.class_name == name and method.scope.parent is owner.scope and not method.name.startswith("_"):
+                    found = self._first_work_reached([method], work)
+                    if found is not None:
+                        out[f"{name}.{method.name}"] = found
         return out
 
     def _written_on_the_current_device(self, site: "CallSite") -> bool:
         """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
-        current device as written (not the `torch.device("cuda")` value)."""
+        current device, as written or through a value of the module holding it (`self.device =
+        torch.device("cuda")`, then `model.to(self.device)`); not the `torch.device("cuda")` value
+        by itself, which places nothing."""
         call = site.node
         if TORCH_DEVICE in self.facts.qualified_names(call.func):
             return False
@@ -280,7 +306,19 @@ class DeviceModel:
                 return False
             target = keyword.value
         text = string_value(target)
-        return text is not None and _is_cuda(text)
+        if text is not None:
+            return _is_cuda(text)
+        return any(self._names_the_current_device(source.node) for source in self.flow.sources(target, site.context.scope, site.context.branches))
+
+    def _names_the_current_device(self, node: Optional[cst.CSTNode]) -> bool:
+        """`"cuda"` or `torch.device("cuda")` (no index): the current CUDA device, as a value."""
+        text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+        if text is not None:
+            return _is_cuda(text)
+        if isinstance(node, cst.Call) and TORCH_DEVICE in self.facts.qualified_names(node.func):
+            kind = argument(node, "type", 0)
+            return argument(node, "index", 1) is None and kind is not None and _is_cuda(string_value(kind) or "")
+        return False
 
     def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:
         """The first call of `work` that running `functions` reaches, through the module's own
