@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.analysis.reaching import order
 from ddplint.analysis.syntax import (
+    alternatives,
     argument,
     dotted_name,
     int_value,
@@ -34,6 +35,7 @@ from ddplint.analysis.torch_api import (
     SET_DEVICE,
     TORCH_DEVICE,
 )
+from ddplint.diagnostics import one_line
 
 if TYPE_CHECKING:
     from ddplint.analysis.distributed import RankModel
@@ -143,11 +145,18 @@ class DeviceModel:
                 found = _classify_string(site, text)
                 if found is not None:
                     return found
+            elif isinstance(node, cst.Call) and self._returns_the_current_device(node):
+                return Placement(site, "current", f"{one_line(self.facts.module.code_for_node(node.func), 24)}()")
             elif integer_means_gpu and int_value(node) == 0 and not isinstance(node, cst.UnaryOperation):
                 if self._zero_is_a_rank(node, source.via):
                     continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _returns_the_current_device(self, call: cst.Call) -> bool:
+        """`get_device()` of a project module whose function returns `torch.device("cuda")`."""
+        project = self.facts.project
+        return project is not None and project.returns_current_device(self.facts, call)
 
     def _single_process_values(self, expr: cst.BaseExpression) -> set[int]:
         """Values of `expr` that reach it only on the non-distributed path: `args.gpu = 0`
@@ -287,6 +296,25 @@ class DeviceModel:
                         out[f"{name}.{method.name}"] = found
         return out
 
+    @cached_property
+    def offered_current_device_values(self) -> set[str]:
+        """For the module's summary: its top-level functions that return the current CUDA device
+        as a value (`return torch.device("cuda" if torch.cuda.is_available() else "cpu")`), in a
+        module that never makes a device current (one that does: its caller may have run it)."""
+        facts = self.facts
+        if self.sets_device_per_rank or self.one_gpu_per_process:
+            return set()
+        return {
+            function.name
+            for function in facts.functions
+            if function.class_name is None and function.scope.parent is facts.module_scope
+            and any(
+                self._names_the_current_device(source.node)
+                for value, arms in function.returns
+                for source in self.flow.sources(value, function.scope, arms)
+            )
+        }
+
     def _written_on_the_current_device(self, site: "CallSite") -> bool:
         """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
         current device, as written or through a value of the module holding it (`self.device =
@@ -316,8 +344,9 @@ class DeviceModel:
         if text is not None:
             return _is_cuda(text)
         if isinstance(node, cst.Call) and TORCH_DEVICE in self.facts.qualified_names(node.func):
-            kind = argument(node, "type", 0)
-            return argument(node, "index", 1) is None and kind is not None and _is_cuda(string_value(kind) or "")
+            kind = argument(node, "type", 0)  # `torch.device("cuda" if available else "cpu")` too
+            options = alternatives(kind) if kind is not None else []
+            return argument(node, "index", 1) is None and any(_is_cuda(string_value(option) or "") for option in options)
         return False
 
     def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:

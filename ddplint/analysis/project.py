@@ -1296,6 +1296,12 @@ class ProjectView:
         target = self._target(facts, func)
         return target is not None and target[1] in target[0].device_setters
 
+    def returns_current_device(self, facts: "ModuleFacts", call: "cst.Call") -> bool:
+        """The project function `call` calls returns the current CUDA device as a value
+        (`ModuleSummary.current_device_returners`)."""
+        target = self._target(facts, call.func)
+        return target is not None and target[1] in target[0].current_device_returners
+
     def current_device_work(self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.Call] = None) -> Optional[str]:
         """Where ("trainer.py:12") the project function or class the call runs works on the
         current CUDA device (`ModuleSummary.current_device_work`), if it does; with `instance_of`
