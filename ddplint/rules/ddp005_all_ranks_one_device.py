@@ -237,7 +237,15 @@ RULE = Rule(
         pin_memory=True)`: its pinning thread adopts the current device. It also includes a call
         of a project function or class that does such work in its own module (a `Trainer` whose
         constructor builds a pinning DataLoader, a helper that calls `torch.cuda.synchronize()`
-        or `.cuda()`), when that module never makes a device current itself. A set-up helper module
+        or `.cuda()`, a constructor that moves the model to the `torch.device("cuda")` it keeps on
+        the instance), when that module never makes a device current itself, and a call of a
+        public method of such a class on an object the file builds from it (`trainer =
+        Trainer(...)`, then `trainer.fit()` calling `.cuda()`). A placement on what a project
+        function returns counts as one on the current device when that function returns it
+        (`device = get_device()`, `get_device()` returning `torch.device("cuda" if
+        torch.cuda.is_available() else "cpu")` in a module that never sets a device). Setting
+        `CUDA_VISIBLE_DEVICES` to a literal list of several GPUs (`"0,1,2,3"`) does not give each
+        process its own GPU: every rank still sees them all. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
         that call it on every rank never make a device current either, and so is a function or
         method that starts the NCCL group and then, later in the same run, works on the current
@@ -286,7 +294,8 @@ RULE = Rule(
           Also in a top-level set-up function that does start it (a warm-up `all_reduce` of a
           `.cuda()` tensor) when a module of the project that calls it on every rank makes a
           device current (`torch.cuda.set_device(device_id)`, then `distributed_init(config)`).
-        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
+        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`; any
+          value but a literal list of several GPUs, a single literal GPU included), or
           call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
           GPU per machine, or a launcher that hides the others), where GPU 0 is right. Not in a
           worker the file starts with `mp.spawn`: those workers all see the machine's GPUs, so
@@ -370,10 +379,14 @@ RULE = Rule(
         - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
           `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL may
           still use GPU 0. Work in other modules counts only through a call of a top-level
-          function or a class (its `__init__`) of that module: a method called on an object
-          (`trainer.fit()`) is not followed, and a module is read for it only when it also builds
-          a DataLoader or calls `synchronize()` / `current_device()` or another helper a summary
-          records (a module whose only current-device work is `.cuda()` is not read).
+          function or a class (its `__init__`) of that module, or of a public method on an object
+          built in the file from such a class by one assignment (`trainer.fit()`; not an object
+          handed in, built by a factory or stored on another object, nor a `_private` method),
+          and a module is read for it only when it also builds a DataLoader or calls
+          `synchronize()` / `current_device()` / `torch.device()` or another helper a summary
+          records (a module whose only current-device work is `.cuda()` is not read). A device
+          value from another module counts only as the return value of a top-level function:
+          a module constant (`from config import DEVICE`, `DEVICE = "cuda"`) is not followed.
         - A device list picked by rank (`devices[rank]`, handed in by the caller) that is never
           made current, with no current-device work in sight, is not reported: the index is not
           known to be a GPU index.
