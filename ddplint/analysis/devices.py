@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, AbstractSet, Optional
 
 import libcst as cst
 
@@ -26,12 +26,14 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import (
+    CURRENT_DEVICE_ALWAYS,
     CURRENT_DEVICE_CALLS,
     DATALOADER,
     DEVICE_SETTING_CALLS,
     DEVICE_SETTING_FRAMEWORKS,
     PLACEMENT_METHODS,
     PROCESS_GROUP_STARTERS,
+    SET_DEFAULT_DEVICE,
     SET_DEVICE,
     TORCH_DEVICE,
 )
@@ -86,8 +88,12 @@ class DeviceModel:
 
     def _placement(self, site: "CallSite") -> Optional[Placement]:
         call = site.node
-        if TORCH_DEVICE in self.facts.qualified_names(call.func):
+        names = self.facts.qualified_names(call.func)
+        if TORCH_DEVICE in names:
             return self._device_call(site)
+        if SET_DEFAULT_DEVICE in names:  # every tensor made after it lands there
+            target = argument(call, "device", 0)
+            return self._device_value(site, target, integer_means_gpu=True) if target is not None else None
         name = last_name(call.func)
         if name in PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
             target = argument(call, "device", 0)
@@ -220,7 +226,7 @@ class DeviceModel:
         out = []
         for site in self.facts.calls:
             names = self.facts.qualified_names(site.node.func)
-            if not site.node.args and not names.isdisjoint(CURRENT_DEVICE_CALLS):
+            if not names.isdisjoint(CURRENT_DEVICE_CALLS) and _names_no_device(site.node, names):
                 out.append(site)
             elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
                 out.append(site)
@@ -770,6 +776,14 @@ def _set_before(work: "CallSite", sets: list["CallSite"]) -> bool:
         if order(site.context.path, work.context.path) in ("before", "around", "apart", "same"):
             return True
     return False
+
+
+def _names_no_device(call: cst.Call, names: AbstractSet[str]) -> bool:
+    """A `torch.cuda` call of CURRENT_DEVICE_CALLS given no device: no positional argument and no
+    `device=` (`synchronize()`, `Stream(priority=-1)`), or an event, which never takes one."""
+    if not names.isdisjoint(CURRENT_DEVICE_ALWAYS):
+        return True
+    return all(arg.keyword is not None and arg.keyword.value != "device" for arg in call.args)
 
 
 def _pins_memory(call: cst.Call) -> bool:

@@ -229,11 +229,14 @@ RULE = Rule(
         holding the string), `DistributedDataParallel(..., device_ids=[0])` / `output_device=0`,
         and, in a file that starts the process group itself (or through a project helper) but
         never chooses a device per rank, the first placement on the current CUDA device
-        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
+        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`, `torch.set_default_device("cuda")`;
+        `set_default_device("cuda:0")` names GPU 0). When there is no such placement,
         it reports once that the current device is never set: where the file computes the
         rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
         `"cuda:%d" % rank`, `"cuda:{:d}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
-        `init_process_group` call. Current-device work includes a `DataLoader(...,
+        `init_process_group` call. Current-device work includes `torch.cuda` calls given no
+        device (`synchronize()`, memory queries, `Stream(priority=-1)`; a `torch.cuda.Event`,
+        which records on the current device's stream, whatever its arguments) and a `DataLoader(...,
         pin_memory=True)`: its pinning thread adopts the current device. It also includes a call
         of a project function or class that does such work in its own module (a `Trainer` whose
         constructor builds a pinning DataLoader, a helper that calls `torch.cuda.synchronize()`
