@@ -603,6 +603,36 @@ class DeviceModel:
         return None
 
     @cached_property
+    def worker_device_from_shared_option(self) -> Optional[tuple["CallSite", str]]:
+        """(the device choice, its option) where a worker this file starts with `mp.spawn` picks
+        its GPU from a command-line option with `default=0` (`torch.cuda.set_device(args.gpu)`,
+        `.cuda(args.gpu)`) that the worker never replaces: `mp.spawn` hands every worker the same
+        `args`, so all of them choose the same GPU; only the index it passes first differs. Not
+        when the worker hands `args` to another call (a set-up helper may fill the field)."""
+        facts = self.facts
+        options = {dest for site in facts.calls if (dest := _option_with_zero_default(site.node))}
+        if not options:
+            return None
+        for value, use in self._device_choices:
+            function = facts.function_of(use.context.scope)
+            if function is None or not self.where.spawned_directly(function):
+                continue
+            for dest in options:
+                base = _attribute_base(value, dest)
+                if base is not None and base in function.params[1:] and not self._hands_on(function, base):
+                    if self._comes_from_flag(value, use, dest):
+                        return use, dest
+        return None
+
+    def _hands_on(self, function: "FunctionInfo", name: str) -> bool:
+        """`name` is given whole to a call in `function` (`setup(args)`, `init(cfg=args)`)."""
+        return any(
+            isinstance(arg.value, cst.Name) and arg.value.value == name
+            for site in self.facts.calls_by_function.get(id(function), [])
+            for arg in site.node.args
+        )
+
+    @cached_property
     def _mentions_local_rank_variable(self) -> bool:
         return any(string_value(node) == "LOCAL_RANK" for node in self._string_nodes if isinstance(node, cst.SimpleString))
 
@@ -801,16 +831,32 @@ def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:
 
 def _local_rank_flag_with_zero_default(call: cst.Call) -> Optional[str]:
     """The destination of `add_argument("--local_rank", ..., default=0)` (or `--local-rank`)."""
-    if last_name(call.func) != "add_argument":
-        return None
+    dest = _option_with_zero_default(call)
     flags = [string_value(arg.value) for arg in call.args if arg.keyword is None]
-    if not any(flag in ("--local_rank", "--local-rank") for flag in flags):
+    return dest if dest is not None and any(flag in ("--local_rank", "--local-rank") for flag in flags) else None
+
+
+def _option_with_zero_default(call: cst.Call) -> Optional[str]:
+    """The destination of an `add_argument("--gpu", ..., default=0)` option: its `dest=`, else
+    its first long flag with dashes read as underscores."""
+    if last_name(call.func) != "add_argument":
         return None
     default = keyword_arg(call, "default")
     if default is None or int_value(default.value) != 0:
         return None
     dest = keyword_arg(call, "dest")
-    return string_value(dest.value) if dest is not None else "local_rank"
+    if dest is not None:
+        return string_value(dest.value)
+    flags = [string_value(arg.value) or "" for arg in call.args if arg.keyword is None]
+    long = next((flag for flag in flags if flag.startswith("--")), None)
+    return long[2:].replace("-", "_") if long else None
+
+
+def _attribute_base(value: cst.BaseExpression, attr: str) -> Optional[str]:
+    """`args` of `args.<attr>`."""
+    if isinstance(value, cst.Attribute) and value.attr.value == attr and isinstance(value.value, cst.Name):
+        return value.value.value
+    return None
 
 
 def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cst.BaseExpression]:

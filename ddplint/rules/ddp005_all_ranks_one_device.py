@@ -69,6 +69,17 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             "and all of them work on GPU 0; take the default from the environment: "
             "default=int(os.environ.get('LOCAL_RANK', 0))",
         )
+    shared = devices.worker_device_from_shared_option
+    if shared is not None:
+        use, option = shared
+        yield RULE.finding(
+            use.node,
+            f"every spawned worker picks its GPU from args.{option}, the same value (default 0) in all of them",
+            why=f"mp.spawn hands each worker the same arguments and only the worker's index differs: "
+            f"args.{option} comes from a command-line option with default 0 that the worker never "
+            f"replaces, so every worker chooses the same GPU and all of them pile onto it; use the "
+            f"index mp.spawn passes first (args.{option} = index, or torch.cuda.set_device(index))",
+        )
     for site in facts.calls_named(*DDP):
         if _on_one_path_only(model, site):
             continue
@@ -265,7 +276,9 @@ RULE = Rule(
         a project helper that sets it), with nothing setting it earlier in that function or in
         the file's code that calls it. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
-        never passes that option.
+        never passes that option. In a worker the file starts with `mp.spawn`, a GPU chosen from
+        any option with `default=0` (`torch.cuda.set_device(args.gpu)`) that the worker never
+        replaces with its index is reported: every worker gets the same `args`.
     """,
     why="""
         Every rank runs the same code. A hard-coded GPU 0, or the current CUDA device that
@@ -343,6 +356,8 @@ RULE = Rule(
           the group and works on the current device only before the start, or in another
           method (the caller may make the device current in between), or a top-level set-up
           function one of whose callers in the project makes a device current.
+        - A spawned worker's `args.gpu` when the worker assigns it (`args.gpu = index`) or hands
+          `args` to another call first (a set-up helper may fill it).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
