@@ -438,6 +438,9 @@ RULE = Rule(
         - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
           worker) and that receives CUDA tensors without choosing a device is not recognised:
           its CUDA work is done by callbacks the file does not show.
+        - An option other than `--local_rank` with `default=0` (`--gpu`) chosen as the device in
+          a script that torchrun or srun starts is not reported (only in workers of `mp.spawn`):
+          a launcher script may pass each process its own value (`--gpu $SLURM_LOCALID`).
         - A `--local_rank` option reaches the device only through assignments and attributes:
           handed to a function as an argument (`main(args.local_rank)`) it is not followed.
         - A fix that belongs between statements (a `set_device` inserted into a loop of
