@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, AbstractSet, Optional
 
 import libcst as cst
 
 from ddplint.analysis.reaching import order
 from ddplint.analysis.syntax import (
+    alternatives,
     argument,
     dotted_name,
     int_value,
@@ -25,15 +26,18 @@ from ddplint.analysis.syntax import (
     walk,
 )
 from ddplint.analysis.torch_api import (
+    CURRENT_DEVICE_ALWAYS,
     CURRENT_DEVICE_CALLS,
     DATALOADER,
     DEVICE_SETTING_CALLS,
     DEVICE_SETTING_FRAMEWORKS,
     PLACEMENT_METHODS,
     PROCESS_GROUP_STARTERS,
+    SET_DEFAULT_DEVICE,
     SET_DEVICE,
     TORCH_DEVICE,
 )
+from ddplint.diagnostics import one_line
 
 if TYPE_CHECKING:
     from ddplint.analysis.distributed import RankModel
@@ -84,8 +88,12 @@ class DeviceModel:
 
     def _placement(self, site: "CallSite") -> Optional[Placement]:
         call = site.node
-        if TORCH_DEVICE in self.facts.qualified_names(call.func):
+        names = self.facts.qualified_names(call.func)
+        if TORCH_DEVICE in names:
             return self._device_call(site)
+        if SET_DEFAULT_DEVICE in names:  # every tensor made after it lands there
+            target = argument(call, "device", 0)
+            return self._device_value(site, target, integer_means_gpu=True) if target is not None else None
         name = last_name(call.func)
         if name in PLACEMENT_METHODS and isinstance(call.func, cst.Attribute) and not self._is_module(call.func.value):
             target = argument(call, "device", 0)
@@ -143,11 +151,18 @@ class DeviceModel:
                 found = _classify_string(site, text)
                 if found is not None:
                     return found
+            elif isinstance(node, cst.Call) and self._returns_the_current_device(node):
+                return Placement(site, "current", f"{one_line(self.facts.module.code_for_node(node.func), 24)}()")
             elif integer_means_gpu and int_value(node) == 0 and not isinstance(node, cst.UnaryOperation):
                 if self._zero_is_a_rank(node, source.via):
                     continue
                 return Placement(site, "gpu0", f"{last_name(site.node.func)}(0)")
         return None
+
+    def _returns_the_current_device(self, call: cst.Call) -> bool:
+        """`get_device()` of a project module whose function returns `torch.device("cuda")`."""
+        project = self.facts.project
+        return project is not None and project.returns_current_device(self.facts, call)
 
     def _single_process_values(self, expr: cst.BaseExpression) -> set[int]:
         """Values of `expr` that reach it only on the non-distributed path: `args.gpu = 0`
@@ -211,7 +226,7 @@ class DeviceModel:
         out = []
         for site in self.facts.calls:
             names = self.facts.qualified_names(site.node.func)
-            if not site.node.args and not names.isdisjoint(CURRENT_DEVICE_CALLS):
+            if not names.isdisjoint(CURRENT_DEVICE_CALLS) and _names_no_device(site.node, names):
                 out.append(site)
             elif "torch.distributed.barrier" in names and keyword_arg(site.node, "device_ids") is None:
                 out.append(site)
@@ -225,18 +240,37 @@ class DeviceModel:
         """Where ("trainer.py:12") the project function or class this call runs works on the
         current device (`offered_current_device_work` of its module's summary), if it does."""
         project = self.facts.project
-        return project.current_device_work(self.facts, site) if project is not None else None
+        if project is None:
+            return None
+        found = project.current_device_work(self.facts, site)
+        if found is None:
+            built = self._project_instance_of(site)
+            found = project.current_device_work(self.facts, site, built) if built is not None else None
+        return found
+
+    def _project_instance_of(self, site: "CallSite") -> Optional[cst.Call]:
+        """`C(...)`, the one call that builds the receiver of a method call (`trainer.fit()` after
+        `trainer = C(...)`, or `C(...).fit()`), when the project may resolve `C`."""
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or self._is_module(func.value):
+            return None
+        if isinstance(func.value, cst.Call):
+            return func.value
+        sources = self.flow.sources(func.value, site.context.scope, site.context.branches)
+        calls = [source.node for source in sources if isinstance(source.node, cst.Call)]
+        return calls[0] if len(calls) == 1 and len(sources) == 1 else None
 
     @cached_property
     def offered_current_device_work(self) -> dict[str, "CallSite"]:
         """For the module's summary: its top-level functions and classes whose code works on the
-        current CUDA device when a caller runs it (a class: its `__init__`), itself or through
-        the module's own functions and methods: current_device_work, or a placement written on
-        the current device (`.cuda()`, `.to("cuda")`; a device handed in as a parameter is the
-        caller's, and no value is followed, which keeps a summary cheap). Name -> the first such
-        call. Nothing in a module that makes a device current anywhere (or declares one GPU per
-        process): the order to its work is the caller's business there, and the rule prefers
-        silence."""
+        current CUDA device when a caller runs it (a class: its `__init__`; `Class.method`: a
+        public method of a top-level class, for callers that call it on an instance they built),
+        itself or through the module's own functions and methods: current_device_work, or a
+        placement on the current device (`.cuda()`, `.to("cuda")`, `.to(self.device)` holding
+        `torch.device("cuda")`; a device handed in as a parameter is the caller's). Name -> the
+        first such call. Nothing in a module that makes a device current anywhere (or declares
+        one GPU per process): the order to its work is the caller's business there, and the
+        rule prefers silence."""
         facts = self.facts
         if self.sets_device_per_rank or self.one_gpu_per_process:
             return {}
@@ -261,11 +295,37 @@ class DeviceModel:
             found = self._first_work_reached(facts.methods_of(name, "__init__"), work)
             if found is not None:
                 out[name] = found
+            for method in facts.functions:
+                if method.class_name == name and method.scope.parent is owner.scope and not method.name.startswith("_"):
+                    found = self._first_work_reached([method], work)
+                    if found is not None:
+                        out[f"{name}.{method.name}"] = found
         return out
+
+    @cached_property
+    def offered_current_device_values(self) -> set[str]:
+        """For the module's summary: its top-level functions that return the current CUDA device
+        as a value (`return torch.device("cuda" if torch.cuda.is_available() else "cpu")`), in a
+        module that never makes a device current (one that does: its caller may have run it)."""
+        facts = self.facts
+        if self.sets_device_per_rank or self.one_gpu_per_process:
+            return set()
+        return {
+            function.name
+            for function in facts.functions
+            if function.class_name is None and function.scope.parent is facts.module_scope
+            and any(
+                self._names_the_current_device(source.node)
+                for value, arms in function.returns
+                for source in self.flow.sources(value, function.scope, arms)
+            )
+        }
 
     def _written_on_the_current_device(self, site: "CallSite") -> bool:
         """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
-        current device as written (not the `torch.device("cuda")` value)."""
+        current device, as written or through a value of the module holding it (`self.device =
+        torch.device("cuda")`, then `model.to(self.device)`); not the `torch.device("cuda")` value
+        by itself, which places nothing."""
         call = site.node
         if TORCH_DEVICE in self.facts.qualified_names(call.func):
             return False
@@ -280,7 +340,20 @@ class DeviceModel:
                 return False
             target = keyword.value
         text = string_value(target)
-        return text is not None and _is_cuda(text)
+        if text is not None:
+            return _is_cuda(text)
+        return any(self._names_the_current_device(source.node) for source in self.flow.sources(target, site.context.scope, site.context.branches))
+
+    def _names_the_current_device(self, node: Optional[cst.CSTNode]) -> bool:
+        """`"cuda"` or `torch.device("cuda")` (no index): the current CUDA device, as a value."""
+        text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+        if text is not None:
+            return _is_cuda(text)
+        if isinstance(node, cst.Call) and TORCH_DEVICE in self.facts.qualified_names(node.func):
+            kind = argument(node, "type", 0)  # `torch.device("cuda" if available else "cpu")` too
+            options = alternatives(kind) if kind is not None else []
+            return argument(node, "index", 1) is None and any(_is_cuda(string_value(option) or "") for option in options)
+        return False
 
     def _first_work_reached(self, functions: list, work: set[int]) -> Optional["CallSite"]:
         """The first call of `work` that running `functions` reaches, through the module's own
@@ -556,6 +629,36 @@ class DeviceModel:
         return None
 
     @cached_property
+    def worker_device_from_shared_option(self) -> Optional[tuple["CallSite", str]]:
+        """(the device choice, its option) where a worker this file starts with `mp.spawn` picks
+        its GPU from a command-line option with `default=0` (`torch.cuda.set_device(args.gpu)`,
+        `.cuda(args.gpu)`) that the worker never replaces: `mp.spawn` hands every worker the same
+        `args`, so all of them choose the same GPU; only the index it passes first differs. Not
+        when the worker hands `args` to another call (a set-up helper may fill the field)."""
+        facts = self.facts
+        options = {dest for site in facts.calls if (dest := _option_with_zero_default(site.node))}
+        if not options:
+            return None
+        for value, use in self._device_choices:
+            function = facts.function_of(use.context.scope)
+            if function is None or not self.where.spawned_directly(function):
+                continue
+            for dest in options:
+                base = _attribute_base(value, dest)
+                if base is not None and base in function.params[1:] and not self._hands_on(function, base):
+                    if self._comes_from_flag(value, use, dest):
+                        return use, dest
+        return None
+
+    def _hands_on(self, function: "FunctionInfo", name: str) -> bool:
+        """`name` is given whole to a call in `function` (`setup(args)`, `init(cfg=args)`)."""
+        return any(
+            isinstance(arg.value, cst.Name) and arg.value.value == name
+            for site in self.facts.calls_by_function.get(id(function), [])
+            for arg in site.node.args
+        )
+
+    @cached_property
     def _mentions_local_rank_variable(self) -> bool:
         return any(string_value(node) == "LOCAL_RANK" for node in self._string_nodes if isinstance(node, cst.SimpleString))
 
@@ -667,24 +770,41 @@ class DeviceModel:
 
     @cached_property
     def sets_visible_devices(self) -> bool:
-        """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU."""
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)`: each process sees one GPU.
+        Not a literal list of several GPUs (`"0,1,2,3"`), written once for every process: each
+        rank still sees them all, and the current device is still GPU 0 until one is set."""
         scopes = [self.facts.module_scope, *(function.scope for function in self.facts.functions)]
         for scope in scopes:
             for key, bindings in scope.bindings.items():
-                if key.split(".")[-1] == "environ" and any(b.item == "CUDA_VISIBLE_DEVICES" for b in bindings):
+                if key.split(".")[-1] == "environ" and any(
+                    b.item == "CUDA_VISIBLE_DEVICES" and not _several_gpus(b.value) for b in bindings
+                ):
                     return True
         for site in self.facts.calls:  # os.environ.update(CUDA_VISIBLE_DEVICES=...), setdefault(...)
             owner = receiver(site.node.func)
             if owner is None or not (last_name(owner) or "").endswith("environ"):
                 continue  # a dotted name ends with its last name: the cheap test first
-            if (dotted_name(owner) or "").endswith("environ"):
-                if any(
-                    (arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES")
-                    or string_value(arg.value) == "CUDA_VISIBLE_DEVICES"
-                    for arg in site.node.args
-                ):
-                    return True
+            if (dotted_name(owner) or "").endswith("environ") and _visible_devices_per_process(site.node.args):
+                return True
         return False
+
+
+def _visible_devices_per_process(args) -> bool:
+    """The arguments of `environ.update(CUDA_VISIBLE_DEVICES=v)` / `environ.setdefault("CUDA_VISIBLE_DEVICES", v)`
+    set the variable to something other than a literal list of several GPUs."""
+    for position, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "CUDA_VISIBLE_DEVICES":
+            return not _several_gpus(arg.value)
+        if arg.keyword is None and string_value(arg.value) == "CUDA_VISIBLE_DEVICES":
+            value = args[position + 1].value if position + 1 < len(args) else None
+            return not _several_gpus(value)
+    return False
+
+
+def _several_gpus(value: Optional[cst.BaseExpression]) -> bool:
+    """A literal naming more than one GPU (`"0,1,2,3"`): every process that sets it sees them all."""
+    text = string_value(value) if value is not None else None
+    return text is not None and len([part for part in text.split(",") if part.strip()]) > 1
 
 
 def _first_later(work: "CallSite", sets: list["CallSite"]) -> Optional["CallSite"]:
@@ -714,6 +834,14 @@ def _set_before(work: "CallSite", sets: list["CallSite"]) -> bool:
     return False
 
 
+def _names_no_device(call: cst.Call, names: AbstractSet[str]) -> bool:
+    """A `torch.cuda` call of CURRENT_DEVICE_CALLS given no device: no positional argument and no
+    `device=` (`synchronize()`, `Stream(priority=-1)`), or an event, which never takes one."""
+    if not names.isdisjoint(CURRENT_DEVICE_ALWAYS):
+        return True
+    return all(arg.keyword is not None and arg.keyword.value != "device" for arg in call.args)
+
+
 def _pins_memory(call: cst.Call) -> bool:
     """`DataLoader(..., pin_memory=True)`, written as the literal."""
     pin = keyword_arg(call, "pin_memory")
@@ -729,16 +857,32 @@ def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:
 
 def _local_rank_flag_with_zero_default(call: cst.Call) -> Optional[str]:
     """The destination of `add_argument("--local_rank", ..., default=0)` (or `--local-rank`)."""
-    if last_name(call.func) != "add_argument":
-        return None
+    dest = _option_with_zero_default(call)
     flags = [string_value(arg.value) for arg in call.args if arg.keyword is None]
-    if not any(flag in ("--local_rank", "--local-rank") for flag in flags):
+    return dest if dest is not None and any(flag in ("--local_rank", "--local-rank") for flag in flags) else None
+
+
+def _option_with_zero_default(call: cst.Call) -> Optional[str]:
+    """The destination of an `add_argument("--gpu", ..., default=0)` option: its `dest=`, else
+    its first long flag with dashes read as underscores."""
+    if last_name(call.func) != "add_argument":
         return None
     default = keyword_arg(call, "default")
     if default is None or int_value(default.value) != 0:
         return None
     dest = keyword_arg(call, "dest")
-    return string_value(dest.value) if dest is not None else "local_rank"
+    if dest is not None:
+        return string_value(dest.value)
+    flags = [string_value(arg.value) or "" for arg in call.args if arg.keyword is None]
+    long = next((flag for flag in flags if flag.startswith("--")), None)
+    return long[2:].replace("-", "_") if long else None
+
+
+def _attribute_base(value: cst.BaseExpression, attr: str) -> Optional[str]:
+    """`args` of `args.<attr>`."""
+    if isinstance(value, cst.Attribute) and value.attr.value == attr and isinstance(value.value, cst.Name):
+        return value.value.value
+    return None
 
 
 def _computed_cuda_index(node: cst.CSTNode, facts: "ModuleFacts") -> Optional[cst.BaseExpression]:

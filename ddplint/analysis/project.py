@@ -1343,11 +1343,24 @@ class ProjectView:
         target = self._target(facts, func)
         return target is not None and target[1] in target[0].device_setters
 
-    def current_device_work(self, facts: "ModuleFacts", site: "CallSite") -> Optional[str]:
+    def returns_current_device(self, facts: "ModuleFacts", call: "cst.Call") -> bool:
+        """The project function `call` calls returns the current CUDA device as a value
+        (`ModuleSummary.current_device_returners`)."""
+        target = self._target(facts, call.func)
+        return target is not None and target[1] in target[0].current_device_returners
+
+    def current_device_work(self, facts: "ModuleFacts", site: "CallSite", instance_of: Optional[cst.Call] = None) -> Optional[str]:
         """Where ("trainer.py:12") the project function or class the call runs works on the
-        current CUDA device (`ModuleSummary.current_device_work`), if it does."""
-        target = self._target(facts, site.node.func)
-        return target[0].current_device_work.get(target[1]) if target else None
+        current CUDA device (`ModuleSummary.current_device_work`), if it does; with `instance_of`
+        (the call that built the receiver), the method of that project class the call runs."""
+        import libcst as cst
+
+        if instance_of is None:
+            target = self._target(facts, site.node.func)
+            return target[0].current_device_work.get(target[1]) if target else None
+        target = self._target(facts, instance_of.func)
+        method = site.node.func.attr.value if isinstance(site.node.func, cst.Attribute) else None
+        return target[0].current_device_work.get(f"{target[1]}.{method}") if target and method else None
 
     def collective(self, facts: "ModuleFacts", site: "CallSite", false_here: AbstractSet[int] = frozenset()) -> Optional[CollectiveReach]:
         """The collective a project function makes when called (`reduce_mean` -> all_reduce).

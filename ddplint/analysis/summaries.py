@@ -237,13 +237,16 @@ class ModuleSummary:
     # `__init__`) works on the current CUDA device (a pinning DataLoader, `torch.cuda.synchronize()`,
     # a bare NCCL barrier, `.cuda()`), in a module that never makes a device current (DDP005)
     current_device_work: dict[str, str] = field(default_factory=dict)
+    # top-level functions returning the current CUDA device as a value (`torch.device("cuda")`),
+    # in a module that never makes a device current (DDP005: a placement on what they return)
+    current_device_returners: set[str] = field(default_factory=set)
 
     def _tables(self) -> tuple:
         return (
             self.process_group_starters, self.device_setters, self.loader_factories, self.iterable_classes,
             self.epoch_setters, self.collectives, self.forwarded_parameters, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
             self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
-            self.stored_loader_trainers, self.current_device_work,
+            self.stored_loader_trainers, self.current_device_work, self.current_device_returners,
         )
 
     def offered_names(self) -> set[str]:
@@ -306,6 +309,7 @@ def summarise(model: "ModuleModel", display_name: str) -> ModuleSummary:
     for function in facts.functions:
         _summarise_loader_trainer(model, function, display_name, top_level, summary)
     _summarise_stored_loader_trainers(model, display_name, summary)
+    summary.current_device_returners = model.devices.offered_current_device_values
     offered = model.devices.offered_current_device_work
     if offered:  # one pass over the module for every position (each is a pass of its own)
         from ddplint.positions import positions_of

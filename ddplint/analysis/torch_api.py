@@ -137,6 +137,11 @@ SET_DEVICE = frozenset(
         "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx", "torch.accelerator.device_index",
     }
 )
+# The default device of every tensor created after it (`torch.set_default_device("cuda")`).
+SET_DEFAULT_DEVICE = "torch.set_default_device"
+# `torch.cuda` calls that act on the current device whatever their arguments: an event records on
+# the current stream of the current device (`Event(enable_timing=True)` names none).
+CURRENT_DEVICE_ALWAYS = frozenset({"torch.cuda.Event"})
 # Tensor / module methods that place their receiver on a device (`x.to(device)`, `model.cuda()`).
 PLACEMENT_METHODS = frozenset({"to", "cuda"})
 # `torch.cuda` calls that act on the current device when no device is passed: with none set per

@@ -238,6 +238,11 @@ class WhereModel:
             for call, _ in callers
         )
 
+    def spawned_directly(self, function: "FunctionInfo") -> bool:
+        """`function` is the one this file hands to `mp.spawn`: its first parameter is the
+        worker's index, the others what the spawn hands every worker alike."""
+        return self._spawned(function)
+
     def _spawned(self, function: "FunctionInfo") -> bool:
         return any(self._is_spawn(site) for site, _ in self.facts.call_sites_of(function))
 

@@ -69,6 +69,17 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             "and all of them work on GPU 0; take the default from the environment: "
             "default=int(os.environ.get('LOCAL_RANK', 0))",
         )
+    shared = devices.worker_device_from_shared_option
+    if shared is not None:
+        use, option = shared
+        yield RULE.finding(
+            use.node,
+            f"every spawned worker picks its GPU from args.{option}, the same value (default 0) in all of them",
+            why=f"mp.spawn hands each worker the same arguments and only the worker's index differs: "
+            f"args.{option} comes from a command-line option with default 0 that the worker never "
+            f"replaces, so every worker chooses the same GPU and all of them pile onto it; use the "
+            f"index mp.spawn passes first (args.{option} = index, or torch.cuda.set_device(index))",
+        )
     for site in facts.calls_named(*DDP):
         if _on_one_path_only(model, site):
             continue
@@ -229,15 +240,26 @@ RULE = Rule(
         holding the string), `DistributedDataParallel(..., device_ids=[0])` / `output_device=0`,
         and, in a file that starts the process group itself (or through a project helper) but
         never chooses a device per rank, the first placement on the current CUDA device
-        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`). When there is no such placement,
+        (`.cuda()`, `.to("cuda")`, `torch.device("cuda")`, `torch.set_default_device("cuda")`;
+        `set_default_device("cuda:0")` names GPU 0). When there is no such placement,
         it reports once that the current device is never set: where the file computes the
         rank's GPU as a value (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`,
         `"cuda:%d" % rank`, `"cuda:{:d}".format(rank)`, `"cuda:" + str(rank)`), else at the NCCL
-        `init_process_group` call. Current-device work includes a `DataLoader(...,
+        `init_process_group` call. Current-device work includes `torch.cuda` calls given no
+        device (`synchronize()`, memory queries, `Stream(priority=-1)`; a `torch.cuda.Event`,
+        which records on the current device's stream, whatever its arguments) and a `DataLoader(...,
         pin_memory=True)`: its pinning thread adopts the current device. It also includes a call
         of a project function or class that does such work in its own module (a `Trainer` whose
         constructor builds a pinning DataLoader, a helper that calls `torch.cuda.synchronize()`
-        or `.cuda()`), when that module never makes a device current itself. A set-up helper module
+        or `.cuda()`, a constructor that moves the model to the `torch.device("cuda")` it keeps on
+        the instance), when that module never makes a device current itself, and a call of a
+        public method of such a class on an object the file builds from it (`trainer =
+        Trainer(...)`, then `trainer.fit()` calling `.cuda()`). A placement on what a project
+        function returns counts as one on the current device when that function returns it
+        (`device = get_device()`, `get_device()` returning `torch.device("cuda" if
+        torch.cuda.is_available() else "cpu")` in a module that never sets a device). Setting
+        `CUDA_VISIBLE_DEVICES` to a literal list of several GPUs (`"0,1,2,3"`) does not give each
+        process its own GPU: every rank still sees them all. A set-up helper module
         that starts the NCCL group is reported at the group start when the project's modules
         that call it on every rank never make a device current either, and so is a function or
         method that starts the NCCL group and then, later in the same run, works on the current
@@ -254,7 +276,9 @@ RULE = Rule(
         a project helper that sets it), with nothing setting it earlier in that function or in
         the file's code that calls it. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
-        never passes that option.
+        never passes that option. In a worker the file starts with `mp.spawn`, a GPU chosen from
+        any option with `default=0` (`torch.cuda.set_device(args.gpu)`) that the worker never
+        replaces with its index is reported: every worker gets the same `args`.
     """,
     why="""
         Every rank runs the same code. A hard-coded GPU 0, or the current CUDA device that
@@ -286,7 +310,8 @@ RULE = Rule(
           Also in a top-level set-up function that does start it (a warm-up `all_reduce` of a
           `.cuda()` tensor) when a module of the project that calls it on every rank makes a
           device current (`torch.cuda.set_device(device_id)`, then `distributed_init(config)`).
-        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`), or
+        - Scripts that set `CUDA_VISIBLE_DEVICES` per process (each sees its GPU as `cuda:0`; any
+          value but a literal list of several GPUs, a single literal GPU included), or
           call `torch.cuda.set_device(0)` with a literal 0: they declare one GPU per process (one
           GPU per machine, or a launcher that hides the others), where GPU 0 is right. Not in a
           worker the file starts with `mp.spawn`: those workers all see the machine's GPUs, so
@@ -331,6 +356,8 @@ RULE = Rule(
           the group and works on the current device only before the start, or in another
           method (the caller may make the device current in between), or a top-level set-up
           function one of whose callers in the project makes a device current.
+        - A spawned worker's `args.gpu` when the worker assigns it (`args.gpu = index`) or hands
+          `args` to another call first (a set-up helper may fill it).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
           chooses no device.
@@ -370,10 +397,14 @@ RULE = Rule(
         - A program whose own CUDA work all names the rank's device (`model.to(rank)`,
           `device_ids=[rank]`) is not reported for a missing `set_device`, even though NCCL may
           still use GPU 0. Work in other modules counts only through a call of a top-level
-          function or a class (its `__init__`) of that module: a method called on an object
-          (`trainer.fit()`) is not followed, and a module is read for it only when it also builds
-          a DataLoader or calls `synchronize()` / `current_device()` or another helper a summary
-          records (a module whose only current-device work is `.cuda()` is not read).
+          function or a class (its `__init__`) of that module, or of a public method on an object
+          built in the file from such a class by one assignment (`trainer.fit()`; not an object
+          handed in, built by a factory or stored on another object, nor a `_private` method),
+          and a module is read for it only when it also builds a DataLoader or calls
+          `synchronize()` / `current_device()` / `torch.device()` or another helper a summary
+          records (a module whose only current-device work is `.cuda()` is not read). A device
+          value from another module counts only as the return value of a top-level function:
+          a module constant (`from config import DEVICE`, `DEVICE = "cuda"`) is not followed.
         - A device list picked by rank (`devices[rank]`, handed in by the caller) that is never
           made current, with no current-device work in sight, is not reported: the index is not
           known to be a GPU index.
@@ -407,6 +438,9 @@ RULE = Rule(
         - A process that a rank starts itself (a `multiprocessing.Process` checkpoint or data
           worker) and that receives CUDA tensors without choosing a device is not recognised:
           its CUDA work is done by callbacks the file does not show.
+        - An option other than `--local_rank` with `default=0` (`--gpu`) chosen as the device in
+          a script that torchrun or srun starts is not reported (only in workers of `mp.spawn`):
+          a launcher script may pass each process its own value (`--gpu $SLURM_LOCALID`).
         - A `--local_rank` option reaches the device only through assignments and attributes:
           handed to a function as an argument (`main(args.local_rank)`) it is not followed.
         - A fix that belongs between statements (a `set_device` inserted into a loop of
