@@ -265,6 +265,8 @@ def _check_job(job: _Job) -> tuple[int, _Outcome]:
     # What the results cache keys the result on: worked out only where there is a cache to store
     # it in (`want_hash`); a run without one has no use for it (~2 % of one over torch).
     import_words = _dependency_words(job.path, data) if job.want_hash else ()
+    if _PROJECT is not None:
+        _PROJECT.forget_module_models()
     _return_freed_memory()
     return job.index, _Outcome(diagnostics, errors, digest, import_words=import_words)
 

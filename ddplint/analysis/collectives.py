@@ -546,16 +546,22 @@ def _rank_zero_flag_kept(model: "ModuleModel", method: "FunctionInfo", attribute
     name = names.pop()
     if name not in init.params or any(b.kind != "param" for b in init.scope.lookup(name)):
         return False
+    if _ruled_out(init, name, _constructions([model], init, name)):
+        return False  # a construction in this file already hands it something else
     return _all_rank_zero_or_false(init, name, _values_passed_to_class(model, init, name))
 
 
 def _values_passed_to_class(model: "ModuleModel", init: "FunctionInfo", name: str) -> Optional[list]:
     """What each construction of the class (`Trainer(...)`, found by the class's name in the
     project, as caller_values finds a function's calls) hands `__init__`'s parameter `name`."""
+    modules = modules_naming(model, init.class_name or "") if model.facts.project is not None else [model]
+    return _constructions(modules, init, name) if modules is not None else None
+
+
+def _constructions(modules: list["ModuleModel"], init: "FunctionInfo", name: str) -> Optional[list]:
+    """(module, call, the value it hands `__init__`'s `name`) for each construction of the class
+    in `modules`; None where one passes *args / **kwargs."""
     class_name = init.class_name or ""
-    modules = modules_naming(model, class_name) if model.facts.project is not None else [model]
-    if modules is None:
-        return None
     found = []
     for module in modules:
         for site in module.facts.calls:
@@ -573,14 +579,24 @@ def _rank_zero_flag(model: "ModuleModel", function: "FunctionInfo", name: str) -
     at least one passes a guard."""
     if any(binding.kind != "param" for binding in function.scope.lookup(name)):
         return False
+    if _ruled_out(function, name, _values_passed_here(model, function, name)):
+        return False  # a caller in this file already hands it something else
     return _all_rank_zero_or_false(function, name, _values_passed(model, function, name))
 
 
-def _all_rank_zero_or_false(function: "FunctionInfo", name: str, values: Optional[list]) -> bool:
+def _ruled_out(function: "FunctionInfo", name: str, values: Optional[list]) -> bool:
+    """Some of these callers hand the parameter a value that is neither a rank-0 test nor false:
+    then no caller elsewhere can make it one, and the project's modules need not be read (in a
+    large package most flags are forwarded or set to True by the callers beside them)."""
+    return values is None or any(not _all_rank_zero_or_false(function, name, [value], needs_a_guard=False) for value in values)
+
+
+def _all_rank_zero_or_false(function: "FunctionInfo", name: str, values: Optional[list], needs_a_guard: bool = True) -> bool:
     """Each (module, call, value) passes a rank-0 guard of the caller's scope, or False / None,
-    or leaves a false default of `function`'s parameter `name`; at least one passes a guard."""
+    or leaves a false default of `function`'s parameter `name`; at least one passes a guard
+    (unless not `needs_a_guard`)."""
     if not values:
-        return False
+        return not needs_a_guard and values is not None
     guarded = False
     for module, site, value in values:
         if value is None:
@@ -590,7 +606,7 @@ def _all_rank_zero_or_false(function: "FunctionInfo", name: str, values: Optiona
             if not module.ranks.is_rank_zero_guard(value, site.context.scope):
                 return False
             guarded = True
-    return guarded
+    return guarded or not needs_a_guard
 
 
 def _values_passed(model: "ModuleModel", function: "FunctionInfo", name: str) -> Optional[list]:
@@ -598,6 +614,10 @@ def _values_passed(model: "ModuleModel", function: "FunctionInfo", name: str) ->
     in this file when it belongs to none (a file checked alone)."""
     if model.facts.project is not None:
         return passed_values(model, function, name)
+    return _values_passed_here(model, function, name)
+
+
+def _values_passed_here(model: "ModuleModel", function: "FunctionInfo", name: str) -> list:
     return [(model, site, function.param_for(site.node, bound).get(name)) for site, bound in model.facts.call_sites_of(function)]
 
 

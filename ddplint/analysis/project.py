@@ -34,6 +34,7 @@ import pickle
 import re
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from types import CodeType
 from typing import (
     TYPE_CHECKING,
     AbstractSet,
@@ -208,6 +209,7 @@ class ProjectIndex:
         self._text_matches: dict[tuple, bool] = {}  # some_module_matches, by its patterns
         self._calls_named: dict[str, frozenset[str]] = {}
         self._module_models: dict[str, tuple[Optional[tuple[int, int]], Optional["ModuleModel"]]] = {}
+        self._functions_naming: dict[tuple[str, tuple[bytes, ...]], tuple[Optional[tuple[int, int]], frozenset[str]]] = {}
         # Names a project module can be imported by: file stems, and package directory names.
         self._files_by_name: dict[bytes, list[str]] = {}
         for f in sorted(self.files):  # os.path, not pathlib: a run over unchanged files pays for this
@@ -924,6 +926,34 @@ class ProjectIndex:
         self._module_models[path] = (stamp, model)
         return model
 
+    def functions_naming(self, path: str, words: tuple[bytes, ...]) -> frozenset[str]:
+        """The module-level functions of the module at `path` whose code (nested code included)
+        names one of the lower-case `words` in a name or a string constant, read off CPython's
+        compiled code: a screen in front of `module_model` for questions only such a function can
+        answer yes to (whether a helper returns a rank test), which most functions called in an
+        `if` are not, and each would cost its module a libcst parse and a model kept for the run."""
+        stamp = _stamp(path)
+        known = self._functions_naming.get((path, words))
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            data: Optional[bytes] = read_file(path)
+        except OSError:
+            data = None
+        code = summaries.compiled(data, path) if data is not None and len(data) <= MAX_ANALYSED_BYTES else None
+        naming = frozenset(
+            const.co_name for const in (code.co_consts if code is not None else ())
+            if isinstance(const, CodeType) and _code_names_a_word(const, words)
+        )
+        self._functions_naming[(path, words)] = (stamp, naming)
+        return naming
+
+    def forget_module_models(self) -> None:
+        """Drop the models `module_model` keeps. A batch run calls this after each file: a model
+        holds its module's whole tree, and keeping every model some file asked for held torch's
+        run ~30 MB higher to its end; a later file that asks again pays a parse instead."""
+        self._module_models.clear()
+
     def module_facts(self, path: str) -> Optional["ModuleFacts"]:
         """The records of `module_model(path)`."""
         model = self.module_model(path)
@@ -1079,6 +1109,20 @@ def _caller_source(path: str) -> Optional[bytes]:
     except OSError:
         return None
     return data if len(data) <= MAX_ANALYSED_BYTES else None
+
+
+def _code_names_a_word(code: CodeType, words: tuple[bytes, ...]) -> bool:
+    """Whether a code object or one nested in it names one of the lower-case `words` (a name, an
+    attribute, a local, or a string constant such as an environment key)."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        texts = [*current.co_names, *current.co_varnames, *current.co_cellvars, *current.co_freevars]
+        texts += [const for const in current.co_consts if isinstance(const, str)]
+        if any(word in text.lower().encode() for text in texts for word in words):
+            return True
+        stack.extend(const for const in current.co_consts if isinstance(const, CodeType))
+    return False
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:

@@ -382,7 +382,11 @@ class RankGuards:
             return False
         for qualified in self.facts.qualified_names(call.func):
             resolved = project.index.resolve(project.path, qualified)
-            model = project.index.module_model(resolved[0]) if resolved is not None else None
+            # Only a function whose code names a rank word can return a rank test: the others
+            # (nearly every helper an `if` calls) cost their module no parse.
+            if resolved is None or resolved[1] not in project.index.functions_naming(resolved[0], RANK_GUARD_WORDS):
+                continue
+            model = project.index.module_model(resolved[0])
             if model is None:
                 continue
             facts = model.facts
