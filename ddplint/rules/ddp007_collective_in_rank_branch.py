@@ -463,7 +463,11 @@ RULE = Rule(
           not followed; a class of the file is.
         - A file that names no collective, DDP/FSDP class or rank word is not analysed for this
           rule (the screen), even when it calls a helper of another module that makes one under
-          a clock condition.
+          a clock condition, or tests the rank only through another module's helper of a name
+          that is no rank word (`if comm.leader(): all_reduce(...)` in a file that never names a
+          rank). A helper of another module is read for a returned rank test only when its own
+          compiled code names a rank word (`return _rank == 0`, `os.environ["RANK"]`): one that
+          returns another helper's test without naming a rank is not.
         - A collective under a test of data each rank computes for itself (`if
           len(sharded_params) > 0: all_reduce(...)`, the list built from the parameters this
           rank's optimizer shard holds) is not seen: the same test on a list every rank builds
