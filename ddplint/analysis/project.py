@@ -915,12 +915,9 @@ class ProjectIndex:
         known = self._module_models.get(path)
         if known is not None and known[0] == stamp:
             return known[1]
-        try:
-            data: Optional[bytes] = read_file(path)
-        except OSError:
-            data = None
+        data = _caller_source(path)
         model = None
-        if data is not None and len(data) <= MAX_ANALYSED_BYTES and self._parses_safely(data, path):
+        if data is not None and self._parses_safely(data, path):
             facts = summaries.facts_of(data)
             model = ModuleModel(facts) if facts is not None else None
         self._module_models[path] = (stamp, model)
@@ -936,11 +933,8 @@ class ProjectIndex:
         known = self._functions_naming.get((path, words))
         if known is not None and known[0] == stamp:
             return known[1]
-        try:
-            data: Optional[bytes] = read_file(path)
-        except OSError:
-            data = None
-        code = summaries.compiled(data, path) if data is not None and len(data) <= MAX_ANALYSED_BYTES else None
+        data = _caller_source(path)
+        code = summaries.compiled(data, path) if data is not None else None
         naming = frozenset(
             const.co_name for const in (code.co_consts if code is not None else ())
             if isinstance(const, CodeType) and _code_names_a_word(const, words)
