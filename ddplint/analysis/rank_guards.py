@@ -196,6 +196,20 @@ def environment_key(call: cst.Call) -> Optional[str]:
     return None
 
 
+def _compared_name(left: cst.BaseExpression) -> str:
+    """What the left side of a comparison reads, by name: `world_size`, `dist.get_world_size()`,
+    or the key of an environment read, also through `int(...)` (`int(os.environ.get("WORLD_SIZE",
+    "1"))`, `int(os.environ["WORLD_SIZE"])`)."""
+    if isinstance(left, cst.Call) and last_name(left.func) == "int" and len(left.args) == 1:
+        left = left.args[0].value
+    key = environment_key(left) if isinstance(left, cst.Call) else _environ_subscript_key(left)
+    if key is not None:
+        return key
+    if isinstance(left, cst.Call):
+        left = left.func
+    return dotted_name(left) or last_name(left) or ""
+
+
 def _literal_item_key(node: cst.BaseExpression) -> Optional[str]:
     """`cfg["rank"]` -> "rank": a subscript by a string literal (not of `os.environ`)."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and _environ_subscript_key(node) is None:
@@ -516,8 +530,7 @@ class RankGuards:
                 return True
             if isinstance(operator, (cst.Equal, cst.Is)):
                 return False
-        left = test.left.func if isinstance(test.left, cst.Call) else test.left
-        if "world" in identifier_words(dotted_name(left) or last_name(left) or ""):
+        if "world" in identifier_words(_compared_name(test.left)):
             more_than_one = {(cst.GreaterThan, 1), (cst.GreaterThanEqual, 2), (cst.NotEqual, 1)}
             just_one = {(cst.Equal, 1), (cst.LessThanEqual, 1), (cst.LessThan, 2)}
             if (type(operator), bound) in more_than_one:

@@ -348,9 +348,9 @@ RULE = Rule(
           file deriving from it is not a loader.
         - A sampler built only on the single-process path is recognised by a test ddplint
           reads as the run's mode (`args.distributed`, `world_size > 1`, `local_rank != -1`,
-          `dist.is_initialized()`, a variable assigned one of those); a test that reads the
-          environment inline (`int(os.environ.get("WORLD_SIZE", "1")) == 1`) is not, and the
-          sampler then counts as given to the ranks.
+          `dist.is_initialized()`, `int(os.environ.get("WORLD_SIZE", "1")) == 1`, a variable
+          assigned one of those); a test it does not read that way (a helper's answer, a
+          config flag of another name) leaves the sampler counted as given to the ranks.
         - A single-process entry point is recognised by the `if` that picks it beside the
           distributed one (or a spawn); one chosen elsewhere (a command-line table of entry
           points, another module) is still checked as if every rank ran it.
