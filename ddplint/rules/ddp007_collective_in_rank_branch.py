@@ -444,13 +444,13 @@ RULE = Rule(
           `self.all_gather(...)` and `self.log(..., sync_dist=True)` / `self.log_dict(...)`;
           others are not (a LightningModule whose base class lives in another file is not
           recognised).
-        - A rank-0 flag handed to a constructor in another module and kept on the object
-          (`Trainer(is_visualizer=dist.is_visualizer())`, then `if ... and self.is_visualizer:
-          all_reduce(...)` in a method) and a DDP model handed as a parameter from another module
-          (a rank-0 `evaluate(model)` whose caller in main.py wrapped the model) are not seen. A
-          flag handed straight to the function that tests it is (`validate(..., verbose=rank ==
-          0)`), but only when that function's module holds a rank word somewhere, a comment
-          included (the screen: a module with none is not analysed for this rule).
+        - A rank-0 flag handed to a function (`validate(..., verbose=rank == 0)`) or to a
+          constructor that keeps it on the object (`Trainer(is_visualizer=dist.is_visualizer())`,
+          then `if ... and self.is_visualizer: all_reduce(...)` in a method) is seen only when the
+          module that tests it holds a rank word somewhere, a comment included (the screen: a
+          module with none is not analysed for this rule), and only as a parameter `__init__`
+          stores unchanged. A DDP model handed as a parameter from another module (a rank-0
+          `evaluate(model)` whose caller in main.py wrapped the model) is not seen.
         - A forward of the wrapped model inside a function of another module that the rank-0
           code hands it to is seen only when that module is summarised: one whose code calls
           none of the things a module summary reads (a collective, `backward()`, a DataLoader,
