@@ -829,6 +829,14 @@ class ProjectIndex:
                     places.append((caller, place))
         return places
 
+    def models_calling(self, path: str, name: str) -> Iterator["ModuleModel"]:
+        """The models, each with its own view of the project, of the other modules that call
+        function or class `name` of module `path` (by a name that imports it or its module)."""
+        for caller, data in self._modules_calling(self._real_path(path), name)[1]:
+            model = self._caller_model(caller, data)
+            if model is not None:
+                yield model
+
     def _modules_calling(self, path: str, name: str) -> tuple[set[tuple[str, str]], list[tuple[str, bytes]]]:
         """(the (file, name) pairs a call of function `name` of module `path` may resolve to,
         [(module, its source)] for each other module that calls something by that name and

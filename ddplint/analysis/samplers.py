@@ -4,6 +4,7 @@ every epoch (DDP002). Without it the sampler seeds its shuffle with the same epo
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -191,7 +192,24 @@ class Samplers:
             return False  # `def val_loader(self)`: an evaluation pass, its order does not matter
         if not any(self.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns):
             return False
-        return not self.epoch_settings and _project_never_sets_an_epoch(self.facts)
+        if self.epoch_settings or not _project_never_sets_an_epoch(self.facts):
+            return False
+        return not self._epochs_run_by_a_seen_caller(function, loader)
+
+    def _epochs_run_by_a_seen_caller(self, function, loader: LoaderInfo) -> bool:
+        """Another module of the project builds the method's class, gets this loader from it
+        (`DataModule(cfg).train_loader()`) and runs epochs over it: that loop is where the bug is
+        reported (with its fix), so the method's module does not report it a second time."""
+        from ddplint.positions import positions_of
+
+        project = self.facts.project
+        line = positions_of(self.facts.module, [loader.site.node])[loader.site.node].start.line
+        where = f"{os.path.basename(project.path)}:{line}"  # as the module's summary names it
+        for caller in project.index.models_calling(project.path, function.class_name):
+            for built in caller.data.loaders:
+                if built.built_in == where and any(i.epoch_loop is not None for i in caller.data.iterations(built)):
+                    return True
+        return False
 
     def sets_a_new_epoch_in(self, loop: LoopSite) -> bool:
         """Some sampler's epoch is set to a new value on each turn of `loop` (a generator's)."""

@@ -438,7 +438,9 @@ RULE = Rule(
         - Scripts that are not distributed.
         - A loader a top-level function returns: it is judged in the modules that iterate it.
           One a method returns, when some module of the project sets an epoch or imports a
-          framework that does, or when the project is not seen (a file checked alone).
+          framework that does, when the project is not seen (a file checked alone), or when
+          another module builds the method's class, takes the loader from it and runs epochs
+          over it (`DataModule(cfg).train_loader()`): that loop gets the one finding, with its fix.
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,

@@ -132,3 +132,58 @@ def test_a_cached_result_is_dropped_when_another_module_starts_setting_the_epoch
     trainer = root / "runner.py"
     trainer.write_text(trainer.read_text().replace("            pass\n", "            loader.sampler.set_epoch(phase)\n"))
     assert cached_run() == []
+
+
+# A script that builds the dataset class itself and runs its epochs over the method's loader:
+# the analysis follows `ShardedSet(...).batches(...)` into the library, so the epoch loop below
+# (line 8) is where the missing set_epoch is reported, with its fix.
+SEEN_CALLER = """\
+import torch.distributed as dist
+from lib.sets import ShardedSet
+
+dist.init_process_group("nccl")
+loader = ShardedSet(items, shuffle=True).batches(32)
+for x in loader:
+    warm_up(x)
+for epoch in range(10):
+    for x, y in loader:
+        model(x).sub(y).pow(2).mean().backward()
+        optimizer.step()
+"""
+
+
+def _seen_caller_project(tmp_path, script=SEEN_CALLER):
+    files = {
+        "lib/sets.py": SHARDED_SET.format(shuffle="self.shuffle", method="batches"),
+        "lib/__init__.py": "",
+        "train.py": script,
+    }
+    return project_findings(tmp_path, files, ["DDP002"])
+
+
+def test_a_caller_seen_running_epochs_gets_the_one_finding(tmp_path):
+    # Not also at the library's DataLoader: one bug, one finding, where the fix goes.
+    assert _seen_caller_project(tmp_path) == [("train.py", 8)]
+
+
+def test_the_library_alone_agrees_with_the_whole_project_run(tmp_path):
+    # `ddplint lib/sets.py` (a pre-commit run on the edited file) sees the same project.
+    from ddplint.api import lint_paths
+    from ddplint.rules import select_rules
+
+    _seen_caller_project(tmp_path)
+    alone = list(lint_paths([str(tmp_path / "lib" / "sets.py")], select_rules(["DDP002"]), jobs=1))
+    assert alone == []
+
+
+def test_a_seen_caller_that_never_repeats_a_pass_leaves_the_finding_at_the_library(tmp_path):
+    # One pass in the script, and the trainer reaching the method through a dict elsewhere is
+    # not followed: the library's loader is still reported where it is built.
+    script = SEEN_CALLER.split("for epoch")[0]
+    files = {
+        "lib/sets.py": SHARDED_SET.format(shuffle="self.shuffle", method="batches"),
+        "lib/__init__.py": "",
+        "train.py": script,
+        "runner.py": PHASED_TRAINER.format(imports="", per_phase="pass", method="batches"),
+    }
+    assert project_findings(tmp_path, files, ["DDP002"]) == [("lib/sets.py", 12)]
