@@ -593,6 +593,44 @@ class DeviceModel:
         }
         return bool(entries) and facts.project.rank_callers_choose_device(facts, entries) is False
 
+    def callers_choose_device_for(self, context: "Context") -> bool:
+        """The code at `context` sits in a top-level function of a module that is not run as a
+        program, and the modules calling that function on every rank make a device current (or
+        are reported for their own placements): a rank device computed there is current by
+        the time it runs (`train(...)` of a utilities module, called after
+        `torch.cuda.set_device(local_rank)`)."""
+        facts = self.facts
+        if facts.project is None:
+            return False
+        entries = self._entry_functions(self._top_level_function(context.scope))
+        return bool(entries) and facts.project.rank_callers_choose_device(facts, entries) is True
+
+    def _top_level_function(self, scope) -> Optional["FunctionInfo"]:
+        facts = self.facts
+        function = facts.function_of(scope)
+        while function is not None and function.scope.parent is not None and function.scope.parent is not facts.module_scope:
+            function = facts.function_of(function.scope.parent)
+        return function if function is not None and function.class_name is None else None
+
+    def _entry_functions(self, function: Optional["FunctionInfo"]) -> set[str]:
+        """The top-level functions through which other modules reach `function`: itself when
+        this file never calls it, else the entries of its callers here (`evaluation()` called by
+        `train()`); empty when code outside a top-level function calls it."""
+        entries: set[str] = set()
+        todo, seen = [function], set()
+        while todo:
+            current = todo.pop()
+            if current is None:
+                return set()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            callers = self.facts.call_sites_of(current)
+            if not callers:
+                entries.add(current.name)
+            todo.extend(self._top_level_function(site.context.scope) for site, _ in callers)
+        return entries
+
     @property
     def chooses_device_or_is_reported(self) -> bool:
         """What a set-up helper's caller answers (callers_leave_device_unset): it makes a device

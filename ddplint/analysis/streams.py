@@ -76,12 +76,12 @@ class Streams:
                 continue
             callee = dotted_name(node.func) or ""
             if callee in self.iterable_dataset_classes:
-                if not self.class_splits_stream(callee):
+                if not self.class_splits_stream(callee) and not self._built_over_a_split_stream(node, source.scope):
                     return callee
                 continue
             splits = self._project_iterable_class(node)
             if splits is not None:
-                if not splits:
+                if not splits and not self._built_over_a_split_stream(node, source.scope):
                     return callee
                 continue
             qualified = self.facts.qualified_names(node.func)
@@ -90,6 +90,22 @@ class Streams:
             if qualified & ITERABLE_DATASETS or _is_streaming_dataset(source.node):
                 return last_name(node.func) or callee
         return None
+
+    def _built_over_a_split_stream(self, call: cst.Call, scope) -> bool:
+        """The stream class is handed a stream that is split by rank (`Batched(ShardedLines(...))`,
+        a wrapper that groups, buffers or shuffles what it iterates): what it yields comes from
+        this rank's share."""
+        for arg in call.args:
+            for source in self.flow.sources(arg.value, scope):
+                inner = _innermost_receiver(source.node)
+                if not isinstance(inner, cst.Call):
+                    continue
+                name = dotted_name(inner.func) or ""
+                if name in self.iterable_dataset_classes and self.class_splits_stream(name):
+                    return True
+                if self._project_iterable_class(inner):
+                    return True
+        return False
 
     def _project_iterable_class(self, node: Optional[cst.CSTNode]) -> Optional[bool]:
         """For a call of an IterableDataset class of another project module: whether it splits

@@ -117,6 +117,8 @@ def _device_never_current(model: ModuleModel) -> Iterator[Finding]:
     for device in devices.rank_devices:
         if _context_on_one_path_only(model, device.node, device.context):
             continue
+        if not program and devices.callers_choose_device_for(device.context):
+            continue
         text = one_line(facts.module.code_for_node(device.node), 32)
         yield RULE.finding(
             device.node,
@@ -356,6 +358,9 @@ RULE = Rule(
           the group and works on the current device only before the start, or in another
           method (the caller may make the device current in between), or a top-level set-up
           function one of whose callers in the project makes a device current.
+          Likewise a rank device computed in a top-level function of a helper module
+          (`f"cuda:{local_rank}"` in `train()`, or in the `evaluate()` that `train()` calls)
+          when the modules calling it on every rank make a device current first.
         - A spawned worker's `args.gpu` when the worker assigns it (`args.gpu = index`) or hands
           `args` to another call first (a set-up helper may fill it).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK

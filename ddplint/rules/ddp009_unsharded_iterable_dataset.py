@@ -66,7 +66,9 @@ RULE = Rule(
         webdataset `wds.WebDataset(urls, nodesplitter=wds.split_by_node)`.
     """,
     silent="""
-        - IterableDataset classes whose methods consult the rank, world size or worker.
+        - IterableDataset classes whose methods consult the rank, world size or worker, and
+          streams built over such a stream (`Batched(RankLines(path), 32)`: a class that groups,
+          buffers or shuffles what it is handed yields this rank's share).
         - MosaicML `StreamingDataset` and litdata `StreamingDataset`, which partition themselves.
         - Loaders handed to Accelerate's `prepare` (it shards iterable datasets) and the other
           frameworks DDP001 trusts, evaluation loaders, loaders on rank 0 only or on the
