@@ -79,13 +79,14 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         return DistributedContext()  # a process group of one, e.g. for torch.distributed.checkpoint
     if is_test_code(facts):
         return DistributedContext()
+    dead = _calls_in_functions_never_run(facts)
     for site in facts.calls:
         names = facts.qualified_names(site.node.func)
         hit = names & DISTRIBUTED_ENTRY_POINTS
-        if hit:
+        if hit and id(site.node) not in dead:
             return DistributedContext(f"calls {sorted(hit)[0]}")
     either_way = _calls_made_only_if_initialised(facts) if is_script(facts) else frozenset()
-    either_way |= _calls_under_rank_tests_that_never_hold(facts)
+    either_way |= _calls_under_rank_tests_that_never_hold(facts) | dead
     for site in facts.calls:
         # A helper module that only calls dist.get_rank() / broadcast_object_list(...) runs
         # inside a distributed job even though it never initialises one. A script's calls made
@@ -143,6 +144,28 @@ def is_script(facts: "ModuleFacts") -> bool:
         isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
         for statement in facts.module.body
     )
+
+
+def _calls_in_functions_never_run(facts: "ModuleFacts") -> frozenset:
+    """In a script, the calls inside top-level functions it never calls or names (a
+    `reduce_mean()` helper left over from a distributed version, a set-up whose call is
+    commented out): no evidence of how the script runs. A library module's functions are
+    called by its importers, so only a script's count."""
+    if not is_script(facts):
+        return frozenset()
+    never = [function for function in facts.functions if facts.never_called(function)]
+    if not never:
+        return frozenset()
+    inside = {id(function.scope) for function in never}
+    return frozenset(id(site.node) for site in facts.calls if _in_scopes(site.context.scope, inside))
+
+
+def _in_scopes(scope, scopes: set[int]) -> bool:
+    while scope is not None:
+        if id(scope) in scopes:
+            return True
+        scope = scope.parent
+    return False
 
 
 def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:

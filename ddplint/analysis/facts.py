@@ -615,7 +615,17 @@ class ModuleFacts:
         `def` (not a callback, not `mp.spawn(fn)`, not in a table): nothing in this file runs it."""
         if function.class_name is not None or function.scope.parent is not self.module_scope:
             return False
-        return not self.call_sites_of(function) and function.name not in self._names_used
+        return not self.call_sites_of(function) and function.name not in self._names_used and not self._dispatches_by_name
+
+    @cached_property
+    def _dispatches_by_name(self) -> bool:
+        """The file can run a function it never names: `globals()[command]()`, or `fire.Fire()`
+        with no argument, which makes every top-level function a command."""
+        for site in self.calls:
+            names = self.qualified_names(site.node.func) | {site.name}
+            if names & {"globals", "locals"} or ("fire.Fire" in names and not site.node.args):
+                return True
+        return False
 
     @cached_property
     def _names_used(self) -> frozenset[str]:
