@@ -28,7 +28,7 @@ from ddplint.positions import positions_of
 from ddplint.rules import select_rules
 from ddplint.rules.base import Finding, Rule
 from ddplint.screen import Unparsable, compile_screen, rules_to_run
-from ddplint.source import parser_bytes, split_lines
+from ddplint.source import is_notebook, parser_bytes, split_lines
 
 if TYPE_CHECKING:  # only named in the Parser protocol
     from ddplint.analysis.facts import StatementFacts
@@ -205,7 +205,7 @@ def _analysed(
     if FILE_NOQA.search(text):
         return [], failures
     view = project.view_for(filename) if project is not None else None
-    model = ModuleModel(build_facts(module, text, view, parser.statement_facts if parser is not None else None, options))
+    model = ModuleModel(build_facts(module, text, view, parser.statement_facts if parser is not None else None, options, is_notebook(filename)))
     findings: list[Finding] = []
     for rule in active:
         try:

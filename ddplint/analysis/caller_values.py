@@ -29,7 +29,7 @@ from ddplint.analysis.syntax import double_star_args, has_star_args, is_none, wa
 from ddplint.analysis.torch_api import TYPING_CAST
 
 if TYPE_CHECKING:
-    from ddplint.analysis.facts import CallSite, Context, FunctionInfo, ModuleFacts
+    from ddplint.analysis.facts import CallSite, FunctionInfo, ModuleFacts
     from ddplint.analysis.model import ModuleModel
     from ddplint.analysis.project import ProjectIndex
 
@@ -233,24 +233,10 @@ def _none_in_a_rank(model: "ModuleModel", site: "CallSite", value: cst.BaseExpre
             return False  # the trail went cold, or a caller outside this module gives it
         if is_none(node) or model.where.value_on_single_process_path(node):
             continue
-        context = _context_of_value(facts, node)
+        context = facts.context_of_value(node)
         if context is None or model.where.in_a_rank(context):
             return False
     return True
-
-
-def _context_of_value(facts: "ModuleFacts", node: cst.CSTNode) -> Optional["Context"]:
-    """Where an assigned value is computed: the call it is, or a name it reads."""
-    if isinstance(node, cst.Call):
-        for site in facts.calls:
-            if site.node is node:
-                return site.context
-    for inner in walk(node):
-        if isinstance(inner, cst.Name):
-            context = facts.name_contexts.get(id(inner))
-            if context is not None:
-                return context
-    return None
 
 
 def modules_naming(model: "ModuleModel", name: str, index: Optional["ProjectIndex"] = None) -> Optional[list["ModuleModel"]]:

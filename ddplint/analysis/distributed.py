@@ -79,7 +79,8 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         return DistributedContext()  # a process group of one, e.g. for torch.distributed.checkpoint
     if is_test_code(facts):
         return DistributedContext()
-    dead = _calls_in_functions_never_run(facts)
+    dead_scopes = _scopes_never_run(facts)
+    dead = frozenset(id(site.node) for site in facts.calls if site.context.scope.within(dead_scopes)) if dead_scopes else frozenset()
     for site in facts.calls:
         names = facts.qualified_names(site.node.func)
         hit = names & DISTRIBUTED_ENTRY_POINTS
@@ -110,16 +111,16 @@ def detect_distributed(facts: "ModuleFacts") -> DistributedContext:
         # A JAX / TensorFlow script that copied the `--local_rank` / LOCAL_RANK boilerplate:
         # reading the variable starts no torch process group.
         return DistributedContext()
-    for key, _ in facts.env_reads:
-        if key in LAUNCHER_ENV_VARS:
+    for key, node in facts.env_reads:
+        if key in LAUNCHER_ENV_VARS and not _never_run(facts, node, dead_scopes):
             return DistributedContext(f"reads {key} from the environment")
     for site in facts.calls:
         read = environment_key(site.node)
-        if read in LAUNCHER_ENV_VARS:
+        if read in LAUNCHER_ENV_VARS and id(site.node) not in dead:
             return DistributedContext(f"reads {read} from the environment")
     for branch in facts.branches:
         tested = _environ_membership(branch.test)
-        if tested in LAUNCHER_ENV_VARS:
+        if tested in LAUNCHER_ENV_VARS and not branch.context.scope.within(dead_scopes):
             return DistributedContext(f"reads {tested} from the environment")
     return DistributedContext()
 
@@ -139,33 +140,27 @@ def _single_process_group(call: cst.Call) -> bool:
 
 
 def is_script(facts: "ModuleFacts") -> bool:
-    """A file run as a program: it has an `if __name__ == "__main__":` block."""
-    return any(
+    """A file run as a program: a notebook, or a file with an `if __name__ == "__main__":` block."""
+    return facts.notebook or any(
         isinstance(statement, cst.If) and "__main__" in facts.module.code_for_node(statement.test)
         for statement in facts.module.body
     )
 
 
-def _calls_in_functions_never_run(facts: "ModuleFacts") -> frozenset:
-    """In a script, the calls inside top-level functions it never calls or names (a
-    `reduce_mean()` helper left over from a distributed version, a set-up whose call is
-    commented out): no evidence of how the script runs. A library module's functions are
-    called by its importers, so only a script's count."""
+def _scopes_never_run(facts: "ModuleFacts") -> set[int]:
+    """In a script, id() of the top-level functions nothing in it runs (a `reduce_mean()` helper
+    left over from a distributed version, a set-up whose call is commented out, what only those
+    call: ModuleFacts.functions_never_run): what they do is no evidence of how the script runs.
+    A library module's functions are called by its importers, so only a script's count."""
     if not is_script(facts):
-        return frozenset()
-    never = [function for function in facts.functions if facts.never_called(function)]
-    if not never:
-        return frozenset()
-    inside = {id(function.scope) for function in never}
-    return frozenset(id(site.node) for site in facts.calls if _in_scopes(site.context.scope, inside))
+        return set()
+    never = facts.functions_never_run
+    return {id(function.scope) for function in facts.functions if id(function) in never}
 
 
-def _in_scopes(scope, scopes: set[int]) -> bool:
-    while scope is not None:
-        if id(scope) in scopes:
-            return True
-        scope = scope.parent
-    return False
+def _never_run(facts: "ModuleFacts", node: cst.CSTNode, dead: set[int]) -> bool:
+    context = facts.context_of_value(node) if dead else None
+    return context is not None and context.scope.within(dead)
 
 
 def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:

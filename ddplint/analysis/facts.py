@@ -407,6 +407,8 @@ class ModuleFacts:
         # What the file's configuration declares about the project's own helpers
         # (`[tool.ddplint]`'s rank-zero-functions, sharded-loader-factories).
         self.options = NO_OPTIONS
+        # The code cells of a Jupyter notebook: always run as a program, top to bottom.
+        self.notebook = False
         # id(node) -> (node, its qualified names), once the import table is complete
         self._resolved: Optional[dict[int, tuple[cst.CSTNode, frozenset[str]]]] = None
 
@@ -617,6 +619,44 @@ class ModuleFacts:
             return False
         return not self.call_sites_of(function) and function.name not in self._names_used and not self._dispatches_by_name
 
+    def context_of_value(self, node: cst.CSTNode) -> Optional[Context]:
+        """Where a value is computed: the call it is, or a name it reads."""
+        if isinstance(node, cst.Call):
+            for site in self.calls:
+                if site.node is node:
+                    return site.context
+        for inner in walk(node):
+            if isinstance(inner, cst.Name):
+                context = self.name_contexts.get(id(inner))
+                if context is not None:
+                    return context
+        return None
+
+    @cached_property
+    def functions_never_run(self) -> frozenset[int]:
+        """id() of the top-level functions nothing in this file runs: those `never_called`, and
+        those whose name is used only inside such functions (a `setup()` that only an unused
+        `train_ddp()` calls), to a fixpoint."""
+        top = [f for f in self.functions if f.class_name is None and f.scope.parent is self.module_scope]
+        dead = {id(f) for f in top if self.never_called(f)}
+        if not dead:
+            return frozenset()
+        uses: dict[str, list] = {}
+        defined = {id(function.node.name) for function in self.functions}
+        for node in walk(self.module):
+            if isinstance(node, cst.Name) and id(node) not in defined and id(node) in self.name_contexts:
+                uses.setdefault(node.value, []).append(self.name_contexts[id(node)].scope)
+        changed = True
+        while changed:
+            changed = False
+            dead_scopes = {id(f.scope) for f in top if id(f) in dead}
+            for function in top:
+                scopes = uses.get(function.name)
+                if id(function) not in dead and scopes and all(scope.within(dead_scopes) for scope in scopes):
+                    dead.add(id(function))
+                    changed = True
+        return frozenset(dead)
+
     @cached_property
     def _dispatches_by_name(self) -> bool:
         """The file can run a function it never names: `globals()[command]()`, or `fire.Fire()`
@@ -760,13 +800,16 @@ def build_facts(
     project=None,
     reuse: Optional["StatementFacts"] = None,
     options: AnalysisOptions = NO_OPTIONS,
+    notebook: bool = False,
 ) -> ModuleFacts:
     """`project`: a `ProjectView` of the other files checked together (cross-module flow).
     `reuse`: the records of top-level statements met in earlier modules (the language server's
     modules share the nodes of the statements an edit did not touch, lsp/incremental.py).
-    `options`: what the file's configuration declares (analysis/options.py)."""
+    `options`: what the file's configuration declares (analysis/options.py). `notebook`: the
+    source is a notebook's code cells (notebook.py)."""
     facts = ModuleFacts(module, source)
     facts.project = project
+    facts.notebook = notebook
     if project is not None:
         facts.imports.star_exports = project.star_exports
     facts.options = options

@@ -51,6 +51,15 @@ class Scope:
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.key, []).append(binding)
 
+    def within(self, scopes: "set[int]") -> bool:
+        """This scope is one of `scopes` (by id) or nested in one."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if id(scope) in scopes:
+                return True
+            scope = scope.parent
+        return False
+
     @property
     def class_scope(self) -> Optional["Scope"]:
         scope: Optional[Scope] = self

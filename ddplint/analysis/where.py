@@ -6,7 +6,9 @@ checkpoint onto it, all iterate the whole dataset). That needs the code to run i
 model places each call site and each function in one of:
 
 - the launching process, before or after `mp.spawn(worker, ...)` (the function that spawns the
-  workers, and what only it calls): one process, whose GPU 0 is its own;
+  workers, and what only it calls; a program's top-level code that spawns them, through a
+  function or itself: its `__main__` block, a notebook's cells): one process, whose GPU 0 is
+  its own;
 - the single-process path: the arm of an `if` beside an arm that starts the ranks
   (`if n == 1: run(0, args) else: mp.spawn(run, ...)`, `if multi: main_distributed() else:
   main()`), the non-distributed arm of a test on the run's mode (`if args.distributed:`,
@@ -88,7 +90,7 @@ class WhereModel:
             return Where.SINGLE_PROCESS
         if any(self._arm_needs_single_process_none(branch, in_body, context) for branch, in_body in context.branches):
             return Where.SINGLE_PROCESS
-        if context.scope is self.facts.module_scope and self._in_main_block(context) and self._launchers_in_main:
+        if context.scope is self.facts.module_scope and self._launches_from(self._in_main_block(context)):
             return Where.LAUNCHER
         return Where.EVERY_RANK
 
@@ -178,14 +180,22 @@ class WhereModel:
         """id() of the file's calls that spawn workers (as `_start_sites`)."""
         return frozenset(id(site) for site in self.facts.calls_named(*SPAWNERS))
 
+    def _launches_from(self, main_block: bool) -> bool:
+        """The program's top-level code spawns the workers (itself or through a function of the
+        file): its `if __name__ == "__main__":` block, or (`main_block` False) the module body
+        outside it, a notebook's cells (a script spawning from unguarded module code cannot run:
+        its workers would spawn again on import). That code runs in the launching process."""
+        return main_block in self._launching_top_levels
+
     @cached_property
-    def _launchers_in_main(self) -> bool:
-        """The `if __name__ == "__main__":` block spawns the workers (itself or through a
-        function of the file)."""
-        return any(
+    def _launching_top_levels(self) -> frozenset[bool]:
+        """For each spawn reached from module-level code: whether that code is the main block."""
+        module = self.facts.module_scope
+        return frozenset(
             self._in_main_block(site.context)
-            and (self._is_spawn(site) or any(f in self._launching_functions for f, _ in self.facts.functions_called_by(site)))
             for site in self.facts.calls
+            if site.context.scope is module
+            and (self._is_spawn(site) or any(f in self._launching_functions for f, _ in self.facts.functions_called_by(site)))
         )
 
     def _in_main_block(self, context: "Context") -> bool:
