@@ -165,12 +165,17 @@ def _never_run(facts: "ModuleFacts", node: cst.CSTNode, dead: set[int]) -> bool:
 
 def _calls_made_only_if_initialised(facts: "ModuleFacts") -> frozenset:
     """Calls in the arm of a test on `dist.is_initialized()` / `is_available()` that runs when a
-    process group exists (`rank = dist.get_rank() if dist.is_initialized() else 0`)."""
+    process group exists (`rank = dist.get_rank() if dist.is_initialized() else 0`), or after
+    such a test in an `and` of a test."""
     inside: set[int] = set()
     for branch in facts.branches:
         polarity = _initialised_test(facts, branch.node.test)
         if polarity is not None:
             inside.update(id(site.node) for site in facts.calls_in_arm(branch, polarity))
+        # `if dist.is_initialized() and dist.get_rank() != 0:`: the right operand needs a group
+        for node in walk(branch.node.test):
+            if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And) and _initialised_test(facts, node.left):
+                inside.update(id(call) for call in walk(node.right) if isinstance(call, cst.Call))
     return frozenset(inside)
 
 
