@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, AbstractSet, Callable, Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.syntax import double_star_args, has_star_args, is_none, walk
+from ddplint.analysis.syntax import double_star_args, has_star_args, is_false, is_none, walk
 from ddplint.analysis.torch_api import TYPING_CAST
 
 if TYPE_CHECKING:
@@ -51,8 +51,8 @@ def arm_untaken_in_ranks(model: "ModuleModel", site: "CallSite") -> bool:
         tested = _parameter_tested(branch.test)
         if tested is None or tested[1] != in_body:
             continue  # this arm may run with the parameter None
-        name = tested[0]
-        if name in function.params and not _rebinds(function, name) and _never_given_in_a_rank(model, function, name):
+        name, _, truth = tested
+        if name in function.params and not _rebinds(function, name) and _never_given_in_a_rank(model, function, name, truth):
             return True
     return False
 
@@ -68,13 +68,14 @@ def parameter_none_in_ranks(model: "ModuleModel", site: "CallSite", value: cst.B
     return not _rebinds(function, value.value) and _never_given_in_a_rank(model, function, value.value)
 
 
-def _parameter_tested(test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
-    """(p, arm) for a test on a plain name whose arm `arm` (True: the body) runs only when p is
-    not None: `p is not None` and `p` (body), `p is None` and `not p` (orelse)."""
+def _parameter_tested(test: cst.BaseExpression) -> Optional[tuple[str, bool, bool]]:
+    """(p, arm, by truth) for a test on a plain name whose arm `arm` (True: the body) runs only
+    when p is not None: `p is not None` and `p` (body), `p is None` and `not p` (orelse). By
+    truth (`p`, `not p`): the arm needs p true, so a False default keeps it from running too."""
     if isinstance(test, cst.Name):
-        return test.value, True
+        return test.value, True, True
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
-        return test.expression.value, False
+        return test.expression.value, False, True
     if (
         isinstance(test, cst.Comparison)
         and isinstance(test.left, cst.Name)
@@ -83,9 +84,9 @@ def _parameter_tested(test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
     ):
         operator = test.comparisons[0].operator
         if isinstance(operator, cst.IsNot):
-            return test.left.value, True
+            return test.left.value, True, False
         if isinstance(operator, cst.Is):
-            return test.left.value, False
+            return test.left.value, False, False
     return None
 
 
@@ -102,12 +103,17 @@ def _rebinds(function: "FunctionInfo", name: str) -> bool:
     return False
 
 
-def _default_is_none(function: "FunctionInfo", name: str) -> bool:
+def _default_is_none(function: "FunctionInfo", name: str, false_counts: bool = False) -> bool:
+    """The parameter defaults to None (or, `false_counts`, to False)."""
     p = function.node.params
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         if param.name.value == name:
-            return param.default is not None and is_none(param.default)
+            return param.default is not None and _untaking(param.default, false_counts)
     return False
+
+
+def _untaking(value: cst.CSTNode, false_counts: bool) -> bool:
+    return is_none(value) or (false_counts and is_false(value))
 
 
 def passed_values(
@@ -116,15 +122,19 @@ def passed_values(
     """(caller's module, call, value passed for the parameter `name`, None when left to its
     default) for every call of the function in the project, found by its name; None when
     nothing can be concluded (see the module's docstring), or when the project calls it nowhere."""
-    modules = modules_naming(model, function.name, index)
+    # A constructor is called by its class's name (`Net(depth, re_train=True)`), with self bound.
+    constructor = function.name == "__init__" and function.class_name is not None
+    called_as = function.class_name if function.name == "__init__" and function.class_name is not None else function.name
+    modules = modules_naming(model, called_as, index)
     if modules is None:
         return None
     found = []
     for module in modules:
-        for site in _calls_by_name(module.facts, function.name):
+        for site in _calls_by_name(module.facts, called_as):
             if has_star_args(site.node) or double_star_args(site.node):
                 return None
-            found.append((module, site, function.param_for(site.node, _binds_self(function, site.node)).get(name)))
+            binds_self = constructor or _binds_self(function, site.node)
+            found.append((module, site, function.param_for(site.node, binds_self).get(name)))
     return found or None
 
 
@@ -200,7 +210,8 @@ def _parameter_instances_of(
     )
 
 
-def _never_given_in_a_rank(model: "ModuleModel", function: "FunctionInfo", name: str) -> bool:
+def _never_given_in_a_rank(model: "ModuleModel", function: "FunctionInfo", name: str, false_counts: bool = False) -> bool:
+    """No caller gives the parameter a value in a rank: None (or, `false_counts`, False)."""
     values = passed_values(model, function, name)
     if values is None:
         return False
@@ -208,19 +219,19 @@ def _never_given_in_a_rank(model: "ModuleModel", function: "FunctionInfo", name:
         if not module.where.call_in_a_rank(site):
             continue  # this caller runs in one process (the launcher, the single-process path)
         if value is None:
-            if not _default_is_none(function, name):
+            if not _default_is_none(function, name, false_counts):
                 return False
-        elif not _none_in_a_rank(module, site, value):
+        elif not _none_in_a_rank(module, site, value, false_counts):
             return False
     return True
 
 
-def _none_in_a_rank(model: "ModuleModel", site: "CallSite", value: cst.BaseExpression) -> bool:
-    """The value a caller passes is None wherever the call runs in a rank: None itself, the
-    single-process arm of a conditional, or a name whose every other value is made where no
-    rank runs."""
+def _none_in_a_rank(model: "ModuleModel", site: "CallSite", value: cst.BaseExpression, false_counts: bool = False) -> bool:
+    """The value a caller passes is None (or, `false_counts`, False) wherever the call runs in a
+    rank: None itself, the single-process arm of a conditional, or a name whose every other
+    value is made where no rank runs."""
     facts = model.facts
-    if is_none(value) or model.where.value_on_single_process_path(value):
+    if _untaking(value, false_counts) or model.where.value_on_single_process_path(value):
         return True
     if not isinstance(value, cst.Name):
         return False
@@ -231,7 +242,7 @@ def _none_in_a_rank(model: "ModuleModel", site: "CallSite", value: cst.BaseExpre
         node = source.node
         if node is None or source.parameter_of is not None:
             return False  # the trail went cold, or a caller outside this module gives it
-        if is_none(node) or model.where.value_on_single_process_path(node):
+        if _untaking(node, false_counts) or model.where.value_on_single_process_path(node):
             continue
         context = facts.context_of_value(node)
         if context is None or model.where.in_a_rank(context):
@@ -284,6 +295,8 @@ def _named_outside_calls(facts: "ModuleFacts", name: str) -> bool:
         if isinstance(node, cst.Call):
             func = node.func
             allowed.add(id(func.attr if isinstance(func, cst.Attribute) else func))
+            if isinstance(func, cst.Name) and func.value == "super" and node.args:
+                allowed.add(id(node.args[0].value))  # `super(Net, self).__init__()`: no hand-off
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):  # its definition (a class: its constructor's)
             allowed.add(id(node.name))
         elif isinstance(node, cst.ImportAlias) and isinstance(node.name, cst.Name) and node.name.value == name:

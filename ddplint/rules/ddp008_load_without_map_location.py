@@ -338,6 +338,9 @@ RULE = Rule(
           value a rank can have: every caller leaves it at its None default, passes None, or
           passes a value it only makes on the single-process path (`if args.trt: assert not
           distributed; trt_file = ...`), or runs in no rank itself (analysis/caller_values.py).
+          For a test of the flag's truth (`if re_train:`) a False default or a False passed
+          counts the same. A constructor's callers are the calls of its class
+          (`EmbeddingNet(128)`; `super(EmbeddingNet, self)` is no other use of the name).
           The callers are every call of that name in the project, whatever object it goes
           through; nothing is concluded when one passes `*args` / `**kwargs`, the name is used
           other than in a call (a callback), or the project never calls it.
