@@ -39,8 +39,10 @@ class Source:
     node: Optional[cst.CSTNode]
     scope: "Scope"
     via: tuple["CallSite", ...] = ()
-    # When the trail went cold at a parameter that no call in this file passes: its function.
+    # When the trail went cold at a parameter that no call in this file passes: its function,
+    # and the parameter's name.
     parameter_of: Optional["FunctionInfo"] = None
+    parameter: Optional[str] = None
     # An element picked out of a container by a computed key (`{0: "cuda:0", ...}[rank]`): the
     # key expression and the scope it is evaluated in. The element is one of several.
     selected_by: Optional[tuple[cst.BaseExpression, "Scope"]] = None
@@ -187,7 +189,7 @@ class Flow:
         if function is None or not sites:
             # Called from elsewhere (another module, a framework, a callback): the default value
             # says nothing about what callers pass.
-            out.append(Source(None, scope, via, parameter_of=function))
+            out.append(Source(None, scope, via, parameter_of=function, parameter=binding.key))
             return
         for site, bound in sites:
             argument = function.param_for(site.node, bound).get(binding.key)

@@ -19,6 +19,7 @@ from ddplint.analysis.syntax import (
     argument,
     dotted_name,
     double_star_args,
+    has_star_args,
     identifier_words,
     is_false,
     last_name,
@@ -94,7 +95,8 @@ class Samplers:
         for loader in self.loaders.from_project:
             # The factory's shuffling DistributedSampler: reached as `loader.sampler` or
             # unpacked from the factory's result (`loader, sampler = build(...)`).
-            if self.facts.project.loader_factory(self.facts, loader.site).shuffling_sampler:
+            factory = self.facts.project.loader_factory(self.facts, loader.site)
+            if factory.shuffling_sampler and not _shuffle_turned_off(loader.site, factory):
                 out.append(SamplerInfo(loader.site, True, [loader], built_in=loader.built_in, inside="loader"))
         out += self._from_project_helpers()
         return out
@@ -495,6 +497,15 @@ def _names_bound_by(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, cst.StarredElement):
         return _names_bound_by(target.value)
     return set()
+
+
+def _shuffle_turned_off(site: "CallSite", factory) -> bool:
+    """The call hands the factory's shuffle parameter False (`img_loader(path, shuffle=False)`),
+    or leaves it at a False default: its DistributedSampler keeps one order, as asked."""
+    if factory.shuffle_parameter is None or has_star_args(site.node) or double_star_args(site.node):
+        return False
+    value = argument(site.node, factory.shuffle_parameter, factory.shuffle_position)
+    return factory.shuffle_default is False if value is None else is_false(value)
 
 
 def _built_with(sampler: SamplerInfo) -> tuple[cst.CSTNode, ...]:

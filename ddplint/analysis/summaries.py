@@ -160,6 +160,12 @@ class FactoryLoader:
     single_process_sampler: Optional["SamplerKind"] = None
     single_process_shuffle: Optional[bool] = None
     single_process_where: Optional[str] = None
+    # The factory parameter that the shuffling sampler's `shuffle=` comes from
+    # (`DistributedSampler(ds, shuffle=shuffle)`, also through a helper of the module), its
+    # position and its default's truth: a caller passing False gets a sampler that does not shuffle.
+    shuffle_parameter: Optional[str] = None
+    shuffle_position: Optional[int] = None
+    shuffle_default: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -497,12 +503,12 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
     described = FactoryLoader(
         where=f"{display_name}:{_line_of(facts, loader.site.node)}",
         sampler=_sampler_verdict(model, loader),
-        shuffling_sampler=any(s.shuffles and loader in s.loaders for s in data.samplers),
         shuffle=loader.shuffle,
         # not where its dataset comes from a caller there (a constructor's parameter): the
         # module is silent about it, and the caller that builds the object knows more
         judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
         **_dataset_parameter(facts, function, loader),
+        **_shuffle_parameter(model, function, loader),
     )
     mode = _mode_parameter(model, function, single[0]) if ranks and single else None
     if mode is None:
@@ -532,6 +538,45 @@ def _mode_parameter(model: "ModuleModel", function, loader) -> Optional[str]:
         if model.ranks.distributed_polarity(tested, function.scope) is True:
             return tested.value
     return None
+
+
+def _shuffle_parameter(model: "ModuleModel", function, loader) -> dict:
+    """FactoryLoader's shuffling_sampler and shuffle_* fields, from what each DistributedSampler
+    reaching `loader` gets for `shuffle` in this function (`def build(ds, shuffle=True):
+    DataLoader(ds, sampler=make_sampler(ds, shuffle=shuffle))`, where the module's helper hands it
+    to `DistributedSampler(ds, shuffle=shuffle)`): a literal False there shuffles nothing; a
+    parameter of the function leaves it to the caller's value."""
+    from ddplint.analysis.syntax import argument, is_false
+
+    data = model.data
+    params = function.params
+    names: set[Optional[str]] = set()
+    shuffles = False
+    for sampler in data.samplers:
+        if not (sampler.shuffles and loader in sampler.loaders):
+            continue
+        value = argument(sampler.site.node, "shuffle", 3)
+        sources = data.flow.sources(value, sampler.site.context.scope) if value is not None else []
+        # the values that reach it through this function's calls (a helper's other callers aside)
+        here = [s for s in sources if not s.via or any(site.context.scope is function.scope for site in s.via)]
+        if not here:
+            return {"shuffling_sampler": True}
+        for source in here:
+            if source.parameter_of is function and source.parameter in params:
+                names.add(source.parameter)
+            elif not is_false(source.node):
+                return {"shuffling_sampler": True}  # shuffles whatever the caller passes
+        shuffles = shuffles or bool(names)
+    if not shuffles or len(names) != 1:
+        return {"shuffling_sampler": shuffles and bool(names)}
+    name = names.pop()
+    assert name is not None
+    return {
+        "shuffling_sampler": True,
+        "shuffle_parameter": name,
+        "shuffle_position": params.index(name) - (1 if function.class_name is not None else 0),
+        "shuffle_default": _default_truth(function, name),
+    }
 
 
 def _default_truth(function, name: str) -> Optional[bool]:

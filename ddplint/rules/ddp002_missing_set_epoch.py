@@ -441,6 +441,10 @@ RULE = Rule(
           framework that does, when the project is not seen (a file checked alone), or when
           another module builds the method's class, takes the loader from it and runs epochs
           over it (`DataModule(cfg).train_loader()`): that loop gets the one finding, with its fix.
+        - A loader from another module's factory whose DistributedSampler takes its `shuffle`
+          from a factory parameter (also through a helper of that module) when the caller
+          passes False or leaves a False default (`build_loader(ds, shuffle=False)`), or whose
+          factory builds it with `shuffle=False`.
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,
