@@ -26,6 +26,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue
         if runs_without_gradients(facts, site.context) or _freezes_model(facts, site):
             continue
+        if _no_forward_in(model, site, wrapped):
+            continue
         if not holds_ddp_model(model, wrapped, site.context):
             continue
         if not _backward_after(facts, site):
@@ -54,6 +56,24 @@ def _wrapped_model_of(site: CallSite) -> Optional[cst.BaseExpression]:
     if isinstance(owner, cst.Attribute) and owner.attr.value == "module" and site.name not in MODULE_METHODS_WITHOUT_FORWARD:
         return owner.value
     return None
+
+
+def _no_forward_in(model: ModuleModel, site: CallSite, wrapped: cst.BaseExpression) -> bool:
+    """A method of the wrapped module that runs no forward of its own: given no inputs
+    (`m.module.train_mode()`), or given what the DDP model's own forward returned
+    (`m.module.compute_loss(m(x), y)`, a loss over outputs whose gradients DDP does reduce)."""
+    call = site.node
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value == "module":
+        return False  # `m.module(x)` is the forward itself
+    if not call.args:
+        return True
+    code = model.facts.module.code_for_node(wrapped)
+    for arg in call.args:
+        for source in model.flow.sources(arg.value, site.context.scope):
+            node = source.node
+            if isinstance(node, cst.Call) and model.facts.module.code_for_node(node.func) == code:
+                return True
+    return False
 
 
 def _freezes_model(facts: ModuleFacts, site: CallSite) -> bool:
@@ -123,7 +143,9 @@ RULE = Rule(
     """,
     silent="""
         - Calls that run no forward: `ddp_model.module.state_dict()`, `.parameters()`, attribute
-          reads (`ddp_model.module.config`).
+          reads (`ddp_model.module.config`), a method given no inputs (`.module.train_mode()`),
+          or one given what the DDP model's own forward returned (`.module.compute_loss(
+          ddp_model(x), y)`: a loss over outputs whose gradients DDP reduces).
         - Forwards under `torch.no_grad()` / `torch.inference_mode()` (a `with` block or a
           decorator), and in functions that switch the model to `eval()` and never step it.
         - Functions with no `.backward()` after the call: evaluation, generation, logging.
