@@ -25,6 +25,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         for loader in sampler.loaders:
             if data.is_evaluation_loader(loader):
                 continue  # evaluation visits every sample once whatever the order
+            if data.is_iterable_dataset(loader):
+                continue  # DataLoader refuses a sampler for a stream (ValueError): that arm never trains
             iterations = data.iterations(loader)
             if not iterations and data.returned_never_seeded(sampler, loader):
                 if id(loader.site.node) not in reported:
@@ -445,6 +447,8 @@ RULE = Rule(
           from a factory parameter (also through a helper of that module) when the caller
           passes False or leaves a False default (`build_loader(ds, shuffle=False)`), or whose
           factory builds it with `shuffle=False`.
+        - A loader over an IterableDataset: DataLoader raises ValueError when such a loader is
+          given a sampler, so that code path never reaches an epoch.
         - A loop that runs one epoch (`for epoch in range(1)`, `range(0, 1)`, `range(EPOCHS)` with
           `EPOCHS = 1`): there is no second epoch to replay the first one's order.
     """,

@@ -55,3 +55,35 @@ def test_caller_turning_the_shuffle_off_is_left_alone(tmp_path):
 
 def test_factory_fixing_the_order_itself_is_left_alone(tmp_path):
     assert _rows(tmp_path, "fixed_order_loader(train_set)") == []
+
+
+STREAM_TRAIN = """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, {base}
+
+
+class Shards({base}):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def {access}
+
+
+dist.init_process_group("nccl")
+data = Shards(paths)
+loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data))
+for epoch in range(20):
+    for batch in loader:
+        step(batch)
+"""
+
+
+def test_a_sampler_given_to_a_loader_over_a_stream_is_left_alone(lint):
+    # DataLoader raises ValueError for a sampler over an IterableDataset: no epoch ever runs.
+    source = STREAM_TRAIN.format(base="IterableDataset", access="__iter__(self):\n        yield from self.paths")
+    assert lint(source, ["DDP002"]) == []
+
+
+def test_the_same_loop_over_a_map_style_dataset_is_reported(lint):
+    source = STREAM_TRAIN.format(base="Dataset", access="__getitem__(self, i):\n        return self.paths[i]")
+    assert [code for _, code in lint(source, ["DDP002"])] == ["DDP002"]
