@@ -506,6 +506,8 @@ class RankGuards:
             words = set(identifier_words(last_name(test) or ""))
             if words & {"distributed", "ddp", "fsdp"}:  # `args.distributed`, `cfg.enable_fsdp`
                 return True
+            if "dist" in words and (isinstance(test, cst.Attribute) or scope.lookup(test.value)):
+                return True  # `self.dist`, `use_dist`, a `dist: bool` parameter (not the module)
             for binding in scope.lookup(dotted_name(test) or ""):
                 if binding.kind == "assign" and binding.value is not None:
                     polarity = self.distributed_polarity(binding.value, scope, depth + 1)
