@@ -161,13 +161,16 @@ def builds_ddp_model(facts: "ModuleFacts") -> bool:
 
 def skips_gradient_sync(facts: "ModuleFacts") -> bool:
     """The file keeps DDP from all-reducing on some backward passes, or hands accumulation to an
-    engine that does it: `with model.no_sync():`, `model.require_backward_grad_sync = ...`,
+    engine that does it: `with model.no_sync():` (also through a name bound to `model.no_sync`),
+    `model.require_backward_grad_sync = ...`,
     `with accelerator.accumulate(model):`, a DeepSpeed engine."""
     if any(site.name in NO_SYNC_CONTEXTS for site in facts.calls):
         return True
     if any(True for _ in facts.calls_named(*SELF_ACCUMULATING_ENGINES)):
         return True
-    # the flag as code (an attribute the file reads or sets), not a word in a comment
-    return any(flag in facts.source for flag in NO_SYNC_FLAGS) and any(
-        isinstance(node, cst.Attribute) and node.attr.value in NO_SYNC_FLAGS for node in walk(facts.module)
+    # the flag, or the context manager handed on uncalled (`ctx = model.no_sync if i % k else
+    # nullcontext`, then `with ctx():`): as code (an attribute), not a word in a comment
+    names = NO_SYNC_FLAGS | NO_SYNC_CONTEXTS
+    return any(name in facts.source for name in names) and any(
+        isinstance(node, cst.Attribute) and node.attr.value in names for node in walk(facts.module)
     )

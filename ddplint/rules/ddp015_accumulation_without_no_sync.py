@@ -100,7 +100,8 @@ RULE = Rule(
         stepping micro-batch has to be written once for the context manager and the step.
     """,
     silent="""
-        - Files that use `no_sync` (any receiver), the `require_backward_grad_sync` flag,
+        - Files that use `no_sync` (any receiver, also handed on uncalled: `ctx = model.no_sync
+          if i % k else nullcontext`), the `require_backward_grad_sync` flag,
           Accelerate's `accumulate(...)`, or a DeepSpeed engine (`deepspeed.initialize`), which
           accumulates itself.
         - A step in the same branch as the backward (both every k iterations), and a step under a
