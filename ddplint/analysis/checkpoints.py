@@ -39,6 +39,7 @@ from ddplint.analysis.torch_api import (
     CPU_COPY_METHODS,
     CPU_DEFAULT_TENSOR_FACTORIES,
     CPU_MOVES,
+    LR_SCHEDULER_FACTORIES,
     LR_SCHEDULER_MODULE,
     SAME_DEVICE_METHODS,
     TORCH_FROM_NUMPY,
@@ -330,6 +331,22 @@ def saved_without_tensors(model: "ModuleModel", load: "CallSite") -> bool:
     return bool(saves) and all(_saves_scheduler_state(module, save, facts) for module, save in saves)
 
 
+def loaded_into_lr_scheduler(model: "ModuleModel", load: "CallSite") -> bool:
+    """The load's result goes straight into a learning-rate scheduler
+    (`sched.load_state_dict(torch.load(path))`, `sched` only ever a torch LR scheduler): a
+    scheduler's state holds no tensor, so there is nothing to map."""
+    facts = model.facts
+    for site in facts.calls:
+        func = site.node.func
+        if site.name != "load_state_dict" or not isinstance(func, cst.Attribute):
+            continue
+        state = argument(site.node, "state_dict", 0)
+        if state is load.node:
+            index = facts.project.index if facts.project is not None else None
+            return only_instances_of(model, func.value, site, _is_lr_scheduler_class, index)
+    return False
+
+
 def _name_makers(facts: "ModuleFacts", path: Optional[cst.BaseExpression]) -> set[str]:
     """Top-level functions of this module called in the path expression."""
     top_level = {f.name for f in facts.functions if f.class_name is None and f.scope.parent is facts.module_scope}
@@ -352,4 +369,4 @@ def _saves_scheduler_state(module: "ModuleModel", save: "CallSite", origin: "Mod
 
 
 def _is_lr_scheduler_class(names: AbstractSet[str]) -> bool:
-    return bool(names) and all(name.startswith(LR_SCHEDULER_MODULE + ".") for name in names)
+    return bool(names) and all(name.startswith(LR_SCHEDULER_MODULE + ".") or name in LR_SCHEDULER_FACTORIES for name in names)

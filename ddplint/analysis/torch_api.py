@@ -171,6 +171,21 @@ CPU_MOVES = frozenset({"cpu"})
 # The module of torch's learning-rate schedulers: their `state_dict()` holds step counts, rates
 # and factors as Python numbers, no tensor that could be restored onto a GPU.
 LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler"
+# Hugging Face's schedule factories, which build one of those schedulers (a LambdaLR).
+LR_SCHEDULER_FACTORIES = frozenset(
+    f"{module}.{name}"
+    for module in ("transformers", "transformers.optimization")
+    for name in (
+        "get_scheduler",
+        "get_constant_schedule",
+        "get_constant_schedule_with_warmup",
+        "get_linear_schedule_with_warmup",
+        "get_cosine_schedule_with_warmup",
+        "get_cosine_with_hard_restarts_schedule_with_warmup",
+        "get_polynomial_decay_schedule_with_warmup",
+        "get_inverse_sqrt_schedule",
+    )
+)
 # `typing.cast(T, value)`: the value, declared to be a T.
 TYPING_CAST = "typing.cast"
 # Tensor factories: without a `device=` they make the tensor on the CPU. Qualified, and not

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.caller_values import arm_untaken_in_ranks, parameter_none_in_ranks
 from ddplint.analysis.checkpoints import (
+    loaded_into_lr_scheduler,
     loaded_names,
     loads_numpy_arrays,
     maps_to_cpu,
@@ -53,7 +54,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(model, site) or _saved_from_cpu(model, site) or _never_called(facts, site):
             continue
-        if saved_without_tensors(model, site):
+        if saved_without_tensors(model, site) or loaded_into_lr_scheduler(model, site):
             continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
             continue  # the caller names the file, one per rank or not: this file cannot tell
@@ -333,6 +334,9 @@ RULE = Rule(
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
           per rank in sharded optimizers).
+        - A load whose result goes straight into a learning-rate scheduler
+          (`scheduler.load_state_dict(torch.load(p))`, the scheduler built by
+          `torch.optim.lr_scheduler` or a Hugging Face schedule factory): no tensor in it.
         - A load in an arm that needs a parameter to be set (`if trt_file is not None:`,
           `if trt_file:`) when no call of the function in the project hands that parameter a
           value a rank can have: every caller leaves it at its None default, passes None, or
