@@ -74,6 +74,18 @@ class LoaderInfo:
     single_process_arm: bool = False
 
 
+def _returns_before_the_loader(site: "CallSite", factory) -> bool:
+    """The call hands the factory the value of its early-return parameter
+    (`get_data(..., return_datasets=True)`): it gets what the factory returns before building
+    its loader, not the loader."""
+    if factory.early_return_parameter is None or has_star_args(site.node) or double_star_args(site.node):
+        return False
+    value = argument(site.node, factory.early_return_parameter, factory.early_return_position)
+    if value is None:
+        return False
+    return is_true(value) if factory.early_return_when else is_false(value)
+
+
 def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -> bool:
     """`node` is a call of one of these classes (qualified names, or classes of this file)."""
     return isinstance(node, cst.Call) and facts.is_instance_of(node, qualified, local)
@@ -119,7 +131,7 @@ class Loaders:
         out = []
         for site in self.facts.calls:
             factory = project.loader_factory(self.facts, site)
-            if factory is None:
+            if factory is None or _returns_before_the_loader(site, factory):
                 continue
             dataset = None
             if factory.dataset_parameter is not None:

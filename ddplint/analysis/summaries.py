@@ -166,6 +166,12 @@ class FactoryLoader:
     shuffle_parameter: Optional[str] = None
     shuffle_position: Optional[int] = None
     shuffle_default: Optional[bool] = None
+    # A parameter that makes the function return before it builds the loader (`if
+    # return_datasets: return train_set, val_set`), its position, and the truth that does it:
+    # a caller passing that value gets no loader from the call.
+    early_return_parameter: Optional[str] = None
+    early_return_position: Optional[int] = None
+    early_return_when: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -509,6 +515,7 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
         judged_there=bool(model.distributed) and data.is_training_loader(loader) and not data.dataset_comes_from_caller(loader),
         **_dataset_parameter(facts, function, loader),
         **_shuffle_parameter(model, function, loader),
+        **_early_return_parameter(model, function, loader),
     )
     mode = _mode_parameter(model, function, single[0]) if ranks and single else None
     if mode is None:
@@ -577,6 +584,42 @@ def _shuffle_parameter(model: "ModuleModel", function, loader) -> dict:
         "shuffle_position": params.index(name) - (1 if function.class_name is not None else 0),
         "shuffle_default": _default_truth(function, name),
     }
+
+
+def _early_return_parameter(model: "ModuleModel", function, loader) -> dict:
+    """FactoryLoader's early_return_* fields: an `if p:` / `if not p:` on a parameter, in the
+    function's own body before the statement that builds `loader`, whose arm ends in `return`
+    and builds no loader of its own (that one is a mode parameter's other loader)."""
+    import libcst as cst
+
+    body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else ()
+    index = next((i for block, i in loader.site.context.path if block is body), None)
+    if index is None:
+        return {}
+    for statement in body[:index]:
+        if not isinstance(statement, cst.If) or not isinstance(statement.body, cst.IndentedBlock):
+            continue
+        if not statement.body.body or not _ends_in_return(statement.body.body[-1]):
+            continue
+        arm = statement.body.body
+        if any(block is arm for other in model.data.loaders for block, _ in other.site.context.path):
+            continue
+        test, when = statement.test, True
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, when = test.expression, False
+        if isinstance(test, cst.Name) and test.value in function.params:
+            return {
+                "early_return_parameter": test.value,
+                "early_return_position": function.params.index(test.value) - (1 if function.class_name is not None else 0),
+                "early_return_when": when,
+            }
+    return {}
+
+
+def _ends_in_return(statement) -> bool:
+    import libcst as cst
+
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in statement.body)
 
 
 def _default_truth(function, name: str) -> Optional[bool]:

@@ -241,6 +241,9 @@ RULE = Rule(
         DataLoader, and call `sampler.set_epoch(epoch)` at the start of every epoch (see DDP002).
     """,
     silent="""
+        - A call of another module's data helper that asks it for its datasets rather than its
+          loaders (`get_data(..., return_datasets=True)`, the helper returning before it builds
+          a loader when that parameter is true): the caller gets no loader from it.
         - Scripts that are not distributed.
         - Loaders handed to something that shards them for you: `accelerator.prepare(...)`,
           `fabric.setup_dataloaders(...)`, Lightning `*_dataloader` hooks (of a class that derives

@@ -76,9 +76,23 @@ def test_file_written_from_a_cast_scheduler_is_left_alone(tmp_path):
     assert _project(tmp_path, {"states.py": STATES, "train.py": train}) == []
 
 
+# The loader hands the state back instead of restoring it: what the file holds is then known
+# only from what the project writes under its name.
+RETURNING = STATES.replace(
+    "def load_schedule(schedule, folder, tag):\n    schedule.load_state_dict(torch.load(folder / schedule_file(tag)))",
+    "def load_schedule(schedule, folder, tag):\n    return torch.load(folder / schedule_file(tag))",
+)
+
+
 def test_file_also_written_from_a_model_state_is_flagged(tmp_path):
-    states = STATES + "\n\ndef save_model(net, folder):\n    torch.save(net.state_dict(), folder / schedule_file('net'))\n"
+    states = RETURNING + "\n\ndef save_model(net, folder):\n    torch.save(net.state_dict(), folder / schedule_file('net'))\n"
     assert _project(tmp_path, {"states.py": states, "train.py": TRAIN}) == [("states.py", 14)]
+
+
+def test_a_load_restored_into_the_scheduler_is_left_alone_whatever_else_is_written(tmp_path):
+    # `schedule.load_state_dict(torch.load(...))` with a StepLR: the file must hold its state.
+    states = STATES + "\n\ndef save_model(net, folder):\n    torch.save(net.state_dict(), folder / schedule_file('net'))\n"
+    assert _project(tmp_path, {"states.py": states, "train.py": TRAIN}) == []
 
 
 def test_file_written_from_an_object_of_unknown_kind_is_flagged(tmp_path):
@@ -90,4 +104,4 @@ def test_file_written_from_an_object_of_unknown_kind_is_flagged(tmp_path):
 
 def test_saver_nobody_calls_is_flagged(tmp_path):
     train = TRAIN.replace('    save_schedule(schedule, Path("out"), "last")\n', "")
-    assert _project(tmp_path, {"states.py": STATES, "train.py": train}) == [("states.py", 14)]
+    assert _project(tmp_path, {"states.py": RETURNING, "train.py": train}) == [("states.py", 14)]
