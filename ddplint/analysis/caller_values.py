@@ -116,6 +116,18 @@ def _untaking(value: cst.CSTNode, false_counts: bool) -> bool:
     return is_none(value) or (false_counts and is_false(value))
 
 
+def method_never_called(model: "ModuleModel", function: "FunctionInfo") -> bool:
+    """A method of a plain class (no base class: no framework calls it back) that nothing in the
+    project calls or names: its code never runs, whoever builds the class."""
+    if function.class_name is None or function.name.startswith("__") or model.facts.project is None:
+        return False
+    info = model.facts.classes.get(function.class_name)
+    if info is None or any(not (isinstance(base.value, cst.Name) and base.value.value == "object") for base in info.node.bases):
+        return False
+    modules = modules_naming(model, function.name)
+    return modules is not None and not any(True for module in modules for _ in _calls_by_name(module.facts, function.name))
+
+
 def passed_values(
     model: "ModuleModel", function: "FunctionInfo", name: str, index: Optional["ProjectIndex"] = None
 ) -> Optional[list[tuple["ModuleModel", "CallSite", Optional[cst.BaseExpression]]]]:

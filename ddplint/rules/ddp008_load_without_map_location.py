@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from ddplint.analysis.caller_values import arm_untaken_in_ranks, parameter_none_in_ranks
+from ddplint.analysis.caller_values import arm_untaken_in_ranks, method_never_called, parameter_none_in_ranks
 from ddplint.analysis.checkpoints import (
     loaded_into_lr_scheduler,
     loaded_names,
@@ -54,6 +54,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(model, site) or _saved_from_cpu(model, site) or _never_called(facts, site):
             continue
+        if (function := facts.function_of(site.context.scope)) is not None and method_never_called(model, function):
+            continue  # `Log.load_model()` that nothing in the project calls
         if saved_without_tensors(model, site) or loaded_into_lr_scheduler(model, site):
             continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
@@ -334,6 +336,8 @@ RULE = Rule(
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
           per rank in sharded optimizers).
+        - A load in a method of a plain class (no base class, so no framework calls it back)
+          that nothing in the project calls or names (`RunLog.load_model()` never used).
         - A load whose result goes straight into a learning-rate scheduler
           (`scheduler.load_state_dict(torch.load(p))`, the scheduler built by
           `torch.optim.lr_scheduler` or a Hugging Face schedule factory): no tensor in it.
