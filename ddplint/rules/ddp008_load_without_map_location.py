@@ -54,8 +54,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # `if args.gpu is None: load(p) else: load(p, map_location=loc)`: deliberate
         if _own_rank_file(model, site) or _saved_from_cpu(model, site) or _never_called(facts, site):
             continue
-        if (function := facts.function_of(site.context.scope)) is not None and method_never_called(model, function):
-            continue  # `Log.load_model()` that nothing in the project calls
+        if not model.distributed and (function := facts.function_of(site.context.scope)) is not None and method_never_called(model, function):
+            continue  # a helper class the ranks build, whose `load_model()` nothing in the project calls
         if saved_without_tensors(model, site) or loaded_into_lr_scheduler(model, site):
             continue  # the project writes that file only from an LR scheduler's state: no tensor
         if _reloads_its_own_state(facts, site):
@@ -336,8 +336,10 @@ RULE = Rule(
           object's state (`torch.save(self.state_dict(), filename)`) to a path its caller
           passes: the object reads back what it wrote, and the caller picks the file name (one
           per rank in sharded optimizers).
-        - A load in a method of a plain class (no base class, so no framework calls it back)
-          that nothing in the project calls or names (`RunLog.load_model()` never used).
+        - In a module with no distributed code of its own, a load in a method of a plain class
+          (no base class, so no framework calls it back) that nothing in the project calls or
+          names (the ranks build a `RunLog` whose `load_model()` is never used). A distributed
+          module's public method is still judged: a library's users call it.
         - A load whose result goes straight into a learning-rate scheduler
           (`scheduler.load_state_dict(torch.load(p))`, the scheduler built by
           `torch.optim.lr_scheduler` or a Hugging Face schedule factory): no tensor in it.
