@@ -139,3 +139,17 @@ def test_launcher_helpers_that_never_use_the_flag_for_a_device_are_left_alone(tm
     )
     assert "init_dist_torchrun(port, local_rank" in helpers and 'set_device(int(os.environ["LOCAL_RANK"]))' in helpers
     assert _ddp005(tmp_path, {"dist_utils.py": helpers, "test.py": BY_LAUNCHER_NAME}) == []
+
+
+def test_flag_handed_by_keyword_through_the_module_is_flagged(tmp_path: Path):
+    program = """
+        import argparse
+        import dist_utils
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local-rank", type=int, default=0)
+        opts = parser.parse_args()
+        rank = opts.local_rank
+        dist_utils.init_dist(backend="nccl", local_rank=rank)
+        """
+    assert _ddp005(tmp_path, {"dist_utils.py": DIST_UTILS, "launch.py": program}) == [("launch.py", 5)]
