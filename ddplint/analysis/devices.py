@@ -321,6 +321,27 @@ class DeviceModel:
             )
         }
 
+    @cached_property
+    def offered_device_parameters(self) -> dict[str, dict[str, int]]:
+        """For the module's summary: {top-level function: {parameter: position}} for the
+        parameters a function makes the current CUDA device with (`torch.cuda.set_device(local_rank
+        % num_gpus)`), when no call in this module passes them (the caller's argument decides
+        the device). Only `set_device`: the words of a module's outline (summaries.outline_from)
+        keep a function recordable for it. A function that reads LOCAL_RANK itself is left out:
+        the environment may override what it is handed."""
+        offered: dict[str, dict[str, int]] = {}
+        for value, use in self._device_choices:
+            if SET_DEVICE.isdisjoint(self.facts.qualified_names(use.node.func)):
+                continue
+            function = self._top_level_function(use.context.scope)
+            if function is None or _reads_local_rank(function.node):
+                continue
+            for name in _value_names(value):
+                for source in self.flow.sources(name, use.context.scope, use.context.branches):
+                    if source.parameter_of is function and source.parameter in function.params:
+                        offered.setdefault(function.name, {})[source.parameter] = function.params.index(source.parameter)
+        return offered
+
     def _written_on_the_current_device(self, site: "CallSite") -> bool:
         """`.cuda()`, `.to("cuda")`, `torch.zeros(n, device="cuda")`: moves something onto the
         current device, as written or through a value of the module holding it (`self.device =
@@ -657,14 +678,38 @@ class DeviceModel:
         GPU 0."""
         facts = self.facts
         flags = [(site, dest) for site in facts.calls if (dest := _local_rank_flag_with_zero_default(site.node))]
-        if not flags or not self.starts_process_group or self._mentions_local_rank_variable:
+        if not flags or self._mentions_local_rank_variable:
             return None
-        if facts.project is not None and any(facts.project.sets_device(facts, site) for site in facts.calls):
+        helpers = self._project_device_choices
+        if not (self.starts_process_group or any(starts for _, _, starts in helpers)):
             return None
+        handed = {id(use) for _, use, _ in helpers}
+        project = facts.project
+        if project is not None and any(project.sets_device(facts, site) and id(site) not in handed for site in facts.calls):
+            return None  # a helper chooses the device by itself (from the environment, a scheduler)
+        choices = self._device_choices + [(value, use) for value, use, _ in helpers]
         for site, dest in flags:
-            if any(self._comes_from_flag(value, use, dest) for value, use in self._device_choices):
+            if any(self._comes_from_flag(value, use, dest) for value, use in choices):
                 return site.node
         return None
+
+    @cached_property
+    def _project_device_choices(self) -> list[tuple[cst.BaseExpression, "CallSite", bool]]:
+        """(argument, call, whether the helper starts the process group) for the arguments this
+        file hands to a project helper's parameter that picks the rank's GPU
+        (`init_dist(args.local_rank)` where `init_dist` calls `torch.cuda.set_device(local_rank)`;
+        also a helper chosen by name, `getattr(dist_utils, "init_dist_%s" % launcher)(...)`)."""
+        project = self.facts.project
+        if project is None:
+            return []
+        out = []
+        for site in self.facts.calls:
+            for parameters, starts in project.device_parameters(self.facts, site):
+                for parameter, position in parameters.items():
+                    value = argument(site.node, parameter, position)
+                    if value is not None:
+                        out.append((value, site, starts))
+        return out
 
     @cached_property
     def worker_device_from_shared_option(self) -> Optional[tuple["CallSite", str]]:
@@ -884,6 +929,23 @@ def _pins_memory(call: cst.Call) -> bool:
     """`DataLoader(..., pin_memory=True)`, written as the literal."""
     pin = keyword_arg(call, "pin_memory")
     return pin is not None and isinstance(pin.value, cst.Name) and pin.value.value == "True"
+
+
+def _reads_local_rank(node: cst.CSTNode) -> bool:
+    """The code names the LOCAL_RANK environment variable (`os.environ["LOCAL_RANK"]`)."""
+    return any(isinstance(n, cst.SimpleString) and string_value(n) == "LOCAL_RANK" for n in walk(node))
+
+
+def _value_names(expr: cst.CSTNode) -> list[cst.Name]:
+    """The variables an expression computes with (`local_rank` and `n` in `local_rank % n`), not
+    the attribute names after a dot (`args.gpu` gives `args`)."""
+    if isinstance(expr, cst.Name):
+        return [expr]
+    if isinstance(expr, cst.Attribute):
+        return _value_names(expr.value)
+    if isinstance(expr, cst.Arg):  # `f(index=i)`: the value, not the keyword's name
+        return _value_names(expr.value)
+    return [name for child in expr.children for name in _value_names(child)]
 
 
 def _parsed_arguments(node: Optional[cst.CSTNode]) -> bool:

@@ -1095,6 +1095,30 @@ def _relay_calls_of(index: ProjectIndex, relay: str, model: "ModuleModel") -> di
     return found
 
 
+def _chosen_by_name(func: "cst.BaseExpression") -> Optional[tuple["cst.BaseExpression", str]]:
+    """(module, name prefix) of `getattr(module, "prefix_%s" % x)` (also `"prefix_" + x`,
+    `f"prefix_{x}"`, `"prefix_{}".format(x)`); the prefix must name something (not empty)."""
+    import libcst as cst
+
+    from ddplint.analysis.syntax import string_value
+
+    if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"):
+        return None
+    if len(func.args) < 2:
+        return None
+    name = func.args[1].value
+    prefix: Optional[str] = None
+    if isinstance(name, cst.Call) and isinstance(name.func, cst.Attribute) and name.func.attr.value == "format":
+        written = string_value(name.func.value)
+        prefix = written.split("{", 1)[0] if written is not None else None
+    elif isinstance(name, cst.BinaryOperation) and isinstance(name.operator, (cst.Modulo, cst.Add)):
+        written = string_value(name.left)
+        prefix = written.split("%", 1)[0] if written is not None else None
+    elif isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[0], cst.FormattedStringText):
+        prefix = name.parts[0].value
+    return (func.args[0].value, prefix) if prefix else None
+
+
 def _is_call_of_any(nodes: list["cst.CSTNode"]) -> Callable[["CallSite"], bool]:
     chosen = {id(node) for node in nodes}
     return lambda call: id(call.node) in chosen
@@ -1369,7 +1393,10 @@ class ProjectView:
 
     def starts_process_group(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         target = self._target(facts, site.node.func)
-        return target is not None and target[1] in target[0].process_group_starters
+        if target is not None:
+            return target[1] in target[0].process_group_starters
+        chosen = self._chosen_by_name(facts, site.node.func)  # every one the name may pick starts it
+        return bool(chosen) and all(name in summary.process_group_starters for summary, name in chosen)
 
     def launches_processes(self, facts: "ModuleFacts", site: "CallSite") -> bool:
         """The call spawns workers that run the other module's code; this process stays out."""
@@ -1387,7 +1414,40 @@ class ProjectView:
 
     def _function_sets_device(self, facts: "ModuleFacts", func: cst.BaseExpression) -> bool:
         target = self._target(facts, func)
-        return target is not None and target[1] in target[0].device_setters
+        if target is not None:
+            return target[1] in target[0].device_setters
+        chosen = self._chosen_by_name(facts, func)  # every one the name may pick sets it
+        return bool(chosen) and all(name in summary.device_setters for summary, name in chosen)
+
+    def device_parameters(self, facts: "ModuleFacts", site: "CallSite") -> list[tuple[dict[str, int], bool]]:
+        """For each project function the call may run: ({parameter: position} of the parameters
+        it picks the rank's GPU with (`ModuleSummary.device_parameters`), whether it starts the
+        process group)."""
+        target = self._target(facts, site.node.func)
+        candidates = [target] if target is not None else self._chosen_by_name(facts, site.node.func)
+        return [
+            (summary.device_parameters[name], name in summary.process_group_starters)
+            for summary, name in candidates
+            if name in summary.device_parameters
+        ]
+
+    def _chosen_by_name(self, facts: "ModuleFacts", func: cst.BaseExpression) -> list[tuple[ModuleSummary, str]]:
+        """The functions of a project module that a call of `getattr(dist_utils, "init_dist_%s"
+        % launcher)` may run: those its summary records whose name starts with the written
+        prefix (the rest of the name is only known at run time)."""
+        chosen = _chosen_by_name(func)
+        if chosen is None:
+            return []
+        module, prefix = chosen
+        for qualified in facts.qualified_names(module):
+            found = self.index.resolve(self.path, qualified)
+            if found is None:
+                continue
+            summary = self.index.summary(found[0]) if not found[1] else None
+            if summary is None:
+                return []
+            return [(summary, name) for name in sorted(summary.offered_names()) if name.startswith(prefix)]
+        return []
 
     def returns_current_device(self, facts: "ModuleFacts", call: "cst.Call") -> bool:
         """The project function `call` calls returns the current CUDA device as a value

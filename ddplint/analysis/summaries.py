@@ -252,6 +252,10 @@ class ModuleSummary:
     # top-level functions returning the current CUDA device as a value (`torch.device("cuda")`),
     # in a module that never makes a device current (DDP005: a placement on what they return)
     current_device_returners: set[str] = field(default_factory=set)
+    # top-level function -> {parameter: position} of the parameters it picks the rank's GPU with
+    # (`torch.cuda.set_device(local_rank % n)`), in a function that never reads LOCAL_RANK
+    # itself (DDP005: a `--local_rank` option handed to it decides every rank's device)
+    device_parameters: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def _tables(self) -> tuple:
         return (
@@ -259,6 +263,7 @@ class ModuleSummary:
             self.epoch_setters, self.collectives, self.forwarded_parameters, self.loader_classes, self.pass_repeaters, self.loader_kwargs,
             self.sampler_factories, self.distributed_classes, self.loader_trainers, self.unsharded_samplers,
             self.stored_loader_trainers, self.current_device_work, self.current_device_returners,
+            self.device_parameters,
         )
 
     def offered_names(self) -> set[str]:
@@ -322,6 +327,7 @@ def summarise(model: "ModuleModel", display_name: str) -> ModuleSummary:
         _summarise_loader_trainer(model, function, display_name, top_level, summary)
     _summarise_stored_loader_trainers(model, display_name, summary)
     summary.current_device_returners = model.devices.offered_current_device_values
+    summary.device_parameters = model.devices.offered_device_parameters
     offered = model.devices.offered_current_device_work
     if offered:  # one pass over the module for every position (each is a pass of its own)
         from ddplint.positions import positions_of

@@ -278,7 +278,11 @@ RULE = Rule(
         a project helper that sets it), with nothing setting it earlier in that function or in
         the file's code that calls it. It also flags a `--local_rank` option with `default=0` that is
         the script's only source of the rank's GPU (no LOCAL_RANK read in the file): torchrun
-        never passes that option. In a worker the file starts with `mp.spawn`, a GPU chosen from
+        never passes that option. That includes an option handed to a set-up helper of another
+        project module whose parameter it makes the current device (`init_dist(args.local_rank)`
+        where `init_dist` calls `torch.cuda.set_device(local_rank % torch.cuda.device_count())`),
+        also a helper picked by name (`getattr(dist_utils, "init_dist_%s" % args.launcher)(...)`:
+        any of the module's functions starting with `init_dist_` may run). In a worker the file starts with `mp.spawn`, a GPU chosen from
         any option with `default=0` (`torch.cuda.set_device(args.gpu)`) that the worker never
         replaces with its index is reported: every worker gets the same `args`.
     """,
@@ -365,7 +369,10 @@ RULE = Rule(
           `args` to another call first (a set-up helper may fill it).
         - A `--local_rank` option whose default reads LOCAL_RANK, or a file that reads LOCAL_RANK
           anywhere (`args.local_rank = int(os.environ["LOCAL_RANK"])`), or one whose option
-          chooses no device.
+          chooses no device. Handed to a project helper: when the helper reads LOCAL_RANK itself,
+          never makes its parameter the current device (it only logs it), or when another project
+          call of the file sets the device by itself; a helper picked by name whose every
+          candidate sets the device makes the device current for the file's `.cuda()` calls.
         - A device made current late, when the earlier current-device work names its device
           (`.cuda(local_rank)`, `.to(device)` with the rank's device, `barrier(device_ids=[rank])`),
           runs on one rank or on the single-process path only, or sits beside `gloo` groups
@@ -446,8 +453,11 @@ RULE = Rule(
         - An option other than `--local_rank` with `default=0` (`--gpu`) chosen as the device in
           a script that torchrun or srun starts is not reported (only in workers of `mp.spawn`):
           a launcher script may pass each process its own value (`--gpu $SLURM_LOCALID`).
-        - A `--local_rank` option reaches the device only through assignments and attributes:
-          handed to a function as an argument (`main(args.local_rank)`) it is not followed.
+        - A `--local_rank` option reaches the device only through assignments and attributes,
+          and through a project helper's parameter that it passes to `torch.cuda.set_device`:
+          handed to a function of the file (`main(args.local_rank)`), to a helper that only
+          places on it (`.to(local_rank)`, `torch.device("cuda", local_rank)`), or inside the
+          whole `args` (`init_dist(args)`), it is not followed.
         - A fix that belongs between statements (a `set_device` inserted into a loop of
           environment set-up, before a later `init_process_group`) is reported at the group
           start or the device, not where the call is missing.
