@@ -44,7 +44,7 @@ from ddplint.analysis.torch_api import (
 from ddplint.analysis.where import Where
 
 if TYPE_CHECKING:
-    from ddplint.analysis.records import CallSite, Scope
+    from ddplint.analysis.records import Binding, CallSite, Scope
     from ddplint.analysis.where import WhereModel
 
 # Methods that grow a container in place (`buffer.append(experience)`).
@@ -769,6 +769,42 @@ def constructor_call_for_receiver(site: "CallSite") -> Optional[cst.Call]:
             return None
         value = bindings[0].value
     return value if isinstance(value, cst.Call) else None
+
+
+def receiver_class(site: "CallSite") -> Optional[cst.BaseExpression]:
+    """The class whose method a call runs, as written in the code: the `C` of a receiver built
+    by `C(...)` (constructor_call_for_receiver), or of a receiver that holds a parameter
+    annotated `C` (`def connect(self, data: DataInterface): self.data = data`, later
+    `self.data.get_loaders()`), for another module's summary of it."""
+    built = constructor_call_for_receiver(site)
+    if built is not None:
+        return built.func
+    func = site.node.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    key = func.value.value if isinstance(func.value, cst.Name) else self_attribute(func.value)
+    found = site.context.scope.lookup(key) if key is not None else []
+    bindings = [b for b in found if not _none_placeholder(b)]  # `self.data = None` in `__init__`
+    if len(bindings) != 1:
+        return None
+    binding = bindings[0]
+    if binding.kind == "assign" and isinstance(binding.value, cst.Name):  # `self.data = data`
+        held = binding.scope.lookup(binding.value.value)
+        binding = held[0] if len(held) == 1 else binding
+    if binding.kind != "param" or not isinstance(binding.node, cst.Param) or binding.node.annotation is None:
+        return None
+    annotation = binding.node.annotation.annotation
+    return annotation if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+
+
+def _none_placeholder(binding: "Binding") -> bool:
+    """`self.data = None`, or its place in `self.net, self.data = None, None`: a slot filled later."""
+    if binding.kind == "assign":
+        return is_none(binding.value)
+    if binding.kind == "unpack" and isinstance(binding.value, cst.Tuple) and binding.index is not None:
+        elements = binding.value.elements
+        return binding.index < len(elements) and is_none(elements[binding.index].value)
+    return False
 
 
 def self_attribute(expr: cst.BaseExpression) -> Optional[str]:

@@ -73,8 +73,10 @@ if TYPE_CHECKING:
 
 # `from .data import build_loader` / `import utils, data`: the module part of import statements.
 # Whole import statements, parenthesised ones across lines: read without parsing the file.
+# A statement runs on past a backslash at the end of a line (`import a, \` then `    b`).
 _IMPORT_STATEMENT = re.compile(
-    rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)|from[ \t]+\.*[\w.]*[ \t]+import[^\n;#]*|import[ \t][^\n;#]*)"
+    rb"(?m)^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+import[ \t]*\([^)]*\)"
+    rb"|from[ \t]+\.*[\w.]*[ \t]+import(?:[^\n;#\\]|\\\r?\n)*|import[ \t](?:[^\n;#\\]|\\\r?\n)*)"
 )
 # `def name` / `class name` anywhere in a module (a re-export is followed only past a module
 # that does not define the name itself).
@@ -1379,14 +1381,15 @@ class ProjectView:
 
     def loader_factory(self, facts: "ModuleFacts", site: "CallSite") -> Optional[FactoryLoader]:
         """What a project function returns, or a method of a project class called on an instance
-        the file builds (`data = DataModule(cfg)`, then `data.train_loader()`), as a loader."""
+        the file builds (`data = DataModule(cfg)`, then `data.train_loader()`) or holds from a
+        parameter annotated with the class (`data: DataModule`), as a loader."""
         target = self._target(facts, site.node.func)
         if target is not None:
             return target[0].loader_factories.get(target[1])
-        from ddplint.analysis.loaders import constructor_call_for_receiver
+        from ddplint.analysis.loaders import receiver_class
 
-        built = constructor_call_for_receiver(site)
-        target = self._target(facts, built.func) if built is not None else None
+        built = receiver_class(site)
+        target = self._target(facts, built) if built is not None else None
         if target is None:
             return None
         return target[0].loader_factories.get(f"{target[1]}.{site.name}")

@@ -504,7 +504,7 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
     returned = [
         loader
         for loader in data.loaders
-        if loader.site.context.scope is function.scope
+        if _built_for(facts, function, loader)
         and any(data.flow.feeds(value, function.scope, loader.site.node) for value, _ in function.returns)
     ]
     if not returned:
@@ -536,6 +536,17 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
         single_process_shuffle=other.shuffle,
         single_process_where=f"{display_name}:{_line_of(facts, other.site.node)}",
     )
+
+
+def _built_for(facts, function, loader) -> bool:
+    """The loader is built in the function, or, for a method, in another method of its class
+    that keeps it on the object (`build()` sets `self.train_loader`, `get_loaders()` returns it)."""
+    if loader.site.context.scope is function.scope:
+        return True
+    if function.class_name is None:
+        return False
+    builder = facts.function_of(loader.site.context.scope)
+    return builder is not None and builder.class_name == function.class_name and builder.scope.parent is function.scope.parent
 
 
 def _mode_parameter(model: "ModuleModel", function, loader) -> Optional[str]:

@@ -484,6 +484,14 @@ RULE = Rule(
           `set_epoch` or assigns an `.epoch` and none imports a framework whose loop sets it.
           So one unrelated `self.epoch = epoch` anywhere in the project keeps it silent, and a
           project that sets the epoch on some other sampler hides it.
+        - A loader another module's method hands out is followed when the caller builds the
+          object (`DataModule(cfg).train_loader()`) or holds it from a parameter annotated with
+          its class (`def connect(self, data: DataInterface): self.data = data`, then
+          `self.data.get_loaders()`), and when the method returns the loader itself or a loader
+          a sibling method keeps on the object (`build()` sets `self.train_loader`,
+          `get_loaders()` returns it). A parameter of the method that decides whether a
+          DistributedSampler is built at all (`distributed_sampler=False`) is not read: the
+          caller's loader is taken to have the sampler whatever it passes.
     """,
     triggers=(b"*DistributedSampler*",),
     distributed_only=True,

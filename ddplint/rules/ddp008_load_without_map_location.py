@@ -26,10 +26,11 @@ from ddplint.analysis.syntax import (
     double_star_args,
     has_star_args,
     is_none,
+    is_true,
     keyword_arg,
     positional_args,
 )
-from ddplint.analysis.torch_api import CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
+from ddplint.analysis.torch_api import ACCELERATOR, CUDA_AVAILABLE, TORCH_LOAD, TORCH_SAVE
 from ddplint.edits import set_keyword_argument
 from ddplint.rules.base import Finding, FindingFix, NodeEdit, Rule
 
@@ -40,7 +41,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         onto_gpu_zero = _maps_onto_gpu_zero(model, site)
         if not onto_gpu_zero and _places_its_tensors(model, site):
             continue
-        if not model.distributed and not _rank_callers(facts, site) and not lightning_module_on_many_gpus(model.facts, site):
+        if not _runs_in_ranks(model, site):
             continue  # neither this file nor a distributed caller in another module runs it in ranks
         if model.ranks.call_runs_on_one_rank_only(site):
             continue  # one rank restores onto its own device (rank 0 on GPU 0) and shares it
@@ -126,6 +127,32 @@ def _other_arm_maps(model: ModuleModel, site: CallSite) -> bool:
     return False
 
 
+def _runs_in_ranks(model: ModuleModel, site: CallSite) -> bool:
+    """The file is distributed, or a distributed module of the project runs the load in its
+    ranks, or a framework starts one process per GPU for the file's code (a LightningModule, a
+    module driven by an Accelerate `Accelerator`)."""
+    facts = model.facts
+    return bool(
+        model.distributed
+        or _rank_callers(facts, site)
+        or lightning_module_on_many_gpus(facts, site)
+        or _builds_a_gpu_accelerator(facts)
+    )
+
+
+def _builds_a_gpu_accelerator(facts: ModuleFacts) -> bool:
+    """The module builds an Accelerate `Accelerator` (a trainer class that takes its processes
+    from it): `accelerate launch` runs the module's code in every process it starts, one per GPU,
+    though the module has no torch.distributed code of its own. Not `Accelerator(cpu=True)`."""
+    for call in facts.calls:
+        if ACCELERATOR.isdisjoint(facts.qualified_names(call.node.func)):
+            continue
+        on_cpu = keyword_arg(call.node, "cpu")
+        if on_cpu is None or not is_true(on_cpu.value):
+            return True
+    return False
+
+
 def _rank_callers(facts: ModuleFacts, site: CallSite) -> list[str]:
     """In a module with no distributed code of its own (a `load_checkpoint` helper), where
     another module of the project calls the top-level function holding the load (or one of this
@@ -144,10 +171,18 @@ def _gpu_arm(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> bool:
     """The arm runs when CUDA is there (`if torch.cuda.is_available():` / its `else:` under a
     `not`): the other arm's map_location is the fallback for a machine without a GPU, not a
     choice of device per rank, and this arm is the one every rank of a GPU run takes."""
+    return _arm_runs_with_cuda(facts, branch, in_body) is True
+
+
+def _arm_runs_with_cuda(facts: ModuleFacts, branch: cst.CSTNode, in_body: bool) -> Optional[bool]:
+    """For an arm of a test of `torch.cuda.is_available()` (also under a `not`): whether it runs
+    when CUDA is there. None for an arm of any other test."""
     test = getattr(branch, "test", None)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, in_body = test.expression, not in_body
-    return in_body and isinstance(test, cst.Call) and CUDA_AVAILABLE in facts.qualified_names(test.func)
+    if not isinstance(test, cst.Call) or CUDA_AVAILABLE not in facts.qualified_names(test.func):
+        return None
+    return in_body
 
 
 def _own_rank_file(model: ModuleModel, site: CallSite) -> bool:
@@ -230,7 +265,10 @@ def _places_its_tensors(model: ModuleModel, site: CallSite) -> bool:
 def _none_on_the_gpu_run(model: ModuleModel, site: CallSite, location: cst.BaseExpression) -> bool:
     """`map_location=torch.device("cpu") if args.cpu else None`: the CPU is only the fallback of a
     run without GPUs, and the GPU run passes None, as if nothing were passed. Unless the None
-    arm is the single-process one (`"cpu" if args.distributed else None`)."""
+    arm is the single-process one (`"cpu" if args.distributed else None`). Also through a
+    variable left at None unless CUDA is missing (`_cpu_only_without_cuda`)."""
+    if isinstance(location, cst.Name):
+        return _cpu_only_without_cuda(model, site, location)
     if not isinstance(location, cst.IfExp):
         return False
     if is_none(location.body) and maps_to_cpu(model, location.orelse, site):
@@ -241,6 +279,24 @@ def _none_on_the_gpu_run(model: ModuleModel, site: CallSite, location: cst.BaseE
         return False
     polarity = model.ranks.distributed_polarity(location.test, site.context.scope)
     return polarity is None or polarity == none_when_true
+
+
+def _cpu_only_without_cuda(model: ModuleModel, site: CallSite, location: cst.Name) -> bool:
+    """`map_location = None` then `if not torch.cuda.is_available(): map_location = "cpu"`: every
+    value of the variable that reaches the load is None, or the CPU set only in an arm that runs
+    without CUDA; the GPU run, which every rank takes, passes None."""
+    facts = model.facts
+    bindings = model.flow.bindings_for(location, site.context.scope, site.context.branches)
+    if not bindings or any(binding.kind != "assign" or binding.value is None for binding in bindings):
+        return False
+    values_on_the_gpu_run = []
+    for binding in bindings:
+        assert binding.value is not None
+        without_cuda = any(_arm_runs_with_cuda(facts, node, in_body) is False for node, in_body in binding.arms)
+        if without_cuda and maps_to_cpu(model, binding.value, site):
+            continue  # the fallback of a machine without a GPU
+        values_on_the_gpu_run.append(binding.value)
+    return bool(values_on_the_gpu_run) and all(is_none(value) for value in values_on_the_gpu_run)
 
 
 RULE = Rule(
@@ -264,11 +320,17 @@ RULE = Rule(
         `on_fit_start`): Lightning's Trainer takes every GPU by default (`devices="auto"`), one
         process each, and each process builds the module and runs its hooks; unless every
         Trainer the file builds is pinned to one device (`devices=1`, `gpus=[0]`,
-        `accelerator="cpu"`). A load beside a CPU fallback is flagged too: the CUDA
+        `accelerator="cpu"`). So is a load in a module that builds an Accelerate `Accelerator`
+        (a trainer class taking its processes from it, with no torch.distributed code of its
+        own): `accelerate launch` runs the module's code in every process, one per GPU; unless
+        the Accelerator is CPU-only (`Accelerator(cpu=True)`). A load beside a CPU fallback is
+        flagged too: the CUDA
         arm of `if torch.cuda.is_available():`, or any arm whose other arm maps to the CPU
         (`if args.cpu: torch.load(p, map_location="cpu") else: torch.load(p)`), and a
         `map_location=torch.device("cpu") if args.cpu else None`: the GPU run, which every rank
-        takes, passes nothing. So does `torch.load(path, map_location=map_location)` in a
+        takes, passes nothing; also through a variable left at None unless CUDA is missing
+        (`map_location = None` then `if not torch.cuda.is_available(): map_location = "cpu"`).
+        So does `torch.load(path, map_location=map_location)` in a
         helper whose `map_location` defaults to None when every call of the helper in the
         project leaves it at None (analysis/caller_values.py). A map_location that is given but
         still puts every rank on GPU 0 is flagged too: one naming it (`map_location="cuda:0"`,
@@ -290,7 +352,11 @@ RULE = Rule(
         `map_location=f"cuda:{local_rank}"` / `map_location=device`.
     """,
     silent="""
-        - Scripts that are not distributed.
+        - Scripts that are not distributed (no torch.distributed code, no distributed caller,
+          no LightningModule, no Accelerate `Accelerator` other than a CPU-only one).
+        - A map_location variable with a value other than None on the GPU run
+          (`loc = f"cuda:{rank}"` then `if not torch.cuda.is_available(): loc = "cpu"`), or one
+          left at None only on a test other than CUDA's presence (a user's choice).
         - `map_location="cuda"` after the rank's device is made current (or in a file that
           never makes one current: the order is not shown), and `"cuda:0"` where each process
           sees only its own GPU (`CUDA_VISIBLE_DEVICES` set per rank, `set_device(0)`).
@@ -418,6 +484,14 @@ RULE = Rule(
           the statement making the rank's device current in the same function (or the file's
           callers of it); a device made current in another module, or never in the file, leaves
           it silent.
+        - A module building an `Accelerator` counts all its code as run in every process,
+          also a load in a function only a single-process tool of the same module calls, and
+          one where the Accelerator is built but the run is started with one process.
+          An Accelerator built in another module (the trainer holding one it is handed) does
+          not make this module's loads run in every process.
+        - A map_location variable is followed through its assignments in the load's function
+          only, and the CPU counts as a fallback only when assigned in an arm of a test of
+          `torch.cuda.is_available()` (a `device.type == "cpu"` test is not read).
         - A helper reached only through a component registry (a model class a config names,
           whose `from_config` builds its sub-modules through the helper) has no caller the
           analysis can see, in any module.
