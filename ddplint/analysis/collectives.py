@@ -48,7 +48,11 @@ from ddplint.analysis.torch_api import (
     LIGHTNING_SYNCED_LOGGING,
     METRIC_SYNCING_METHOD,
     METRICS_SYNCING_ON_COMPUTE,
+    MODEL_WRAPPING_METHODS,
+    MODULE_PARAMETER_METHODS,
+    MODULE_RETURNING_METHODS,
     SYNCHRONISING_METHODS,
+    TORCH_MODULE,
     WRAPPED_MODEL_CLASSES,
 )
 
@@ -106,6 +110,8 @@ class Collectives(RankGuards):
                 return name
         if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
             return name
+        if self._builds_wrapper(site):
+            return f"{name}(model)" if name in MODEL_WRAPPING_METHODS else name
         if self._synchronising_method(site):
             return name
         if name == METRIC_SYNCING_METHOD and self._metric_syncing_on_compute(site):
@@ -172,6 +178,61 @@ class Collectives(RankGuards):
             isinstance(source.node, cst.Call) and not self.facts.qualified_names(source.node.func).isdisjoint(builders)
             for source in self.flow.sources(owner, site.context.scope, site.context.branches)
         )
+
+    # -- the DDP wrapper's construction ---------------------------------------------------------
+    def _builds_wrapper(self, site: "CallSite") -> bool:
+        """`DistributedDataParallel(model)`, `accelerator.prepare(model, opt)`, `fabric.setup(model)`:
+        the call wraps a model for DDP, whose constructor synchronises every rank."""
+        if site.name in MODEL_WRAPPING_METHODS:
+            return self.wraps_a_model(site)
+        return not self.facts.qualified_names(site.node.func).isdisjoint(WRAPPED_MODEL_CLASSES - ALWAYS_SYNCING_WRAPPERS)
+
+    def wraps_a_model(self, site: "CallSite") -> bool:
+        """A framework call (MODEL_WRAPPING_METHODS) on its framework object that is handed a
+        model: what it returns for that model is a DDP-wrapped one. `accelerator.prepare(loader)`
+        wraps no model."""
+        builders = MODEL_WRAPPING_METHODS.get(site.name or "")
+        if builders is None or not self._made_on_a_framework(site, builders):
+            return False
+        return any(not arg.star and self._holds_a_module(arg.value, site) for arg in site.node.args)
+
+    def _made_on_a_framework(self, site: "CallSite", builders: frozenset) -> bool:
+        """The receiver holds an object one of `builders` built, or is named for that class
+        (`self.accelerator`, `self.fabric`) where its value cannot be followed."""
+        owner = receiver(site.node.func)
+        if owner is None:
+            return False
+        words = {builder.rsplit(".", 1)[-1].lower() for builder in builders}
+        return bool(words & set(identifier_words(dotted_name(owner) or ""))) or self._receiver_built_by(site, builders)
+
+    def _holds_a_module(self, value: cst.BaseExpression, site: "CallSite") -> bool:
+        """The value is a torch module: built by a `torch.nn` class or an `nn.Module` subclass of
+        the file, returned by `unwrap_model` / `from_pretrained`, or its `.parameters()` are
+        asked for (an optimizer built over them)."""
+        if dotted_name(value) in self._holders_of_parameters:
+            return True
+        for call in self._constructions(value, site, depth=0):
+            if last_name(call.func) in MODULE_RETURNING_METHODS or dotted_name(call.func) in self._module_classes:
+                return True
+            if any(q.startswith("torch.nn.") and q[len("torch.nn."):][:1].isupper() for q in self.facts.qualified_names(call.func)):
+                return True
+        return False
+
+    @cached_property
+    def _holders_of_parameters(self) -> frozenset:
+        """`model` / `self.net` for each `model.parameters()` of the file."""
+        out = set()
+        for site in self.facts.calls:
+            if site.name in MODULE_PARAMETER_METHODS:
+                owner = receiver(site.node.func)
+                name = dotted_name(owner) if owner is not None else None
+                if name:
+                    out.add(name)
+        return frozenset(out)
+
+    @cached_property
+    def _module_classes(self) -> set[str]:
+        return self.facts.subclasses_of(TORCH_MODULE)
 
     def _lightning_module_collective(self, site: "CallSite") -> bool:
         """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""
@@ -418,18 +479,26 @@ class Collectives(RankGuards):
             broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
             if broadcast is not None and isinstance(broadcast.value, cst.Name) and broadcast.value.value == "False":
                 continue
-            if self._model_may_have_buffers or self._built_from_buffered_project_module(site):
+            if self._model_may_have_buffers or site.node.args and self._built_from_buffered_project_module(site.node.args[0].value, site):
                 out.add(id(site.node))
+        # `model, opt = accelerator.prepare(model, opt)`: the framework builds the DDP wrapper
+        # (buffers broadcast by default); the call is the source of what it returns.
+        for site in self.facts.calls:
+            if site.name in MODEL_WRAPPING_METHODS and self.wraps_a_model(site):
+                if self._model_may_have_buffers or any(
+                    not arg.star and self._built_from_buffered_project_module(arg.value, site) for arg in site.node.args
+                ):
+                    out.add(id(site.node))
         return frozenset(out)
 
-    def _built_from_buffered_project_module(self, wrapper: "CallSite") -> bool:
+    def _built_from_buffered_project_module(self, value: cst.BaseExpression, wrapper: "CallSite") -> bool:
         """The wrapped module is built by a class (or factory) of another project module that
         declares buffers where they always exist (`DDP(Net().cuda())`, `Net` in model.py calling
         `register_buffer` outside any `if`, or building a BatchNorm layer)."""
         project = self.facts.project
-        if project is None or not wrapper.node.args:
+        if project is None:
             return False
-        for call in self._constructions(wrapper.node.args[0].value, wrapper, depth=0):
+        for call in self._constructions(value, wrapper, depth=0):
             for qualified in self.facts.qualified_names(call.func):
                 resolved = project.index.resolve(project.path, qualified)
                 if resolved is not None and _declares_buffers(project.index.module_facts(resolved[0])):

@@ -24,7 +24,7 @@ from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     COLLECTIVES,
     LIGHTNING_MODULE_COLLECTIVES,
-    LIGHTNING_PACKAGES,
+    PROCESS_LAUNCHING_PACKAGES,
 )
 from ddplint.rules.base import Finding, Rule
 
@@ -33,7 +33,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     # Accelerate scripts are multi-process whenever `accelerate launch` starts them, without a
     # line of torch.distributed in the file.
     facts = model.facts
-    if not model.distributed and not facts.imports.imports_any(("accelerate", *LIGHTNING_PACKAGES)):
+    if not model.distributed and not facts.imports.imports_any(PROCESS_LAUNCHING_PACKAGES):
         return
     ranks = model.ranks
     reported: set[int] = set()

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from ddplint.analysis.facts import BranchSite, LoopSite
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
+from ddplint.analysis.torch_api import PROCESS_LAUNCHING_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
@@ -23,8 +24,9 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             f"of the data; drop the decorator and log with `self.log(..., sync_dist=True)` (or "
             f"gather the outputs) so that every rank evaluates its shard and the metric covers all",
         )
-    # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
-    if not model.distributed and not facts.imports.imports_any(("accelerate",)):
+    # Accelerate / Lightning Fabric scripts are multi-process under their launcher without
+    # torch.distributed.
+    if not model.distributed and not facts.imports.imports_any(PROCESS_LAUNCHING_PACKAGES):
         return
     data, ranks = model.data, model.ranks
     for branch in facts.branches:
