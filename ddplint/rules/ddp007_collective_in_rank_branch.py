@@ -329,11 +329,19 @@ RULE = Rule(
         parameter forward (`if rank == 0: evaluate(model, loader)` with `evaluate` in engine.py
         calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
         under `torch.no_grad()` too, as in the file: DDP's forward still broadcasts the buffers).
+        A model that Accelerate or Lightning Fabric wraps (`model, opt = accelerator.prepare(model,
+        opt)`, `self.gen, self.opt = self.accelerator.prepare(...)` in `__init__`, `fabric.setup(model)`)
+        is such a wrapped model too, and building a DDP wrapper on one rank is itself the hang:
+        `DistributedDataParallel(model)`, and `accelerator.prepare(...)` / `fabric.setup(...)` when
+        handed a model (a value built by a `torch.nn` class or an `nn.Module` subclass of the file,
+        returned by `unwrap_model` / `from_pretrained`, or whose `.parameters()` the file reads),
+        since DDP's constructor checks every rank's parameters and broadcasts rank 0's weights.
 
         The rank-0 test may also be hidden: a helper of the file or of a project module whatever
         its name, whose every value in a distributed run is a rank-0 test (`def is_visualizer():
         return _rank == 0`, `_rank` set by a `global` statement of the set-up function; a `return
-        True` only when no process group exists); a rank kept in a dictionary (`cfg["rank"] =
+        True` only when no process group exists), or a `@property` of the class read as
+        `self.leader` whose every value is one (`return self.fabric.global_rank == 0`); a rank kept in a dictionary (`cfg["rank"] =
         dist.get_rank()`, or a config's "local_rank" key); a flag parameter that every caller in
         the project sets to a rank-0 test (`validate(model, loader, verbose=dist.get_rank() == 0)`
         with `if verbose: dist.all_reduce(t)` inside, or a false default left); a decorator that
@@ -404,6 +412,8 @@ RULE = Rule(
           decorator whose wrapper calls the function on every rank (a timer that prints on rank 0).
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
+        - `accelerator.prepare(loader)` / `fabric.setup_dataloaders(...)` on one rank: no model,
+          no wrapper built; and a forward through `accelerator.unwrap_model(model)`.
         - Test code (pytest / unittest files).
         - An exit taken in both arms of the rank condition, or from a loop that makes no
           collective on every rank; a stop decision shared afterwards through a collective
@@ -423,6 +433,11 @@ RULE = Rule(
           helpers (`build_model(cfg)` returning a registry's class) or wrapped by a helper of
           another module (`ddp_wrap(model)`) is not followed, and a buffer registered only under
           a condition (`if not self.flash:`) counts as absent.
+        - An argument of `accelerator.prepare(...)` counts as a model only on the evidence listed
+          above; a model handed in as a parameter whose `.parameters()` the file never reads is
+          missed. A forward through any value unpacked from a prepare call that was handed a
+          model counts (`model, opt = accelerator.prepare(model, opt)`): the other values are
+          optimizers and loaders, which nobody calls.
         - Conditions that split the ranks other ways (`if rank % 2:`) are not checked, except
           `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.

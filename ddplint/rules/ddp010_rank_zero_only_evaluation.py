@@ -105,7 +105,10 @@ RULE = Rule(
         or hands items of an origin the file does not show to something that may be a model.
         A method of the file's model class reached through the DDP wrapper
         (`model.module.inference(x, loader)`, with `model = DDP(Net().to(rank))`) counts as a
-        function of the file. Also flags a LightningModule's `validation_step` / `test_step`
+        function of the file. The guard may be a `@property` of the class whose every value is a
+        rank-0 test (`self.leader`, `return self.fabric.global_rank == 0`), and a Lightning Fabric
+        script counts as distributed (`fabric.launch()` starts the processes; the others wait in
+        `fabric.barrier()`, also from a helper method). Also flags a LightningModule's `validation_step` / `test_step`
         decorated `@rank_zero_only`: the Trainer runs the evaluation loop on every rank over its
         shard, and the step does nothing on the others (their GPUs idle, and the metric rank 0
         logs covers its own shard only).
