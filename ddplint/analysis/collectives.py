@@ -110,8 +110,6 @@ class Collectives(RankGuards):
                 return name
         if name in ACCELERATOR_COLLECTIVES and self._made_on_an_accelerator(site):
             return name
-        if self._builds_wrapper(site):
-            return f"{name}(model)" if name in MODEL_WRAPPING_METHODS else name
         if self._synchronising_method(site):
             return name
         if name == METRIC_SYNCING_METHOD and self._metric_syncing_on_compute(site):
@@ -180,6 +178,15 @@ class Collectives(RankGuards):
         )
 
     # -- the DDP wrapper's construction ---------------------------------------------------------
+    def _call_all_ranks_make(self, site: "CallSite") -> Optional[str]:
+        """A collective, or the construction of a DDP wrapper: every rank must make both, yet
+        only the first moves values between the ranks (a metric is not reduced by building a
+        wrapper, analysis/metrics.py), so only the first is a `collective_name`."""
+        name = self.collective_name(site)
+        if name is None and self._builds_wrapper(site):
+            name = f"{site.name}(model)" if site.name in MODEL_WRAPPING_METHODS else site.name
+        return name
+
     def _builds_wrapper(self, site: "CallSite") -> bool:
         """`DistributedDataParallel(model)`, `accelerator.prepare(model, opt)`, `fabric.setup(model)`:
         the call wraps a model for DDP, whose constructor synchronises every rank."""
@@ -270,7 +277,7 @@ class Collectives(RankGuards):
         only `if pipe:`) is not reached. `on_one_rank`: the call is made by one rank only, so a
         collective the callee makes under its own single-rank guard (`if rank == 0: barrier()`)
         is reached too, by that rank alone."""
-        direct = self.collective_name(site)
+        direct = self._call_all_ranks_make(site)
         if direct is not None:
             return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
         decided = None
@@ -336,7 +343,7 @@ class Collectives(RankGuards):
         for call in self.facts.calls_by_function.get(id(function), []):
             if self._excluded_by(call, decided):
                 continue
-            name = self.collective_name(call)
+            name = self._call_all_ranks_make(call)
             if name is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
                 return CollectiveReach(name, subgroup=keyword_arg(call.node, "group") is not None)
             imported = self._project_collective(call)
@@ -394,7 +401,7 @@ class Collectives(RankGuards):
     def _makes_collective(self, site: "CallSite") -> bool:
         """The call is a collective, or calls a function of another project module that makes
         one (`evaluate` imported from the package's engine module)."""
-        return self.collective_name(site) is not None or self._project_collective(site) is not None
+        return self._call_all_ranks_make(site) is not None or self._project_collective(site) is not None
 
     def _project_collective(self, site: "CallSite") -> Optional[CollectiveReach]:
         """The collective a function of another project module makes when this call calls it."""
