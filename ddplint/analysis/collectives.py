@@ -435,6 +435,18 @@ class Collectives(RankGuards):
         `model.module(x)` is the plain module and does not."""
         return self._holds_syncing_wrapper(site.node.func, site)
 
+    def forward_reads_the_wrapper_itself(self, site: "CallSite") -> bool:
+        """`self.G(z)` / `model(x)` of a wrapped model the function reads from `self`, a global or
+        its own assignments, not from one of its parameters (`def test(model): model(x)` runs
+        whatever its caller hands it: the fix is there)."""
+        func = site.node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
+            return False
+        return any(
+            isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers and not source.via
+            for source in self.flow.sources(func, site.context.scope, site.context.branches)
+        )
+
     def _holds_syncing_wrapper(self, expr: cst.BaseExpression, site: "CallSite") -> bool:
         """`expr`, at the call `site`, holds a DDP / FSDP module whose forward talks to the others."""
         if not isinstance(expr, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:

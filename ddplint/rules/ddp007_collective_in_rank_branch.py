@@ -61,6 +61,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 reported.add(id(site.node))
                 yield finding
                 yield from _inside_one_rank_functions(model, site, reported)
+                yield from _forwards_inside_one_rank_functions(model, site, reported)
     yield from _divergent_branches(model, unguarded, reported)
     yield from _in_one_rank_decorated_functions(model, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
@@ -179,6 +180,42 @@ def _inside_one_rank_functions(model: ModuleModel, site: CallSite, reported: set
             f"matching call and the job hangs until the NCCL timeout; make the collective on every "
             f"rank, outside the rank condition",
         )
+
+
+def _forwards_inside_one_rank_functions(model: ModuleModel, site: CallSite, reported: set[int]) -> Iterator[Finding]:
+    """The wrapped model's forward inside the file's functions the guarded call reaches and that
+    only one rank ever calls, when the function reads the model itself (`if self.is_main:
+    self.save_sample()` -> `sample()` -> `self.G(z)`): named there as well, since running the
+    unwrapped model there is the fix. A model handed in by the guarded call is its caller's."""
+    facts, ranks = model.facts, model.ranks
+    seen: set[int] = set()
+    pending = [(site, 0)]
+    while pending:
+        call, depth = pending.pop()
+        for function, _ in facts.functions_called_by(call):
+            if id(function) in seen or depth >= _HELPER_DEPTH:
+                continue
+            seen.add(id(function))
+            for inner in facts.calls_by_function.get(id(function), []):
+                pending.append((inner, depth + 1))
+                if id(inner.node) in reported or not ranks.forward_reads_the_wrapper_itself(inner):
+                    continue  # none, or the model the guarded call hands over: reported there
+                if not ranks.call_runs_on_one_rank_only(inner):
+                    continue  # a helper every rank also calls: reported at the guarded call only
+                reported.add(id(inner.node))
+                yield RULE.finding(
+                    inner.node,
+                    "the DDP/FSDP-wrapped model runs forward here, in code only one rank reaches: its collectives hang",
+                    why="every call of this function comes from code that runs on one rank only, so "
+                    "this forward through the DistributedDataParallel/FSDP-wrapped model runs on that "
+                    "rank alone: DDP's forward broadcasts buffers and FSDP all-gathers parameters, "
+                    "collectives the other ranks never join; use the unwrapped model here "
+                    "(`model.module`, `accelerator.unwrap_model(model)`)",
+                )
+
+
+# How many calls deep the wrapped forward is looked for below a guarded call.
+_HELPER_DEPTH = 3
 
 
 def _divergent_branches(model: ModuleModel, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
@@ -370,7 +407,10 @@ RULE = Rule(
         - inside a function of the file that only rank-guarded code calls, the call into a
           helper every rank also calls, whose collective it reaches (`write_index()` on rank 0
           -> `list_files()` -> `fetch()` with its barrier): reported there as well as at the
-          guarded call, since either is where the fix may go.
+          guarded call, since either is where the fix may go; likewise the wrapped model's
+          forward inside a function only rank-guarded code calls when the function reads the
+          model itself (`if self.is_main: self.save_sample()` -> `sample()` -> `self.G(z)`), not
+          when the guarded call hands the model in (`test(model, loader)`: the fix is the caller's).
     """,
     why="""
         A collective completes only when every rank of the group has called it. Under

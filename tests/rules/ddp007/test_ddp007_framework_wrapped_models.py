@@ -170,8 +170,18 @@ if __name__ == "__main__":
 
 def test_main_process_sampling_through_the_prepared_model_kept_on_self_is_flagged(lint):
     source = TRAINER.replace("{sample_body}", "        return self.gen(torch.randn(count, 16))")
-    rows = _ddp007_rows(lint, source)
-    assert _row_of(source, "self.save_sample(4)") in rows
+    # at the guarded call, and at the forward inside the helper only that rank reaches
+    forward = _row_of(source, "return self.gen(torch.randn(count, 16))")
+    assert _ddp007_rows(lint, source) == sorted([forward, _row_of(source, "self.save_sample(4)")])
+
+
+def test_forward_in_a_helper_every_rank_also_calls_is_named_at_the_guarded_call_only(lint):
+    source = TRAINER.replace("{sample_body}", "        return self.gen(torch.randn(count, 16))").replace(
+        "            self.accelerator.wait_for_everyone()\n",
+        "            self.accelerator.wait_for_everyone()\n            warmup = self.sample(2)\n",
+    )
+    assert "warmup = self.sample(2)" in source
+    assert _ddp007_rows(lint, source) == [_row_of(source, "self.save_sample(4)")]
 
 
 def test_main_process_sampling_through_the_unwrapped_model_is_left_alone(lint):
