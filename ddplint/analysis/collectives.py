@@ -48,7 +48,11 @@ from ddplint.analysis.torch_api import (
     LIGHTNING_SYNCED_LOGGING,
     METRIC_SYNCING_METHOD,
     METRICS_SYNCING_ON_COMPUTE,
+    MODEL_WRAPPING_METHODS,
+    MODULE_PARAMETER_METHODS,
+    MODULE_RETURNING_METHODS,
     SYNCHRONISING_METHODS,
+    TORCH_MODULE,
     WRAPPED_MODEL_CLASSES,
 )
 
@@ -173,6 +177,70 @@ class Collectives(RankGuards):
             for source in self.flow.sources(owner, site.context.scope, site.context.branches)
         )
 
+    # -- the DDP wrapper's construction ---------------------------------------------------------
+    def _call_all_ranks_make(self, site: "CallSite") -> Optional[str]:
+        """A collective, or the construction of a DDP wrapper: every rank must make both, yet
+        only the first moves values between the ranks (a metric is not reduced by building a
+        wrapper, analysis/metrics.py), so only the first is a `collective_name`."""
+        name = self.collective_name(site)
+        if name is None and self._builds_wrapper(site):
+            name = f"{site.name}(model)" if site.name in MODEL_WRAPPING_METHODS else site.name
+        return name
+
+    def _builds_wrapper(self, site: "CallSite") -> bool:
+        """`DistributedDataParallel(model)`, `accelerator.prepare(model, opt)`, `fabric.setup(model)`:
+        the call wraps a model for DDP, whose constructor synchronises every rank."""
+        if site.name in MODEL_WRAPPING_METHODS:
+            return self.wraps_a_model(site)
+        return not self.facts.qualified_names(site.node.func).isdisjoint(WRAPPED_MODEL_CLASSES - ALWAYS_SYNCING_WRAPPERS)
+
+    def wraps_a_model(self, site: "CallSite") -> bool:
+        """A framework call (MODEL_WRAPPING_METHODS) on its framework object that is handed a
+        model: what it returns for that model is a DDP-wrapped one. `accelerator.prepare(loader)`
+        wraps no model."""
+        builders = MODEL_WRAPPING_METHODS.get(site.name or "")
+        if builders is None or not self._made_on_a_framework(site, builders):
+            return False
+        return any(not arg.star and self._holds_a_module(arg.value, site) for arg in site.node.args)
+
+    def _made_on_a_framework(self, site: "CallSite", builders: frozenset) -> bool:
+        """The receiver holds an object one of `builders` built, or is named for that class
+        (`self.accelerator`, `self.fabric`) where its value cannot be followed."""
+        owner = receiver(site.node.func)
+        if owner is None:
+            return False
+        words = {builder.rsplit(".", 1)[-1].lower() for builder in builders}
+        return bool(words & set(identifier_words(dotted_name(owner) or ""))) or self._receiver_built_by(site, builders)
+
+    def _holds_a_module(self, value: cst.BaseExpression, site: "CallSite") -> bool:
+        """The value is a torch module: built by a `torch.nn` class or an `nn.Module` subclass of
+        the file, returned by `unwrap_model` / `from_pretrained`, or its `.parameters()` are
+        asked for (an optimizer built over them)."""
+        if dotted_name(value) in self._holders_of_parameters:
+            return True
+        for call in self._constructions(value, site, depth=0):
+            if last_name(call.func) in MODULE_RETURNING_METHODS or dotted_name(call.func) in self._module_classes:
+                return True
+            if any(q.startswith("torch.nn.") and q[len("torch.nn."):][:1].isupper() for q in self.facts.qualified_names(call.func)):
+                return True
+        return False
+
+    @cached_property
+    def _holders_of_parameters(self) -> frozenset:
+        """`model` / `self.net` for each `model.parameters()` of the file."""
+        out = set()
+        for site in self.facts.calls:
+            if site.name in MODULE_PARAMETER_METHODS:
+                owner = receiver(site.node.func)
+                name = dotted_name(owner) if owner is not None else None
+                if name:
+                    out.add(name)
+        return frozenset(out)
+
+    @cached_property
+    def _module_classes(self) -> set[str]:
+        return self.facts.subclasses_of(TORCH_MODULE)
+
     def _lightning_module_collective(self, site: "CallSite") -> bool:
         """`self.all_gather(x)`, `self.log(..., sync_dist=True)` in a LightningModule of this file."""
         func = site.node.func
@@ -209,7 +277,7 @@ class Collectives(RankGuards):
         only `if pipe:`) is not reached. `on_one_rank`: the call is made by one rank only, so a
         collective the callee makes under its own single-rank guard (`if rank == 0: barrier()`)
         is reached too, by that rank alone."""
-        direct = self.collective_name(site)
+        direct = self._call_all_ranks_make(site)
         if direct is not None:
             return CollectiveReach(direct, subgroup=keyword_arg(site.node, "group") is not None)
         decided = None
@@ -275,7 +343,7 @@ class Collectives(RankGuards):
         for call in self.facts.calls_by_function.get(id(function), []):
             if self._excluded_by(call, decided):
                 continue
-            name = self.collective_name(call)
+            name = self._call_all_ranks_make(call)
             if name is not None and (not self.made_under_rank_condition(call) or on_one_rank and self._single_rank_only(call)):
                 return CollectiveReach(name, subgroup=keyword_arg(call.node, "group") is not None)
             imported = self._project_collective(call)
@@ -333,7 +401,7 @@ class Collectives(RankGuards):
     def _makes_collective(self, site: "CallSite") -> bool:
         """The call is a collective, or calls a function of another project module that makes
         one (`evaluate` imported from the package's engine module)."""
-        return self.collective_name(site) is not None or self._project_collective(site) is not None
+        return self._call_all_ranks_make(site) is not None or self._project_collective(site) is not None
 
     def _project_collective(self, site: "CallSite") -> Optional[CollectiveReach]:
         """The collective a function of another project module makes when this call calls it."""
@@ -366,6 +434,18 @@ class Collectives(RankGuards):
         forward synchronises buffers (and FSDP gathers parameters) with the other ranks.
         `model.module(x)` is the plain module and does not."""
         return self._holds_syncing_wrapper(site.node.func, site)
+
+    def forward_reads_the_wrapper_itself(self, site: "CallSite") -> bool:
+        """`self.G(z)` / `model(x)` of a wrapped model the function reads from `self`, a global or
+        its own assignments, not from one of its parameters (`def test(model): model(x)` runs
+        whatever its caller hands it: the fix is there)."""
+        func = site.node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)) or not self._syncing_wrappers:
+            return False
+        return any(
+            isinstance(source.node, cst.Call) and id(source.node) in self._syncing_wrappers and not source.via
+            for source in self.flow.sources(func, site.context.scope, site.context.branches)
+        )
 
     def _holds_syncing_wrapper(self, expr: cst.BaseExpression, site: "CallSite") -> bool:
         """`expr`, at the call `site`, holds a DDP / FSDP module whose forward talks to the others."""
@@ -418,18 +498,26 @@ class Collectives(RankGuards):
             broadcast = next((a for a in site.node.args if a.keyword and a.keyword.value == "broadcast_buffers"), None)
             if broadcast is not None and isinstance(broadcast.value, cst.Name) and broadcast.value.value == "False":
                 continue
-            if self._model_may_have_buffers or self._built_from_buffered_project_module(site):
+            if self._model_may_have_buffers or site.node.args and self._built_from_buffered_project_module(site.node.args[0].value, site):
                 out.add(id(site.node))
+        # `model, opt = accelerator.prepare(model, opt)`: the framework builds the DDP wrapper
+        # (buffers broadcast by default); the call is the source of what it returns.
+        for site in self.facts.calls:
+            if site.name in MODEL_WRAPPING_METHODS and self.wraps_a_model(site):
+                if self._model_may_have_buffers or any(
+                    not arg.star and self._built_from_buffered_project_module(arg.value, site) for arg in site.node.args
+                ):
+                    out.add(id(site.node))
         return frozenset(out)
 
-    def _built_from_buffered_project_module(self, wrapper: "CallSite") -> bool:
+    def _built_from_buffered_project_module(self, value: cst.BaseExpression, wrapper: "CallSite") -> bool:
         """The wrapped module is built by a class (or factory) of another project module that
         declares buffers where they always exist (`DDP(Net().cuda())`, `Net` in model.py calling
         `register_buffer` outside any `if`, or building a BatchNorm layer)."""
         project = self.facts.project
-        if project is None or not wrapper.node.args:
+        if project is None:
             return False
-        for call in self._constructions(wrapper.node.args[0].value, wrapper, depth=0):
+        for call in self._constructions(value, wrapper, depth=0):
             for qualified in self.facts.qualified_names(call.func):
                 resolved = project.index.resolve(project.path, qualified)
                 if resolved is not None and _declares_buffers(project.index.module_facts(resolved[0])):

@@ -380,8 +380,23 @@ class RankGuards:
         if isinstance(test, (cst.Name, cst.Attribute)):
             if (last_name(test) or "").lower() in RANK_ZERO_NAMES:
                 return True
+            if self._property_returns_rank_zero_test(test, scope, depth):
+                return True
             return self._bound_to(test, scope, depth, self.is_rank_zero_guard)
         return False
+
+    def _property_returns_rank_zero_test(self, test: cst.BaseExpression, scope: "Scope", depth: int) -> bool:
+        """`self.leader` where the class (or a base of the file) defines `@property def
+        leader(self): return self.fabric.global_rank == 0`: reading it runs that test."""
+        if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self"):
+            return False
+        owner = scope.class_scope
+        if owner is None:
+            return False
+        methods = self.facts.methods_of(owner.name, test.attr.value)
+        return bool(methods) and all(
+            _is_property(method.node) and self._returns_rank_zero_test(self, method, depth) for method in methods
+        )
 
     def _helper_returns_rank_zero_test(self, call: cst.Call, depth: int) -> bool:
         """The call runs a function of the file or of a project module whose every value, in a
@@ -817,3 +832,8 @@ class RankGuards:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self._selects_ranks(test.expression, scope)
         return self.distributed_polarity(test, scope) is None and self.depends_on_rank(test, scope)
+
+
+def _is_property(node: cst.FunctionDef) -> bool:
+    """`@property` / `@functools.cached_property`: read as an attribute, run as a method."""
+    return any(last_name(decorator.decorator) in ("property", "cached_property") for decorator in node.decorators)

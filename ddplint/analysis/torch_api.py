@@ -31,6 +31,22 @@ PROBED_COLLECTIVES = tuple(sorted(COLLECTIVES - {"new_group", "all_reduce_coales
 # Accelerator (HF Accelerate) methods that talk to every process.
 ACCELERATOR = frozenset({"accelerate.Accelerator"})
 ACCELERATOR_COLLECTIVES = frozenset({"wait_for_everyone", "gather", "gather_for_metrics", "reduce", "pad_across_processes"})
+# Framework methods that wrap the model they are given in DistributedDataParallel (or FSDP) on a
+# multi-process run, by the framework object they are called on: what they return is a wrapped
+# model whose forward talks to the other ranks, and building the wrapper is itself a collective
+# (DDP's constructor checks every rank's parameter shapes and broadcasts rank 0's weights).
+MODEL_WRAPPING_METHODS = {
+    "prepare": ACCELERATOR,  # `model, opt = accelerator.prepare(model, opt)`
+    "prepare_model": ACCELERATOR,
+    "setup": frozenset({"lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric"}),
+    "setup_module": frozenset({"lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric"}),
+}
+# Calls whose result is a module (never an optimizer or a loader): `accelerator.unwrap_model(m)`,
+# `AutoModel.from_pretrained(...)`. With a `torch.nn` layer, a project `nn.Module` subclass, or a
+# value whose `.parameters()` the file asks for, what tells a prepared argument is a model.
+MODULE_RETURNING_METHODS = frozenset({"unwrap_model", "from_pretrained"})
+MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+TORCH_MODULE = frozenset({"torch.nn.Module"})
 
 # Framework methods that synchronise every process inside (their docs: "must be called on all
 # processes"): method -> the words the receiver's name holds. Only in files that import the
@@ -380,6 +396,10 @@ FRAMEWORK_LOADER_HOOKS = frozenset(
 )
 LIGHTNING_PACKAGES = ("lightning", "lightning.pytorch", "lightning.fabric")
 ACCELERATE_PACKAGES = ("accelerate", "ray")
+# Frameworks whose launcher starts one process per GPU (`accelerate launch`, Lightning's Trainer
+# and `fabric.launch()`): a script that imports one is multi-process without a line of
+# torch.distributed.
+PROCESS_LAUNCHING_PACKAGES = ("accelerate", *LIGHTNING_PACKAGES)
 LIGHTNING_SINKS = frozenset({"fit", "validate", "test", "predict", "setup_dataloaders"})
 ACCELERATE_SINKS = frozenset({"prepare", "prepare_data_loader"})
 ALWAYS_SINKS = frozenset({"setup_dataloaders", "prepare_data_loader"})

@@ -24,7 +24,7 @@ from ddplint.analysis.torch_api import (
     ACCELERATOR_COLLECTIVES,
     COLLECTIVES,
     LIGHTNING_MODULE_COLLECTIVES,
-    LIGHTNING_PACKAGES,
+    PROCESS_LAUNCHING_PACKAGES,
 )
 from ddplint.rules.base import Finding, Rule
 
@@ -33,7 +33,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
     # Accelerate scripts are multi-process whenever `accelerate launch` starts them, without a
     # line of torch.distributed in the file.
     facts = model.facts
-    if not model.distributed and not facts.imports.imports_any(("accelerate", *LIGHTNING_PACKAGES)):
+    if not model.distributed and not facts.imports.imports_any(PROCESS_LAUNCHING_PACKAGES):
         return
     ranks = model.ranks
     reported: set[int] = set()
@@ -61,6 +61,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
                 reported.add(id(site.node))
                 yield finding
                 yield from _inside_one_rank_functions(model, site, reported)
+                yield from _forwards_inside_one_rank_functions(model, site, reported)
     yield from _divergent_branches(model, unguarded, reported)
     yield from _in_one_rank_decorated_functions(model, reported)
     # `if not is_main_process(): return` ... `dist.barrier()`: the others left the function.
@@ -179,6 +180,42 @@ def _inside_one_rank_functions(model: ModuleModel, site: CallSite, reported: set
             f"matching call and the job hangs until the NCCL timeout; make the collective on every "
             f"rank, outside the rank condition",
         )
+
+
+def _forwards_inside_one_rank_functions(model: ModuleModel, site: CallSite, reported: set[int]) -> Iterator[Finding]:
+    """The wrapped model's forward inside the file's functions the guarded call reaches and that
+    only one rank ever calls, when the function reads the model itself (`if self.is_main:
+    self.save_sample()` -> `sample()` -> `self.G(z)`): named there as well, since running the
+    unwrapped model there is the fix. A model handed in by the guarded call is its caller's."""
+    facts, ranks = model.facts, model.ranks
+    seen: set[int] = set()
+    pending = [(site, 0)]
+    while pending:
+        call, depth = pending.pop()
+        for function, _ in facts.functions_called_by(call):
+            if id(function) in seen or depth >= _HELPER_DEPTH:
+                continue
+            seen.add(id(function))
+            for inner in facts.calls_by_function.get(id(function), []):
+                pending.append((inner, depth + 1))
+                if id(inner.node) in reported or not ranks.forward_reads_the_wrapper_itself(inner):
+                    continue  # none, or the model the guarded call hands over: reported there
+                if not ranks.call_runs_on_one_rank_only(inner):
+                    continue  # a helper every rank also calls: reported at the guarded call only
+                reported.add(id(inner.node))
+                yield RULE.finding(
+                    inner.node,
+                    "the DDP/FSDP-wrapped model runs forward here, in code only one rank reaches: its collectives hang",
+                    why="every call of this function comes from code that runs on one rank only, so "
+                    "this forward through the DistributedDataParallel/FSDP-wrapped model runs on that "
+                    "rank alone: DDP's forward broadcasts buffers and FSDP all-gathers parameters, "
+                    "collectives the other ranks never join; use the unwrapped model here "
+                    "(`model.module`, `accelerator.unwrap_model(model)`)",
+                )
+
+
+# How many calls deep the wrapped forward is looked for below a guarded call.
+_HELPER_DEPTH = 3
 
 
 def _divergent_branches(model: ModuleModel, unguarded: list[BranchSite], reported: set[int]) -> Iterator[Finding]:
@@ -329,11 +366,19 @@ RULE = Rule(
         parameter forward (`if rank == 0: evaluate(model, loader)` with `evaluate` in engine.py
         calling `model(x)` or `model.forward(x)`, itself or through engine.py's own functions;
         under `torch.no_grad()` too, as in the file: DDP's forward still broadcasts the buffers).
+        A model that Accelerate or Lightning Fabric wraps (`model, opt = accelerator.prepare(model,
+        opt)`, `self.gen, self.opt = self.accelerator.prepare(...)` in `__init__`, `fabric.setup(model)`)
+        is such a wrapped model too, and building a DDP wrapper on one rank is itself the hang:
+        `DistributedDataParallel(model)`, and `accelerator.prepare(...)` / `fabric.setup(...)` when
+        handed a model (a value built by a `torch.nn` class or an `nn.Module` subclass of the file,
+        returned by `unwrap_model` / `from_pretrained`, or whose `.parameters()` the file reads),
+        since DDP's constructor checks every rank's parameters and broadcasts rank 0's weights.
 
         The rank-0 test may also be hidden: a helper of the file or of a project module whatever
         its name, whose every value in a distributed run is a rank-0 test (`def is_visualizer():
         return _rank == 0`, `_rank` set by a `global` statement of the set-up function; a `return
-        True` only when no process group exists); a rank kept in a dictionary (`cfg["rank"] =
+        True` only when no process group exists), or a `@property` of the class read as
+        `self.leader` whose every value is one (`return self.fabric.global_rank == 0`); a rank kept in a dictionary (`cfg["rank"] =
         dist.get_rank()`, or a config's "local_rank" key); a flag parameter that every caller in
         the project sets to a rank-0 test (`validate(model, loader, verbose=dist.get_rank() == 0)`
         with `if verbose: dist.all_reduce(t)` inside, or a false default left); a decorator that
@@ -362,7 +407,10 @@ RULE = Rule(
         - inside a function of the file that only rank-guarded code calls, the call into a
           helper every rank also calls, whose collective it reaches (`write_index()` on rank 0
           -> `list_files()` -> `fetch()` with its barrier): reported there as well as at the
-          guarded call, since either is where the fix may go.
+          guarded call, since either is where the fix may go; likewise the wrapped model's
+          forward inside a function only rank-guarded code calls when the function reads the
+          model itself (`if self.is_main: self.save_sample()` -> `sample()` -> `self.G(z)`), not
+          when the guarded call hands the model in (`test(model, loader)`: the fix is the caller's).
     """,
     why="""
         A collective completes only when every rank of the group has called it. Under
@@ -404,6 +452,8 @@ RULE = Rule(
           decorator whose wrapper calls the function on every rank (a timer that prints on rank 0).
         - Non-distributed scripts (Accelerate and Lightning scripts count as distributed: their
           launchers start the processes).
+        - `accelerator.prepare(loader)` / `fabric.setup_dataloaders(...)` on one rank: no model,
+          no wrapper built; and a forward through `accelerator.unwrap_model(model)`.
         - Test code (pytest / unittest files).
         - An exit taken in both arms of the rank condition, or from a loop that makes no
           collective on every rank; a stop decision shared afterwards through a collective
@@ -423,6 +473,11 @@ RULE = Rule(
           helpers (`build_model(cfg)` returning a registry's class) or wrapped by a helper of
           another module (`ddp_wrap(model)`) is not followed, and a buffer registered only under
           a condition (`if not self.flash:`) counts as absent.
+        - An argument of `accelerator.prepare(...)` counts as a model only on the evidence listed
+          above; a model handed in as a parameter whose `.parameters()` the file never reads is
+          missed. A forward through any value unpacked from a prepare call that was handed a
+          model counts (`model, opt = accelerator.prepare(model, opt)`): the other values are
+          optimizers and loaders, which nobody calls.
         - Conditions that split the ranks other ways (`if rank % 2:`) are not checked, except
           `rank % n == 0` (the first rank of each node, as `local_rank == 0`).
         - A matching call in another function (the other ranks wait in a callback) is not seen.

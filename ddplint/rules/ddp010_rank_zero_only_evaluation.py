@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from ddplint.analysis.facts import BranchSite, LoopSite
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.rank_guards import RANK_GUARD_WORDS
+from ddplint.analysis.torch_api import PROCESS_LAUNCHING_PACKAGES
 from ddplint.rules.base import Finding, Rule
 
 
@@ -23,8 +24,9 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             f"of the data; drop the decorator and log with `self.log(..., sync_dist=True)` (or "
             f"gather the outputs) so that every rank evaluates its shard and the metric covers all",
         )
-    # Accelerate scripts are multi-process under `accelerate launch` without torch.distributed.
-    if not model.distributed and not facts.imports.imports_any(("accelerate",)):
+    # Accelerate / Lightning Fabric scripts are multi-process under their launcher without
+    # torch.distributed.
+    if not model.distributed and not facts.imports.imports_any(PROCESS_LAUNCHING_PACKAGES):
         return
     data, ranks = model.data, model.ranks
     for branch in facts.branches:
@@ -103,7 +105,10 @@ RULE = Rule(
         or hands items of an origin the file does not show to something that may be a model.
         A method of the file's model class reached through the DDP wrapper
         (`model.module.inference(x, loader)`, with `model = DDP(Net().to(rank))`) counts as a
-        function of the file. Also flags a LightningModule's `validation_step` / `test_step`
+        function of the file. The guard may be a `@property` of the class whose every value is a
+        rank-0 test (`self.leader`, `return self.fabric.global_rank == 0`), and a Lightning Fabric
+        script counts as distributed (`fabric.launch()` starts the processes; the others wait in
+        `fabric.barrier()`, also from a helper method). Also flags a LightningModule's `validation_step` / `test_step`
         decorated `@rank_zero_only`: the Trainer runs the evaluation loop on every rank over its
         shard, and the step does nothing on the others (their GPUs idle, and the metric rank 0
         logs covers its own shard only).
