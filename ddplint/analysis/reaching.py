@@ -18,7 +18,7 @@ different arms of one `try`), every binding is kept: the answer is a superset, a
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -37,8 +37,15 @@ def reaching(bindings: Sequence[Binding], use: Context) -> list[Binding]:
     local = [b for b in bindings if b.context is not None and b.context.scope is use.scope]
     if not local:
         return list(bindings)
-    kept = [b for b in bindings if b.context is None or b.context.scope is not use.scope]
-    killers = [(b, b.context.path) for b in local if b.kind in _DEFINITE and b.context is not None]
+    # The function's own parameters: bound before its first statement.
+    params = [b for b in bindings if b.kind == "param" and b.context is None and b.scope is use.scope]
+    kept = [b for b in bindings if (b.context is None and b not in params) or (b.context is not None and b.context.scope is not use.scope)]
+    killers: list[tuple[Optional[Binding], Path]] = [(b, b.context.path) for b in local if b.kind in _DEFINITE and b.context is not None]
+    killers += [(None, path) for path in _both_arms_assign([path for _, path in killers])]
+    if not later:
+        kept += [p for p in params if not any(_hides(path, (), use.path) for _, path in killers)]
+    else:
+        kept += params
     for binding in local:
         where = binding.context
         assert where is not None  # `local` holds only bindings with a place
@@ -53,6 +60,29 @@ def reaching(bindings: Sequence[Binding], use: Context) -> list[Binding]:
             continue
         kept.append(binding)
     return kept
+
+
+def _both_arms_assign(killers: Sequence[Path]) -> list[Path]:
+    """The paths of `if` statements with an `else:` whose two arms each assign the key directly
+    in their body (`if final: vae = load() else: vae = unwrap(vae)`): together they replace
+    every earlier value, as one assignment at the `if` would."""
+    arms: dict[int, tuple[Path, set[bool]]] = {}
+    for path in killers:
+        if len(path) < 2:
+            continue
+        block = path[-1][0]
+        outer_block, outer_index = path[-2]
+        statement = outer_block[outer_index]
+        if not isinstance(statement, cst.If) or not isinstance(statement.orelse, cst.Else):
+            continue
+        if statement.body.body is block:
+            arm = True
+        elif statement.orelse.body.body is block:
+            arm = False
+        else:
+            continue
+        arms.setdefault(id(statement), (tuple(path[:-1]), set()))[1].add(arm)
+    return [path for path, seen in arms.values() if seen == {True, False}]
 
 
 def lift(bindings: Sequence[Binding], use: Context) -> tuple[Context, bool]:

@@ -476,3 +476,58 @@ def test_ignite_parallel_makes_a_script_distributed():
         """
     )
     assert ModuleModel(facts).distributed
+
+
+# -- a parameter or a value replaced on every path ---------------------------------------------
+def test_parameter_replaced_in_both_arms_of_an_if_else_no_longer_reaches():
+    assert values_at_use(
+        """
+        def validate(model, final):
+            if final:
+                model = load_best()
+            else:
+                model = unwrap(model)
+            use(model)
+
+        validate(DDP(net), False)
+        """
+    ) == ["load_best()", "unwrap(model)"]
+
+
+def test_parameter_replaced_in_one_arm_only_still_reaches():
+    assert values_at_use(
+        """
+        def validate(model, final):
+            if final:
+                model = load_best()
+            use(model)
+
+        validate(DDP(net), False)
+        """
+    ) == ["DDP(net)", "load_best()"]
+
+
+def test_parameter_replaced_before_the_use_no_longer_reaches():
+    assert values_at_use(
+        """
+        def validate(model):
+            model = unwrap(model)
+            use(model)
+
+        validate(DDP(net))
+        """
+    ) == ["unwrap(model)"]
+
+
+def test_earlier_assignment_replaced_in_both_arms_no_longer_reaches():
+    assert values_at_use(
+        """
+        net = build()
+        model = DDP(net)
+        if fast:
+            model = compile(net)
+        else:
+            model = net
+        use(model)
+        """
+    ) == ["build()", "compile(net)"]
