@@ -91,6 +91,33 @@ def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -
     return isinstance(node, cst.Call) and facts.is_instance_of(node, qualified, local)
 
 
+def parent_constructor_calls(facts, qualified) -> list["CallSite"]:
+    """`super().__init__(...)` in the `__init__` of a class of this file whose direct base is one
+    of `qualified`: the subclass building itself through that very class, with the same
+    arguments and positions as a call of it (`class DPLoader(DataLoader)` calling
+    `super().__init__(dataset=..., batch_sampler=..., drop_last=...)`). A base of this file in
+    between may take the arguments differently, so it does not count."""
+    found: list["CallSite"] = []
+    for function in facts.functions:
+        info = facts.classes.get(function.class_name or "")
+        if function.name != "__init__" or info is None:
+            continue
+        if not any(not qualified.isdisjoint(facts.qualified_names(base)) for base in info.bases):
+            continue
+        found.extend(site for site in facts.calls_by_function.get(id(function), []) if _calls_super_init(site.node))
+    return found
+
+
+def _calls_super_init(call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )
+
+
 class Loaders:
     def __init__(self, facts, flow, ranks, where: Optional["WhereModel"] = None) -> None:
         self.facts = facts
