@@ -7,9 +7,9 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import CallSite
+from ddplint.analysis.loaders import constructs, parent_constructor_calls
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import alternatives, argument, double_star_args, int_value, is_none, is_true
-from ddplint.analysis.loaders import constructs, parent_constructor_calls
 from ddplint.analysis.torch_api import (
     DATALOADER,
     DATALOADER_POSITIONS,
