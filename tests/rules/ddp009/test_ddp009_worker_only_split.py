@@ -139,3 +139,36 @@ def test_mixture_over_a_list_of_streams_split_by_rank_is_left_alone(lint):
     """Each part the list is filled with keeps only this rank's files: so does the mixture."""
     source = MIXTURE.format(part="Part(files, dist.get_rank(), dist.get_world_size())")
     assert lint(source, select=["DDP009"]) == []
+
+
+TRAINER = """
+import lightning as L
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class Lines(IterableDataset):
+    def __init__(self, path):
+        self.path = path
+
+    def __iter__(self):
+        with open(self.path) as handle:
+            yield from handle
+
+
+def main(module):
+    trainer = L.Trainer(accelerator="gpu", {options})
+    loader = DataLoader(Lines("train.txt"), batch_size=8)
+    trainer.fit(module, train_dataloaders=loader)
+"""
+
+
+def test_unsplit_stream_given_to_a_ddp_trainer_is_flagged(lint):
+    """`fit` adds a DistributedSampler to map-style loaders only: the stream reaches every rank whole."""
+    source = TRAINER.format(options='devices=8, strategy="ddp"')
+    assert lint(source, select=["DDP009"]) == [(16, "DDP009")]
+
+
+def test_unsplit_stream_given_to_a_trainer_without_a_multi_process_strategy_is_left_alone(lint):
+    """Nothing in the file says it runs on several ranks."""
+    source = TRAINER.format(options="devices=1")
+    assert lint(source, select=["DDP009"]) == []
