@@ -77,8 +77,8 @@ class DataModel:
         """The values a `**kwargs` dict may hold under `key`; None when it cannot be read."""
         return self.loader_model.entries_under(kwargs, scope, key)
 
-    def handed_to_framework(self, loader: LoaderInfo) -> bool:
-        return self.loader_model.handed_to_framework(loader)
+    def handed_to_framework(self, loader: LoaderInfo, stream: bool = False) -> bool:
+        return self.loader_model.handed_to_framework(loader, stream)
 
     def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
         return self.loader_model.is_sharded_by_hand(loader)

@@ -91,6 +91,33 @@ def constructs(facts, node: Optional[cst.CSTNode], qualified, local: set[str]) -
     return isinstance(node, cst.Call) and facts.is_instance_of(node, qualified, local)
 
 
+def parent_constructor_calls(facts, qualified) -> list["CallSite"]:
+    """`super().__init__(...)` in the `__init__` of a class of this file whose direct base is one
+    of `qualified`: the subclass building itself through that very class, with the same
+    arguments and positions as a call of it (`class DPLoader(DataLoader)` calling
+    `super().__init__(dataset=..., batch_sampler=..., drop_last=...)`). A base of this file in
+    between may take the arguments differently, so it does not count."""
+    found: list["CallSite"] = []
+    for function in facts.functions:
+        info = facts.classes.get(function.class_name or "")
+        if function.name != "__init__" or info is None:
+            continue
+        if not any(not qualified.isdisjoint(facts.qualified_names(base)) for base in info.bases):
+            continue
+        found.extend(site for site in facts.calls_by_function.get(id(function), []) if _calls_super_init(site.node))
+    return found
+
+
+def _calls_super_init(call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )
+
+
 class Loaders:
     def __init__(self, facts, flow, ranks, where: Optional["WhereModel"] = None) -> None:
         self.facts = facts
@@ -488,14 +515,21 @@ class Loaders:
         `parallelize_module`): ranks of one model-parallel group share their batches."""
         return any(site.name in MODEL_PARALLEL_SETUP for site in self.facts.calls)
 
-    def handed_to_framework(self, loader: LoaderInfo) -> bool:
-        """Whether a framework re-wraps this loader with a sampler of its own."""
+    def handed_to_framework(self, loader: LoaderInfo, stream: bool = False) -> bool:
+        """Whether a framework re-wraps this loader with a sampler of its own. For a loader over
+        an IterableDataset (`stream`) only Accelerate's `prepare` counts among the calls: it
+        splits or dispatches a stream's batches by process, while Lightning's and Fabric's
+        `setup_dataloaders` / `fit` inject a DistributedSampler, which a stream cannot take, and
+        hand it back unsharded."""
         for function in self.facts.functions:
             if function.name in FRAMEWORK_LOADER_HOOKS and self._may_be_a_framework_class(function.class_name):
                 for value, _ in function.returns:
                     if self.flow.feeds(value, function.scope, loader.site.node):
                         return True
-        for site in self._framework_sinks:
+        sinks = self._framework_sinks
+        if stream:
+            sinks = [site for site in sinks if site.name in ACCELERATE_SINKS and self._accelerate_sink(site)]
+        for site in sinks:
             for arg in site.node.args:
                 if self.flow.feeds(arg.value, site.context.scope, loader.site.node, site.context.branches):
                     return True
@@ -534,19 +568,24 @@ class Loaders:
     def _framework_sinks(self) -> list["CallSite"]:
         imports = self.facts.imports
         uses_lightning = imports.imports_any(LIGHTNING_PACKAGES)
-        uses_accelerate = imports.imports_any(ACCELERATE_PACKAGES)
         sinks = []
         for site in self.facts.calls:
             name = site.name
             owner = receiver(site.node.func)
-            owner_words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
             if name in ALWAYS_SINKS:
                 sinks.append(site)
             elif name in LIGHTNING_SINKS and owner is not None and uses_lightning:
                 sinks.append(site)
-            elif name in ACCELERATE_SINKS and (uses_accelerate or "accelerator" in owner_words):
+            elif name in ACCELERATE_SINKS and self._accelerate_sink(site):
                 sinks.append(site)
         return sinks
+
+    def _accelerate_sink(self, site: "CallSite") -> bool:
+        """`accelerator.prepare(...)` / `prepare_data_loader(...)`: in a file that imports
+        Accelerate, or called on something named an accelerator."""
+        owner = receiver(site.node.func)
+        owner_words = set(identifier_words(dotted_name(owner) or "")) if owner is not None else set()
+        return self.facts.imports.imports_any(ACCELERATE_PACKAGES) or "accelerator" in owner_words
 
     def is_sharded_by_hand(self, loader: LoaderInfo) -> bool:
         """The dataset is already this rank's part (`Subset(ds, range(rank, n, world))`,

@@ -10,10 +10,39 @@ from typing import Optional
 import libcst as cst
 
 from ddplint.analysis.loaders import LoaderInfo, constructs
-from ddplint.analysis.syntax import dotted_name, identifier_words, is_false, keyword_arg, last_name, walk
-from ddplint.analysis.torch_api import ITERABLE_DATASETS, SELF_PARTITIONING_STREAMS, STREAM_SPLITTING_CALLS
+from ddplint.analysis.syntax import (
+    dotted_name,
+    identifier_words,
+    is_false,
+    keyword_arg,
+    last_name,
+    receiver,
+    string_value,
+    walk,
+)
+from ddplint.analysis.torch_api import (
+    ITERABLE_DATASETS,
+    LIGHTNING_TRAINER,
+    SELF_PARTITIONING_STREAMS,
+    STREAM_SPLITTING_CALLS,
+)
 
-_SPLITTING_WORDS = {"rank", "world", "replicas", "worker", "workers", "shard"}
+# Words of names that tell a stream's methods which part of the job they run in. The worker
+# (`get_worker_info()`, `worker_id`) is not among them: splitting among the DataLoader workers of
+# one process leaves every rank's workers reading the same items.
+_SPLITTING_WORDS = {"rank", "world", "replicas", "shard"}
+# Calls that split a stream among the workers of one process only.
+_WORKER_ONLY_CALLS = frozenset({"get_worker_info", "split_by_worker"})
+
+
+# Lightning's entry points that start one process per device when given such a strategy, the
+# strategy classes that do (by class name, from any Lightning package) and the prefixes of the
+# strategy strings that do ("ddp", "ddp_spawn", "fsdp", "deepspeed_stage_2", ...).
+_LIGHTNING_LAUNCHERS = LIGHTNING_TRAINER | {
+    "lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric", "pytorch_lightning.Trainer",
+}
+_MULTI_PROCESS_STRATEGIES = frozenset({"DDPStrategy", "FSDPStrategy", "DeepSpeedStrategy", "ModelParallelStrategy"})
+_MULTI_PROCESS_STRATEGY_PREFIXES = ("ddp", "fsdp", "deepspeed")
 
 
 class Streams:
@@ -21,6 +50,22 @@ class Streams:
         self.facts = facts
         self.flow = flow
         self.ranks = ranks
+
+    @cached_property
+    def launches_lightning_ranks(self) -> bool:
+        """The file starts Lightning Fabric or a Trainer with a strategy that runs one process
+        per device (`L.Fabric(strategy=FSDPStrategy(...))`, `Trainer(strategy="ddp")`): its
+        code runs on every rank though it never calls torch.distributed itself."""
+        for site in self.facts.calls:
+            if _LIGHTNING_LAUNCHERS.isdisjoint(self.facts.qualified_names(site.node.func)):
+                continue
+            strategy = keyword_arg(site.node, "strategy")
+            if strategy is None:
+                continue
+            for source in self.flow.sources(strategy.value, site.context.scope, site.context.branches):
+                if _multi_process_strategy(source.node):
+                    return True
+        return False
 
     @cached_property
     def iterable_dataset_classes(self) -> set[str]:
@@ -96,7 +141,7 @@ class Streams:
         a wrapper that groups, buffers or shuffles what it iterates): what it yields comes from
         this rank's share."""
         for arg in call.args:
-            for source in self.flow.sources(arg.value, scope):
+            for source in self._stream_sources(arg.value, scope):
                 inner = _innermost_receiver(source.node)
                 if not isinstance(inner, cst.Call):
                     continue
@@ -106,6 +151,27 @@ class Streams:
                 if self._project_iterable_class(inner):
                     return True
         return False
+
+    def _stream_sources(self, value: cst.BaseExpression, scope) -> list:
+        """Where an argument's streams come from: its sources, and for a list of streams (a
+        mixture over several corpora) its literal elements and what `append` / `insert` put in
+        it in the same scope (`parts = []`, `parts.append(Packed(...))`, `Mixed(parts)`)."""
+        found = []
+        for source in self.flow.sources(value, scope):
+            found.append(source)
+            if isinstance(source.node, (cst.List, cst.Tuple)):
+                for element in source.node.elements:
+                    found += self.flow.sources(element.value, source.scope)
+        name = dotted_name(value)
+        if name is None:
+            return found
+        for site in self.facts.calls:
+            if site.name not in ("append", "insert") or not site.node.args or site.context.scope is not scope:
+                continue
+            owner = receiver(site.node.func)
+            if owner is not None and dotted_name(owner) == name:
+                found += self.flow.sources(site.node.args[-1].value, site.context.scope, site.context.branches)
+        return found
 
     def _project_iterable_class(self, node: Optional[cst.CSTNode]) -> Optional[bool]:
         """For a call of an IterableDataset class of another project module: whether it splits
@@ -121,6 +187,8 @@ class Streams:
                 if function.class_name != info.name:
                     continue
                 for site in self.facts.calls_by_function.get(id(function), []):
+                    if site.name in _WORKER_ONLY_CALLS:
+                        continue
                     if site.name in STREAM_SPLITTING_CALLS or ranks.is_rank(site.node, site.context.scope):
                         return True
                 for node in walk(function.node.body):
@@ -129,6 +197,13 @@ class Streams:
                         if words & _SPLITTING_WORDS:
                             return True
         return False
+
+
+def _multi_process_strategy(node: Optional[cst.CSTNode]) -> bool:
+    if isinstance(node, cst.Call):
+        return last_name(node.func) in _MULTI_PROCESS_STRATEGIES
+    text = string_value(node)
+    return text is not None and text.startswith(_MULTI_PROCESS_STRATEGY_PREFIXES)
 
 
 def _is_streaming_dataset(node: Optional[cst.CSTNode]) -> bool:

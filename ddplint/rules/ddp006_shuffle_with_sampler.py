@@ -7,26 +7,40 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from ddplint.analysis.facts import CallSite
+from ddplint.analysis.loaders import constructs, parent_constructor_calls
 from ddplint.analysis.model import ModuleModel
 from ddplint.analysis.syntax import alternatives, argument, double_star_args, int_value, is_none, is_true
-from ddplint.analysis.torch_api import DATALOADER, DATALOADER_POSITIONS
+from ddplint.analysis.torch_api import (
+    DATALOADER,
+    DATALOADER_POSITIONS,
+    DISTRIBUTED_SAMPLER,
+    SUBSET_SAMPLERS,
+    WHOLE_DATASET_SAMPLERS,
+)
 from ddplint.edits import remove_argument
 from ddplint.rules.base import Finding, FindingFix, Rule, held_as
 
 # The DataLoader arguments whose combinations DataLoader refuses, at their positions.
 POSITIONS = {name: DATALOADER_POSITIONS[name] for name in ("batch_size", "shuffle", "sampler", "batch_sampler", "drop_last")}
+# torch's samplers that yield one index at a time: as a `batch_sampler` each "batch" is an int.
+PER_INDEX_SAMPLERS = DISTRIBUTED_SAMPLER | WHOLE_DATASET_SAMPLERS | SUBSET_SAMPLERS | {"torch.utils.data.SequentialSampler"}
 
 
 def check(model: ModuleModel) -> Iterator[Finding]:
-    # Only torch's own DataLoader raises; a subclass may take these arguments differently.
+    # Only torch's own DataLoader raises; a subclass may take these arguments differently, but
+    # its `super().__init__(...)` is a call of DataLoader itself.
     facts = model.facts
-    for site in facts.calls_constructing(DATALOADER, set()):
+    sites = facts.calls_constructing(DATALOADER, set()) + parent_constructor_calls(facts, DATALOADER)
+    for site in sites:
         message = _conflict(model, site)
         if message is not None:
             named = held_as(facts, site.node, "DataLoader")
             if message is SHUFFLE_CLASH:
                 short = f"{named} gets both a sampler and shuffle=True: DataLoader raises ValueError"
                 yield RULE.finding(site.node, short, _drop_shuffle_fix(site.node), why=message)
+            elif message is PER_INDEX_BATCHES:
+                short = f"{named} gets a sampler of single indices as its batch_sampler: each batch is one int"
+                yield RULE.finding(site.node, short, why=message)
             else:
                 short = f"{named} gets a batch_sampler with options it excludes: DataLoader raises ValueError"
                 yield RULE.finding(site.node, short, why=message)
@@ -35,7 +49,14 @@ def check(model: ModuleModel) -> Iterator[Finding]:
 def _conflict(model: ModuleModel, site: CallSite) -> Optional[str]:
     passed = {name: _passed(model, site, name, position) for name, position in POSITIONS.items()}
     if _may_be_given(model, site, passed["batch_sampler"]):
-        clashing = [name for name in ("shuffle", "drop_last") if _surely_true(passed[name])]
+        if _may_be_per_index_sampler(model, site, passed["batch_sampler"]):
+            return PER_INDEX_BATCHES
+        always_given = _surely_given(model, site, passed["batch_sampler"])
+        clashing = [
+            name
+            for name in ("shuffle", "drop_last")
+            if _surely_true(passed[name]) or (always_given and _left_to_callers(model, site, passed[name]))
+        ]
         if passed["batch_size"] and not any(_may_be_one(value) for value in passed["batch_size"]):
             clashing.append("batch_size")
         if _may_be_given(model, site, passed["sampler"]):
@@ -77,6 +98,15 @@ SHUFFLE_CLASH = (
     "start-up on every rank; the sampler decides the order (DistributedSampler shuffles by "
     "itself), so drop shuffle=True (also from the keyword-argument dicts the call unpacks)"
 )
+PER_INDEX_BATCHES = (
+    "DataLoader gets a sampler that yields single indices (DistributedSampler, RandomSampler, "
+    "SequentialSampler, ...) as its `batch_sampler`: the loader then takes each index for a whole "
+    "batch and fails on the first batch ('int' object is not iterable) on the path that picks "
+    "that sampler; wrap it in a `BatchSampler(sampler, batch_size, drop_last)`, or pass it as "
+    "`sampler=` with `batch_size=`"
+)
+
+
 def _drop_shuffle_fix(call: cst.Call) -> Optional[FindingFix]:
     """Delete `shuffle=True` with one of its separators. Safe: with the sampler there the call
     raises, so no working program loses anything (the sampler already decides the order)."""
@@ -110,6 +140,38 @@ def _may_be_given(model: ModuleModel, site: CallSite, values: list[cst.BaseExpre
     )
 
 
+def _surely_given(model: ModuleModel, site: CallSite, values: list[cst.BaseExpression]) -> bool:
+    """The argument is a real object on every path the tool can see (every source known and not
+    None): the function itself always supplies it."""
+    flow = model.data.flow
+    sources = [source for value in values for source in flow.sources(value, site.context.scope, site.context.branches)]
+    return bool(sources) and all(not source.unknown and not is_none(source.node) for source in sources)
+
+
+def _left_to_callers(model: ModuleModel, site: CallSite, values: list[cst.BaseExpression]) -> bool:
+    """The value is a parameter of the function around the call that its callers set (no call in
+    this file passes it, or one passes a value read at run time such as `loader.drop_last`):
+    the function offers a choice whose only legal answer is False."""
+    flow = model.data.flow
+    for value in values:
+        for source in flow.sources(value, site.context.scope, site.context.branches):
+            if source.unknown and source.parameter is not None:
+                return True
+            if source.via and source.node is not None and isinstance(source.node, cst.Attribute):
+                return True
+    return False
+
+
+def _may_be_per_index_sampler(model: ModuleModel, site: CallSite, values: list[cst.BaseExpression]) -> bool:
+    """On some path the batch_sampler is one of torch's samplers of single indices."""
+    flow = model.data.flow
+    return any(
+        constructs(model.facts, source.node, PER_INDEX_SAMPLERS, set())
+        for value in values
+        for source in flow.sources(value, site.context.scope, site.context.branches)
+    )
+
+
 RULE = Rule(
     code="DDP006",
     name="shuffle-with-sampler",
@@ -124,6 +186,13 @@ RULE = Rule(
         count too: the dict's literal entries, items set on it, and dicts merged into it with
         `update()` on some path (`train_kwargs.update({"shuffle": True, ...})` on the CUDA
         path, then `DataLoader(ds, sampler=sampler, **train_kwargs)`).
+
+        Also flagged: a `DataLoader` subclass whose `__init__` builds itself with
+        `super().__init__(batch_sampler=..., drop_last=drop_last)`, always with its own batch
+        sampler, while forwarding a `shuffle` / `drop_last` its callers choose (a parameter, or
+        a caller passing `loader.drop_last`): every caller that asks for True crashes. And one
+        of torch's samplers of single indices (`DistributedSampler`, `RandomSampler`, ...)
+        passed as `batch_sampler` on some path: the loader takes each index for a whole batch.
     """,
     why="""
         torch checks these combinations when the DataLoader is built and raises `ValueError`: the
@@ -143,7 +212,11 @@ RULE = Rule(
           `True` is known to clash.
         - A sampler that is `None` on every path the tool can see, or a value it cannot trace
           (a parameter no code in the file passes).
-        - Subclasses of DataLoader, which may accept these arguments differently.
+        - Calls of DataLoader subclasses, which may accept these arguments differently (their
+          own `super().__init__(...)` is checked, when the direct base is torch's DataLoader).
+        - A forwarded `shuffle` / `drop_last` next to a batch sampler that is itself the
+          caller's choice (`batch_sampler=None` parameter): the caller decides both.
+        - A project sampler passed as `batch_sampler`: it may well yield lists of indices.
         - A `**kwargs` dict the tool cannot read in full (built by a call, merged with a dict
           from a call, given a key that is not literal), or whose `shuffle` entry is not `True`
           on every path (`kwargs["shuffle"] = False` later).

@@ -10,9 +10,9 @@ from ddplint.rules.base import Finding, Rule, held_as
 
 def check(model: ModuleModel) -> Iterator[Finding]:
     facts = model.facts
-    if not model.distributed:
-        return
     data, ranks = model.data, model.ranks
+    if not model.distributed and not data.streams.launches_lightning_ranks:
+        return
     for loader in data.loaders:
         stream = data.unsplit_stream(loader)
         if stream is None:
@@ -21,7 +21,7 @@ def check(model: ModuleModel) -> Iterator[Finding]:
             continue  # every rank evaluating the whole stream wastes time, it does not skew training
         if ranks.runs_on_one_rank_only(loader.site.context) or ranks.runs_single_process(loader.site.context):
             continue
-        if data.handed_to_framework(loader) or data.is_sharded_by_hand(loader):
+        if data.handed_to_framework(loader, stream=True) or data.is_sharded_by_hand(loader):
             continue
         if data.dataset_comes_from_caller(loader):
             continue
@@ -42,11 +42,15 @@ RULE = Rule(
     name="unsharded-iterable-dataset",
     summary="An IterableDataset that never splits its stream by rank: every rank reads all of it.",
     what="""
-        In a distributed script, flags a training `DataLoader` over an IterableDataset that
-        nothing splits by rank or worker: a class of the file derived from
-        `torch.utils.data.IterableDataset` none of whose methods asks for the rank, the world size
-        or the worker (`get_worker_info()`, `dist.get_rank()`, `os.environ["RANK"]`, `self.rank`,
-        `split_by_node`, `islice(..., rank, None, world_size)`), or a library stream that the file
+        In a distributed script (one that starts the process group, or that starts Lightning
+        Fabric or a Trainer with a one-process-per-device strategy: `FSDPStrategy(...)`,
+        `strategy="ddp"`), flags a training `DataLoader` over an IterableDataset that nothing
+        splits by rank: a class of the file (or of another project module) derived from
+        `torch.utils.data.IterableDataset` none of whose methods asks for the rank or the world
+        size (`dist.get_rank()`, `os.environ["RANK"]`, `self.rank`, `split_by_node`,
+        `islice(..., rank, None, world_size)`); splitting among the DataLoader workers alone
+        (`get_worker_info()`) leaves every rank's workers reading the same items. Or a library
+        stream that the file
         does not shard (`load_dataset(..., streaming=True)` without `split_dataset_by_node`,
         `wds.WebDataset(urls)` without `nodesplitter=wds.split_by_node`, an `IterableWrapper`
         without `sharding_filter()`).
@@ -66,23 +70,26 @@ RULE = Rule(
         webdataset `wds.WebDataset(urls, nodesplitter=wds.split_by_node)`.
     """,
     silent="""
-        - IterableDataset classes whose methods consult the rank, world size or worker, and
-          streams built over such a stream (`Batched(RankLines(path), 32)`: a class that groups,
-          buffers or shuffles what it is handed yields this rank's share).
+        - IterableDataset classes whose methods consult the rank or world size, and streams
+          built over such streams (`Batched(RankLines(path), 32)`, or a mixture handed a list
+          filled with them: a class that groups, buffers, mixes or shuffles what it is handed
+          yields this rank's share).
         - MosaicML `StreamingDataset` and litdata `StreamingDataset`, which partition themselves.
-        - Loaders handed to Accelerate's `prepare` (it shards iterable datasets) and the other
-          frameworks DDP001 trusts, evaluation loaders, loaders on rank 0 only or on the
-          single-process path, datasets handed in by a caller outside the file.
+        - Loaders handed to Accelerate's `prepare` (it shards iterable datasets) or returned by
+          a framework hook (`train_dataloader()`), evaluation loaders, loaders on rank 0 only or
+          on the single-process path, datasets handed in by a caller outside the file. Lightning
+          Fabric's `setup_dataloaders` and the Trainer's `fit` are not trusted here: they shard
+          map-style datasets with a DistributedSampler and hand a stream back as it is.
         - Non-distributed scripts.
     """,
     blind_spots="""
-        - Splitting by worker only (`get_worker_info()` without the rank) still duplicates the
-          stream across ranks; it is accepted, as the issue's definition of a split stream asks.
         - An IterableDataset class defined in another module is judged only when the project's
           modules are analysed together (cross-module flow), else not at all.
-        - Lightning does not shard IterableDatasets, but loaders given to it are trusted
-          (a `LightningDataModule` whose `train_dataloader` streams a Hugging Face dataset to
-          every rank is not reported).
+        - Lightning does not shard IterableDatasets, but a loader returned by a framework hook
+          is trusted (a `LightningDataModule` whose `train_dataloader` streams a Hugging Face
+          dataset to every rank is not reported).
+        - A stream whose class names a rank or world-size attribute is taken as split by rank,
+          even when the value it holds is left at a default of one process.
         - A stream built by a helper of another module (`load_dataset(..., streaming=cfg.flag)`
           returned from a loader function, then mixed with `interleave_datasets`) is not known to
           be a stream in the caller; nor is one whose `streaming=` comes from configuration.
