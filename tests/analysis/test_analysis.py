@@ -584,7 +584,8 @@ def test_evaluation_pass(body, expected):
     "iter_body,unsplit",
     [
         ("yield from self.items", True),
-        ("info = get_worker_info()\nyield from self.items[info.id::info.num_workers]", False),
+        # split among one rank's loader workers only: every rank still reads the whole stream
+        ("info = get_worker_info()\nyield from self.items[info.id::info.num_workers]", True),
         ("yield from self.items[self.rank::self.world_size]", False),
         ("yield from self.items[int(os.environ['RANK'])::2]", False),
     ],
