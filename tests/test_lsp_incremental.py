@@ -116,6 +116,19 @@ def test_reused_statement_facts_equal_a_fresh_facts_pass_over_any_edit_history(t
         assert _fingerprint(joined) == _fingerprint(build_facts(module, text))
 
 
+def test_a_function_binding_a_module_name_through_global_keeps_the_facts_of_a_fresh_pass():
+    """`global rank; rank = ...` in a function binds the module's name: that binding lives in the
+    module's scope, so the statement is walked in each version of the module, not joined from
+    the records of an earlier one (whose module scope is gone)."""
+    parser = StatementParser()
+    first = "import os\n\n\ndef setup():\n    global rank\n    rank = int(os.environ['RANK'])\n\n\nrank = 0\n"
+    second = first.replace("rank = 0\n", "rank = 0\nfor step in range(3):\n    print(rank)\n")
+    for text in (first, second):
+        module = parser.parse(text.encode())
+        joined = build_facts(module, text, reuse=parser.statement_facts)
+        assert _fingerprint(joined) == _fingerprint(build_facts(module, text))
+
+
 def test_an_edit_walks_only_the_statements_it_touched_and_the_facts_stay_those_of_a_fresh_pass():
     parser = StatementParser()
     text = EXAMPLES[0].read_text()

@@ -97,9 +97,12 @@ class _Collector(cst.CSTVisitor):
         self.visit_Module(module)
         body = module.body
         for index, statement in enumerate(body):
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                self._join(reuse.records(statement, body, index), body, index)
+            records = reuse.records(statement, body, index) if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else None
+            if records is not None and not records.facts.module_scope.bindings:
+                self._join(records, body, index)
             else:
+                # Not a `def` / `class`, or one binding module names (`global x; x = ...`): those
+                # bindings belong to this module's scope, so the statement is walked in it.
                 self.walk(statement)
 
     def _join(self, records: "_StatementRecords", body: Sequence[cst.BaseStatement], index: int) -> None:
