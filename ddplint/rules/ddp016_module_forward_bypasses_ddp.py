@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.coordination import builds_ddp_model, holds_ddp_model, runs_without_gradients
 from ddplint.analysis.facts import CallSite, ModuleFacts
 from ddplint.analysis.model import ModuleModel
+from ddplint.analysis.syntax import walk
 from ddplint.analysis.torch_api import MODULE_METHODS_WITHOUT_FORWARD
 from ddplint.analysis.training import steps_the_model
 from ddplint.diagnostics import one_line
@@ -29,6 +30,8 @@ def check(model: ModuleModel) -> Iterator[Finding]:
         if _no_forward_in(model, site, wrapped):
             continue
         if not holds_ddp_model(model, wrapped, site.context):
+            continue
+        if _no_optimizer_steps_it(model, site, wrapped):
             continue
         if not _backward_after(facts, site):
             continue
@@ -74,6 +77,58 @@ def _no_forward_in(model: ModuleModel, site: CallSite, wrapped: cst.BaseExpressi
             if isinstance(node, cst.Call) and model.facts.module.code_for_node(node.func) == code:
                 return True
     return False
+
+
+def _no_optimizer_steps_it(model: ModuleModel, site: CallSite, wrapped: cst.BaseExpression) -> bool:
+    """Every torch optimizer the file builds is handed other modules' parameters
+    (`Adam(generator.parameters())` beside a DDP-wrapped CLIP used as a frozen feature extractor):
+    the wrapped model's gradients are never stepped, so a forward around DDP loses nothing. False
+    when the file builds no optimizer, or one whose parameters cannot be traced."""
+    facts = model.facts
+    optimizers = [s for s in facts.calls if any(_is_optimizer_class(name) for name in facts.qualified_names(s.node.func))]
+    if not optimizers:
+        return False
+    ddp_names = {_root(wrapped)}
+    for source in model.flow.sources(wrapped, site.context.scope, site.context.branches):
+        if isinstance(source.node, cst.Call) and source.node.args:
+            ddp_names.add(_root(source.node.args[0].value))  # `DDP(model, ...)`: the module inside
+    stepped: set[Optional[str]] = set()
+    for optimizer in optimizers:
+        if not optimizer.node.args:
+            return False
+        owners = _parameter_owners(model, optimizer.node.args[0].value, optimizer)
+        if owners is None:
+            return False
+        stepped |= owners
+    return not (stepped & ddp_names)
+
+
+def _parameter_owners(model: ModuleModel, value: cst.BaseExpression, site: CallSite) -> Optional[set[Optional[str]]]:
+    """Root names of the `x.parameters()` / `x.named_parameters()` the value is made from (also
+    through a name bound to them: `params = [p for p in net.parameters() if ...]`); None when
+    none is found or the name cannot be traced."""
+    nodes: list[cst.CSTNode] = [value]
+    if isinstance(value, cst.Name):
+        for source in model.flow.sources(value, site.context.scope, site.context.branches):
+            if source.node is None:
+                return None
+            nodes.append(source.node)
+    owners: set[Optional[str]] = set()
+    for node in nodes:
+        for call in walk(node):
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+                owners.add(_root(call.func.value))
+    return owners or None
+
+
+def _is_optimizer_class(name: str) -> bool:
+    return name.startswith("torch.optim.") and not name.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils"))
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Call, cst.Subscript)):
+        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _freezes_model(facts: ModuleFacts, site: CallSite) -> bool:
@@ -146,6 +201,10 @@ RULE = Rule(
           reads (`ddp_model.module.config`), a method given no inputs (`.module.train_mode()`),
           or one given what the DDP model's own forward returned (`.module.compute_loss(
           ddp_model(x), y)`: a loss over outputs whose gradients DDP reduces).
+        - A wrapped model no optimizer steps: every torch optimizer the file builds is handed
+          other modules' parameters (a frozen DDP-wrapped feature extractor beside a trained
+          generator). Not when the file builds no optimizer or one whose parameters it cannot
+          trace (a project helper building it).
         - Forwards under `torch.no_grad()` / `torch.inference_mode()` (a `with` block or a
           decorator), and in functions that switch the model to `eval()` and never step it.
         - Functions with no `.backward()` after the call: evaluation, generation, logging.
