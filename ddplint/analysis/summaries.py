@@ -351,7 +351,7 @@ def _summarise_stored_loader_trainers(model: "ModuleModel", display_name: str, s
             continue
         for method, (parameter, around) in data.epochs.stored_loader_trainers(owner, data.loop_trains).items():
             repeats = around is not None and not data.runs_once(around)
-            epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
+            epochs_at = f"{display_name}:{line_of(facts, around.node)}" if repeats and around is not None else None
             # Any set_epoch in the module counts, one pass or many: the class may set it on its
             # stored loader's sampler anywhere (`self.loader.sampler.set_epoch(self.epoch)`).
             sets_epoch = bool(data.sampler_model.set_epoch_calls) or (
@@ -415,7 +415,7 @@ def _summarise_loader_trainer(model: "ModuleModel", function, display_name: str,
         return
     parameter, around = found
     repeats = around is not None and not data.runs_once(around)
-    epochs_at = f"{display_name}:{_line_of(facts, around.node)}" if repeats and around is not None else None
+    epochs_at = f"{display_name}:{line_of(facts, around.node)}" if repeats and around is not None else None
     # A set_epoch call anywhere in the module counts too: a helper the loop calls may make it
     # (`self._start_epoch(loader, epoch)`), and the rule prefers silence to guessing.
     sets_epoch = repeats and around is not None and (
@@ -435,7 +435,7 @@ def _summarise_data_helper(model: "ModuleModel", function, display_name: str, su
     if repeater is not None:
         parameter, loop = repeater
         sets_epoch = data.sampler_model.sets_a_new_epoch_in(loop)
-        where = f"{display_name}:{_line_of(facts, loop.node)}"
+        where = f"{display_name}:{line_of(facts, loop.node)}"
         summary.pass_repeaters[function.name] = PassRepeater(where, parameter, function.params.index(parameter), sets_epoch)
     if function.name in summary.loader_factories:
         return
@@ -443,12 +443,12 @@ def _summarise_data_helper(model: "ModuleModel", function, display_name: str, su
     if kwargs is not None:
         keys, sampler = kwargs
         # A position costs a pass over the module: resolved only where a message may name it.
-        where = f"{display_name}:{_line_of(facts, sampler.site.node)}" if sampler is not None else display_name
+        where = f"{display_name}:{line_of(facts, sampler.site.node)}" if sampler is not None else display_name
         summary.loader_kwargs[function.name] = LoaderKwargs(where, keys, sampler is not None)
         return
     sampler = data.sampler_model.returned_sampler(function)
     if sampler is not None:
-        summary.sampler_factories[function.name] = f"{display_name}:{_line_of(facts, sampler.site.node)}"
+        summary.sampler_factories[function.name] = f"{display_name}:{line_of(facts, sampler.site.node)}"
 
 
 def _launchers(facts: "ModuleFacts") -> set:
@@ -513,7 +513,7 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
     ranks = [loader for loader in returned if loader not in single]
     loader = (ranks or returned)[0]
     described = FactoryLoader(
-        where=f"{display_name}:{_line_of(facts, loader.site.node)}",
+        where=f"{display_name}:{line_of(facts, loader.site.node)}",
         sampler=_sampler_verdict(model, loader),
         shuffle=loader.shuffle,
         # not where its dataset comes from a caller there (a constructor's parameter): the
@@ -530,11 +530,11 @@ def _factory_loader(model: "ModuleModel", function, display_name: str) -> Option
     return dataclasses.replace(
         described,
         mode_parameter=mode,
-        mode_position=function.params.index(mode) - (1 if function.class_name is not None else 0),
+        mode_position=_caller_position(function, mode),
         mode_default=_default_truth(function, mode),
         single_process_sampler=_sampler_verdict(model, other),
         single_process_shuffle=other.shuffle,
-        single_process_where=f"{display_name}:{_line_of(facts, other.site.node)}",
+        single_process_where=f"{display_name}:{line_of(facts, other.site.node)}",
     )
 
 
@@ -598,7 +598,7 @@ def _shuffle_parameter(model: "ModuleModel", function, loader) -> dict:
     return {
         "shuffling_sampler": True,
         "shuffle_parameter": name,
-        "shuffle_position": params.index(name) - (1 if function.class_name is not None else 0),
+        "shuffle_position": _caller_position(function, name),
         "shuffle_default": _default_truth(function, name),
     }
 
@@ -627,7 +627,7 @@ def _early_return_parameter(model: "ModuleModel", function, loader) -> dict:
         if isinstance(test, cst.Name) and test.value in function.params:
             return {
                 "early_return_parameter": test.value,
-                "early_return_position": function.params.index(test.value) - (1 if function.class_name is not None else 0),
+                "early_return_position": _caller_position(function, test.value),
                 "early_return_when": when,
             }
     return {}
@@ -637,6 +637,11 @@ def _ends_in_return(statement) -> bool:
     import libcst as cst
 
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in statement.body)
+
+
+def _caller_position(function, name: str) -> int:
+    """Where a caller passes parameter `name` positionally (a method's `self` is bound)."""
+    return function.params.index(name) - (1 if function.class_name is not None else 0)
 
 
 def _default_truth(function, name: str) -> Optional[bool]:
@@ -684,7 +689,7 @@ def _dataset_parameter(facts: "ModuleFacts", function, loader) -> dict:
 NOTHING_RECORDED = ModuleSummary()
 
 
-def _line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
+def line_of(facts: "ModuleFacts", node: cst.CSTNode) -> int:
     """Positions are resolved only for modules that do export a loader factory."""
     from ddplint.positions import positions_of
 
