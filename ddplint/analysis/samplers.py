@@ -202,10 +202,12 @@ class Samplers:
         """Another module of the project builds the method's class, gets this loader from it
         (`DataModule(cfg).train_loader()`) and runs epochs over it: that loop is where the bug is
         reported (with its fix), so the method's module does not report it a second time."""
-        from ddplint.analysis.summaries import line_of
+        from ddplint.positions import positions_of
 
         project = self.facts.project
-        where = f"{os.path.basename(project.path)}:{line_of(self.facts, loader.site.node)}"  # as the module's summary names it
+        line = positions_of(self.facts.module, [loader.site.node])[loader.site.node].start.line
+        # as the module's summary names it (summaries.line_of: not imported, summaries imports this layer)
+        where = f"{os.path.basename(project.path)}:{line}"
         for caller in project.index.models_calling(project.path, function.class_name):
             for built in caller.data.loaders:
                 if built.built_in == where and any(i.epoch_loop is not None for i in caller.data.iterations(built)):
